@@ -1,0 +1,71 @@
+// Package docker is rollcall's narrow view of a container engine.
+//
+// It holds the Client interface (only the calls rollcall makes, in rollcall's
+// own types), the read-only wrapper used by watch mode, an in-memory fake
+// engine for tests, the demo and benchmarks, and the moby adapter. Only the
+// adapter file imports the moby client packages; nothing here imports
+// reconcile, session, tui or theme.
+package docker
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Client is every engine call rollcall makes. Implementations: the moby
+// adapter (production), Fake (tests, demo, benchmarks) and ReadOnly (watch).
+//
+// List, Events and every method that acts on a container by ID only ever see
+// containers carrying "<prefix>.managed=true"; callers pass the prefix.
+type Client interface {
+	// Info describes the engine: endpoint, version, API version.
+	Info(ctx context.Context) (EngineInfo, error)
+	// List returns every container labelled <prefix>.managed=true, running or not.
+	List(ctx context.Context, prefix string) ([]Container, error)
+	// Inspect returns one container with its recent health probe results.
+	Inspect(ctx context.Context, id string) (ContainerDetail, error)
+	// ImageInspect resolves an image reference to the image the engine has.
+	// An image the engine lacks is ErrNotFound.
+	ImageInspect(ctx context.Context, ref string) (Image, error)
+
+	// Create creates and starts a container. If start fails, the created
+	// container is removed again. A name that already exists is ErrConflict.
+	Create(ctx context.Context, spec CreateSpec) (string, error)
+	// Stop stops a container gracefully: its stop signal, then SIGKILL after grace.
+	Stop(ctx context.Context, id string, grace time.Duration) error
+	// Remove removes a stopped container and its anonymous volumes.
+	Remove(ctx context.Context, id string) error
+	// Restart restarts a container in place (same ID).
+	Restart(ctx context.Context, id string, grace time.Duration) error
+	// Update changes CPU and memory limits and the restart policy in place.
+	Update(ctx context.Context, id string, limits Limits) error
+
+	// Events streams container events for managed containers of prefix. The
+	// event channel is closed when ctx ends or the stream breaks; in the latter
+	// case one error is sent on the error channel first.
+	Events(ctx context.Context, prefix string, since time.Time) (<-chan Event, <-chan error)
+	// Logs streams a container's log lines, stdout and stderr apart. With
+	// follow, the channel stays open until ctx ends or the container goes.
+	Logs(ctx context.Context, id string, opts LogOptions) (<-chan LogLine, error)
+}
+
+// Mutating names the Client methods that change engine state. The read-only
+// wrapper refuses exactly these.
+var Mutating = []string{"Create", "Stop", "Remove", "Restart", "Update"}
+
+// Typed errors, for callers that branch on them. Wrap them with %w.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrConflict = errors.New("conflict: name already in use")
+	ErrReadOnly = errors.New("refused: read-only (watch mode)")
+)
+
+// ManagedLabel returns the marker label key for prefix: "<prefix>.managed".
+func ManagedLabel(prefix string) string { return prefix + ".managed" }
+
+// Label keys under a prefix (DESIGN §4).
+func WorkloadLabel(prefix string) string { return prefix + ".workload" }
+func SlotLabel(prefix string) string     { return prefix + ".slot" }
+func SpecLabel(prefix string) string     { return prefix + ".spec" }
+func VersionLabel(prefix string) string  { return prefix + ".version" }

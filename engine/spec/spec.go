@@ -1,0 +1,133 @@
+// Package spec is rollcall's desired state: the rollcall.yaml format, its
+// validation, defaults, the spec hash, and resolving image references to the
+// image IDs the engine has.
+//
+// It imports nothing of rollcall's but the plain data types of engine/docker
+// (for resolving images); never reconcile, session, tui or theme.
+package spec
+
+import (
+	"time"
+)
+
+// DefaultPrefix is the label prefix when the file names none.
+const DefaultPrefix = "rollcall"
+
+// Strategy values of update.strategy.
+const (
+	StrategyRolling   = "rolling"
+	StrategyBlueGreen = "blue-green"
+)
+
+// Order values of update.order.
+const (
+	OrderStartFirst = "start-first"
+	OrderStopFirst  = "stop-first"
+)
+
+// FailureAction values of update.failure_action.
+const (
+	FailurePause    = "pause"
+	FailureRollback = "rollback"
+	FailureContinue = "continue"
+)
+
+// Desired is a whole desired-state document.
+type Desired struct {
+	Source    string // file path or URL it came from, for messages
+	Prefix    string
+	Workloads map[string]*Workload
+}
+
+// Names returns the workload names in sorted order.
+func (d *Desired) Names() []string {
+	names := make([]string, 0, len(d.Workloads))
+	for n := range d.Workloads {
+		names = append(names, n)
+	}
+	sortStrings(names)
+	return names
+}
+
+// Workload is one named service. After Load, every default is filled in.
+type Workload struct {
+	Name        string
+	Image       string
+	Version     string
+	Replicas    int
+	Command     []string
+	Environment map[string]string
+	Labels      map[string]string
+	Ports       []Port
+	Healthcheck *Healthcheck // nil: none
+	Resources   Resources
+	StopSignal  string
+	StopGrace   time.Duration
+	Restart     string
+	Networks    []string
+	Update      UpdatePolicy
+}
+
+// Port is one published port, from "[[HOST_IP:]HOST_PORT:]CONTAINER_PORT[/PROTO]".
+// HostPort 0 is ephemeral. HostIP defaults to 127.0.0.1.
+type Port struct {
+	HostIP        string
+	HostPort      int
+	ContainerPort int
+	Proto         string
+}
+
+// Healthcheck in compose vocabulary.
+type Healthcheck struct {
+	Test        []string
+	Interval    time.Duration
+	Timeout     time.Duration
+	Retries     int
+	StartPeriod time.Duration
+}
+
+// Resources are the limits changed in place.
+type Resources struct {
+	NanoCPUs int64 // cpus * 1e9
+	Memory   int64 // bytes
+}
+
+// UpdatePolicy says how a workload rolls.
+type UpdatePolicy struct {
+	Strategy       string
+	Parallelism    int
+	Order          string
+	MinReady       time.Duration
+	HealthDeadline time.Duration
+	FailureAction  string
+}
+
+// Defaults, applied by Load to anything left unset.
+var (
+	DefaultRestart        = "unless-stopped"
+	DefaultStopSignal     = "SIGTERM"
+	DefaultStopGrace      = 10 * time.Second
+	DefaultParallelism    = 1
+	DefaultMinReady       = 5 * time.Second
+	DefaultHealthDeadline = 60 * time.Second
+)
+
+// FixedHostPort reports whether the workload publishes any fixed host port,
+// which forces order stop-first (two containers cannot bind one port).
+func (w *Workload) FixedHostPort() bool {
+	for _, p := range w.Ports {
+		if p.HostPort != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// EffectiveOrder is the order actually used: stop-first when chosen, or when
+// a fixed host port forces it.
+func (w *Workload) EffectiveOrder() string {
+	if w.FixedHostPort() {
+		return OrderStopFirst
+	}
+	return w.Update.Order
+}
