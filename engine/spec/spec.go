@@ -37,6 +37,9 @@ type Desired struct {
 	Source    string // file path or URL it came from, for messages
 	Prefix    string
 	Workloads map[string]*Workload
+	// Warnings are findings that do not stop a load but deserve a look,
+	// e.g. a CMD-SHELL healthcheck, which a scratch image cannot run.
+	Warnings []*Error
 }
 
 // Names returns the workload names in sorted order.

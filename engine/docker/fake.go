@@ -1,0 +1,465 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Fake is an in-memory container engine that implements Client. Tests, the
+// demo and benchmarks use it in place of a real engine.
+//
+// Rules it keeps:
+//   - Time moves only with its Clock. Every state change that time causes
+//     (a container turning healthy, crashing, being restarted by its restart
+//     policy) is worked out lazily, in time order, at the start of every call
+//     and on Tick. Drive it with a ManualClock to make a test exact.
+//   - Given the same seed, clock and call sequence, two fakes hand out the
+//     same container IDs, host ports, injected failures and events.
+//   - How a container behaves (ready after a while, unhealthy, crashing,
+//     failing to start) is decided by its image's Behaviour, set with AddImage.
+//   - Methods acting on a container accept its ID, a unique ID prefix, or its
+//     name, as the docker engine does.
+//   - Every Client call is recorded in Calls as "method:arg", with the
+//     container's name as arg where there is one. A call that returned an
+//     error is recorded with a "!fail" suffix. The test helpers (Kill,
+//     SetHealth, SetLimits, AddContainer, AddImage, Tick) are not recorded.
+//
+// A Fake is safe for concurrent use.
+type Fake struct {
+	mu       sync.Mutex
+	clock    Clock
+	rng      *rand.Rand
+	endpoint string
+
+	behaviours map[string]Behaviour // by image ID
+	tags       map[string]string    // image reference -> image ID
+
+	containers map[string]*fakeContainer // by ID
+	seq        int                       // creation order, the tie-break for simultaneous transitions
+	nextPort   int                       // next ephemeral host port
+
+	calls  []string
+	inject injector
+
+	history []Event // recent events, for replay to new subscribers
+	subs    []*eventSub
+}
+
+// FakeOptions configure a Fake.
+type FakeOptions struct {
+	Clock    Clock  // nil: real time
+	Seed     int64  // seeds IDs and injected failures
+	Endpoint string // reported by Info; "" means "fake://"
+}
+
+// Clock tells the time. The Fake reads it; tests move a ManualClock.
+type Clock interface{ Now() time.Time }
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+// fakeEpoch is where a zero ManualClock starts, so that no time the Fake
+// reports is the zero time (callers read a zero StartedAt as "never").
+var fakeEpoch = time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+
+// ManualClock is a Clock that moves only when told. The zero value reads
+// 2025-01-01T12:00:00Z. It is safe for concurrent use.
+type ManualClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewManualClock returns a ManualClock reading start.
+func NewManualClock(start time.Time) *ManualClock { return &ManualClock{now: start} }
+
+// Now returns the clock's time.
+func (c *ManualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.read()
+}
+
+// Advance moves the clock forward by d.
+func (c *ManualClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.read().Add(d)
+}
+
+// Set moves the clock to t.
+func (c *ManualClock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
+}
+
+func (c *ManualClock) read() time.Time {
+	if c.now.IsZero() {
+		return fakeEpoch
+	}
+	return c.now
+}
+
+// firstEphemeralPort is where docker's ephemeral host ports start on Linux.
+const firstEphemeralPort = 32768
+
+// NewFake returns an empty engine: no images, no containers.
+func NewFake(opts FakeOptions) *Fake {
+	clock := opts.Clock
+	if clock == nil {
+		clock = realClock{}
+	}
+	endpoint := opts.Endpoint
+	if endpoint == "" {
+		endpoint = "fake://"
+	}
+	seed := uint64(opts.Seed)
+	return &Fake{
+		clock:      clock,
+		rng:        rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		endpoint:   endpoint,
+		behaviours: map[string]Behaviour{},
+		tags:       map[string]string{},
+		containers: map[string]*fakeContainer{},
+		nextPort:   firstEphemeralPort,
+		inject:     newInjector(),
+	}
+}
+
+var _ Client = (*Fake)(nil)
+
+// Info describes the fake engine.
+func (f *Fake) Info(ctx context.Context) (_ EngineInfo, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.advance()
+	defer f.record("info", "", &err)
+	if err := f.check(ctx, "info"); err != nil {
+		return EngineInfo{}, fmt.Errorf("info: %w", err)
+	}
+	return EngineInfo{Endpoint: f.endpoint, Version: "fake", APIVersion: "1.41", Simulated: true}, nil
+}
+
+// List returns copies of the containers labelled <prefix>.managed=true,
+// sorted by name.
+func (f *Fake) List(ctx context.Context, prefix string) (_ []Container, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.advance()
+	defer f.record("list", prefix, &err)
+	if err := f.check(ctx, "list"); err != nil {
+		return nil, fmt.Errorf("list %s: %w", prefix, err)
+	}
+	var out []Container
+	for _, c := range f.containers {
+		if c.Labels[ManagedLabel(prefix)] == "true" {
+			out = append(out, copyContainer(c.Container))
+		}
+	}
+	slices.SortFunc(out, func(a, b Container) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// Inspect returns a copy of one container with its recent health probes.
+func (f *Fake) Inspect(ctx context.Context, id string) (_ ContainerDetail, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.advance()
+	c := f.lookup(id)
+	defer f.record("inspect", nameOr(c, id), &err)
+	if err := f.check(ctx, "inspect"); err != nil {
+		return ContainerDetail{}, fmt.Errorf("inspect %s: %w", id, err)
+	}
+	if c == nil {
+		return ContainerDetail{}, fmt.Errorf("inspect %s: %w", id, ErrNotFound)
+	}
+	return ContainerDetail{Container: copyContainer(c.Container), HealthLog: c.healthLog(now)}, nil
+}
+
+// ImageInspect resolves a reference or an image ID.
+func (f *Fake) ImageInspect(ctx context.Context, ref string) (_ Image, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.advance()
+	defer f.record("imageinspect", ref, &err)
+	if err := f.check(ctx, "imageinspect"); err != nil {
+		return Image{}, fmt.Errorf("image %s: %w", ref, err)
+	}
+	id, ok := f.resolveImage(ref)
+	if !ok {
+		return Image{}, fmt.Errorf("image %s: %w", ref, ErrNotFound)
+	}
+	img := Image{ID: id}
+	for tag, tid := range f.tags {
+		if tid == id {
+			img.RepoTags = append(img.RepoTags, tag)
+		}
+	}
+	slices.Sort(img.RepoTags)
+	return img, nil
+}
+
+// Create creates and starts a container. When the image's Behaviour has
+// FailStart, or a fixed host port is taken, the start fails and the container
+// is removed again.
+func (f *Fake) Create(ctx context.Context, spec CreateSpec) (_ string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.advance()
+	defer f.record("create", spec.Name, &err)
+	if err := f.check(ctx, "create"); err != nil {
+		return "", fmt.Errorf("create %s: %w", spec.Name, err)
+	}
+	if spec.Name == "" {
+		return "", errors.New("create: a container name is required")
+	}
+	if f.byName(spec.Name) != nil {
+		return "", fmt.Errorf("create %s: %w", spec.Name, ErrConflict)
+	}
+	imageID, ok := f.resolveImage(spec.Image)
+	if !ok {
+		return "", fmt.Errorf("create %s: image %s: %w", spec.Name, spec.Image, ErrNotFound)
+	}
+	c := f.newContainer(spec, imageID, now)
+	if err := f.start(c, now); err != nil {
+		f.destroy(c, now)
+		return "", fmt.Errorf("create %s: start: %w", spec.Name, err)
+	}
+	return c.ID, nil
+}
+
+// Stop stops a running or restarting container with exit code 0. A container
+// stopped this way is never restarted by its restart policy. Stopping a
+// stopped container does nothing.
+func (f *Fake) Stop(ctx context.Context, id string, grace time.Duration) (err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.advance()
+	c := f.lookup(id)
+	defer f.record("stop", nameOr(c, id), &err)
+	if err := f.check(ctx, "stop"); err != nil {
+		return fmt.Errorf("stop %s: %w", nameOr(c, id), err)
+	}
+	if c == nil {
+		return fmt.Errorf("stop %s: %w", id, ErrNotFound)
+	}
+	f.stop(c, now)
+	return nil
+}
+
+// Remove removes a container that is not running.
+func (f *Fake) Remove(ctx context.Context, id string) (err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.advance()
+	c := f.lookup(id)
+	defer f.record("remove", nameOr(c, id), &err)
+	if err := f.check(ctx, "remove"); err != nil {
+		return fmt.Errorf("remove %s: %w", nameOr(c, id), err)
+	}
+	if c == nil {
+		return fmt.Errorf("remove %s: %w", id, ErrNotFound)
+	}
+	if c.State == StateRunning || c.State == StateRestarting {
+		return fmt.Errorf("remove %s: container is %s, stop it first", c.Name, c.State)
+	}
+	f.destroy(c, now)
+	return nil
+}
+
+// Restart stops a container if it runs and starts it again: same ID, a new
+// StartedAt, health back to starting. RestartCount, which counts restarts by
+// the restart policy, is unchanged, as in docker.
+func (f *Fake) Restart(ctx context.Context, id string, grace time.Duration) (err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.advance()
+	c := f.lookup(id)
+	defer f.record("restart", nameOr(c, id), &err)
+	if err := f.check(ctx, "restart"); err != nil {
+		return fmt.Errorf("restart %s: %w", nameOr(c, id), err)
+	}
+	if c == nil {
+		return fmt.Errorf("restart %s: %w", id, ErrNotFound)
+	}
+	f.stop(c, now)
+	if err := f.start(c, now); err != nil {
+		return fmt.Errorf("restart %s: %w", c.Name, err)
+	}
+	f.emit(c, "restart", now, nil)
+	return nil
+}
+
+// Update changes a container's limits in place: same ID, same StartedAt. An
+// empty restart policy leaves the current one, as docker update does.
+func (f *Fake) Update(ctx context.Context, id string, limits Limits) (err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.advance()
+	c := f.lookup(id)
+	defer f.record("update", nameOr(c, id), &err)
+	if err := f.check(ctx, "update"); err != nil {
+		return fmt.Errorf("update %s: %w", nameOr(c, id), err)
+	}
+	if c == nil {
+		return fmt.Errorf("update %s: %w", id, ErrNotFound)
+	}
+	f.setLimits(c, limits, now)
+	return nil
+}
+
+// Events streams the events of containers labelled <prefix>.managed=true.
+// With a non-zero since, buffered events at or after since (the last 1000
+// at most) are replayed first. The event channel closes when ctx ends or the
+// stream breaks (an injected failure, BreakEvents); in the latter case one
+// error is sent on the error channel first. The error channel is never
+// closed.
+func (f *Fake) Events(ctx context.Context, prefix string, since time.Time) (<-chan Event, <-chan error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.advance()
+	errc := make(chan error, 1)
+	var err error
+	defer f.record("events", prefix, &err)
+	if err = f.check(ctx, "events"); err != nil {
+		errc <- fmt.Errorf("events %s: %w", prefix, err)
+		events := make(chan Event)
+		close(events)
+		return events, errc
+	}
+	var backlog []Event
+	if !since.IsZero() {
+		for _, ev := range f.recentHistory() {
+			if !ev.Time.Before(since) && isManaged(ev, prefix) {
+				backlog = append(backlog, copyEvent(ev))
+			}
+		}
+	}
+	sub := &eventSub{prefix: prefix, feed: newFeed(ctx, backlog), errc: errc}
+	f.subs = append(f.subs, sub)
+	return sub.feed.out, errc
+}
+
+// Logs returns a container's synthetic log lines: a few per lifecycle
+// change, on stdout and stderr. With Follow, the channel stays open for new
+// lines until ctx ends or the container is removed.
+func (f *Fake) Logs(ctx context.Context, id string, opts LogOptions) (_ <-chan LogLine, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.advance()
+	c := f.lookup(id)
+	defer f.record("logs", nameOr(c, id), &err)
+	if err := f.check(ctx, "logs"); err != nil {
+		return nil, fmt.Errorf("logs %s: %w", nameOr(c, id), err)
+	}
+	if c == nil {
+		return nil, fmt.Errorf("logs %s: %w", id, ErrNotFound)
+	}
+	lines := c.logs
+	if opts.Tail > 0 && len(lines) > opts.Tail {
+		lines = lines[len(lines)-opts.Tail:]
+	}
+	if opts.Follow {
+		fd := newFeed(ctx, slices.Clone(lines))
+		c.logFeeds = append(c.logFeeds, fd)
+		return fd.out, nil
+	}
+	out := make(chan LogLine, len(lines))
+	for _, l := range lines {
+		out <- l
+	}
+	close(out)
+	return out, nil
+}
+
+// Tick works out every state change due by now and emits its events, for
+// callers that want events to flow without making other calls.
+func (f *Fake) Tick() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.advance()
+}
+
+// lookup finds a container by ID, name or unique ID prefix, or returns nil.
+func (f *Fake) lookup(ref string) *fakeContainer {
+	if ref == "" {
+		return nil
+	}
+	if c, ok := f.containers[ref]; ok {
+		return c
+	}
+	if c := f.byName(ref); c != nil {
+		return c
+	}
+	var found *fakeContainer
+	for id, c := range f.containers {
+		if strings.HasPrefix(id, ref) {
+			if found != nil {
+				return nil // ambiguous
+			}
+			found = c
+		}
+	}
+	return found
+}
+
+func (f *Fake) byName(name string) *fakeContainer {
+	for _, c := range f.containers {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// resolveImage maps a reference or an image ID to the image ID.
+func (f *Fake) resolveImage(ref string) (string, bool) {
+	if id, ok := f.tags[ref]; ok {
+		return id, true
+	}
+	if _, ok := f.behaviours[ref]; ok {
+		return ref, true
+	}
+	return "", false
+}
+
+// newID returns a 64-hex container ID from the seeded source.
+func (f *Fake) newID() string {
+	return fmt.Sprintf("%016x%016x%016x%016x", f.rng.Uint64(), f.rng.Uint64(), f.rng.Uint64(), f.rng.Uint64())
+}
+
+func nameOr(c *fakeContainer, id string) string {
+	if c == nil {
+		return id
+	}
+	return c.Name
+}
+
+func copyContainer(c Container) Container {
+	c.Labels = copyMap(c.Labels)
+	c.Ports = slices.Clone(c.Ports)
+	return c
+}
+
+func copyEvent(e Event) Event {
+	e.Attributes = copyMap(e.Attributes)
+	return e
+}
+
+func copyMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,269 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// ErrInjected marks a failure injected into the Fake by FailRate, FailCall
+// or FailNext (with a nil error). An injected failure has no effect.
+var ErrInjected = errors.New("injected failure (fake engine)")
+
+// fakeMethods are the keys of the Client methods in the call log and in
+// FailCall and FailNext: the method names in lower case.
+var fakeMethods = []string{"info", "list", "inspect", "imageinspect", "create", "stop", "remove", "restart", "update", "events", "logs"}
+
+type injector struct {
+	rate   float64
+	reads  bool
+	counts map[string]int     // calls so far, by method
+	failAt map[string][]int   // call numbers (1-based, absolute) that fail
+	next   map[string][]error // errors for the next calls, in order
+}
+
+func newInjector() injector {
+	return injector{counts: map[string]int{}, failAt: map[string][]int{}, next: map[string][]error{}}
+}
+
+// methodKey turns a Client method name ("Stop", "stop") into its key, and
+// panics on a name that is not a Client method: that is a bug in the test.
+func methodKey(method string) string {
+	k := strings.ToLower(method)
+	if !slices.Contains(fakeMethods, k) {
+		panic(fmt.Sprintf("docker.Fake: %q is not a Client method", method))
+	}
+	return k
+}
+
+func isMutatingKey(key string) bool {
+	return slices.ContainsFunc(Mutating, func(m string) bool { return strings.ToLower(m) == key })
+}
+
+// FailRate makes each call of a mutating method fail with probability p,
+// drawn from the seeded source, with an error wrapping ErrInjected and no
+// effect. Reads are spared unless FailReads(true). 0 turns it off.
+func (f *Fake) FailRate(p float64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.inject.rate = p
+}
+
+// FailReads makes FailRate apply to reads (List, Inspect, ...) too.
+func (f *Fake) FailReads(on bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.inject.reads = on
+}
+
+// FailCall makes the n-th call (1-based) of method from now on fail with an
+// error wrapping ErrInjected. method is a Client method name, e.g. "Create".
+func (f *Fake) FailCall(method string, n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	k := methodKey(method)
+	f.inject.failAt[k] = append(f.inject.failAt[k], f.inject.counts[k]+n)
+}
+
+// FailNext makes the next call of method fail with err (ErrInjected if nil),
+// wrapped with the verb and the object. Several queue up in order.
+func (f *Fake) FailNext(method string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err == nil {
+		err = ErrInjected
+	}
+	k := methodKey(method)
+	f.inject.next[k] = append(f.inject.next[k], err)
+}
+
+// check counts a call and returns the error it must fail with, if any:
+// its context's, then FailNext, FailCall and FailRate, in that order.
+func (f *Fake) check(ctx context.Context, key string) error {
+	in := &f.inject
+	in.counts[key]++
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if q := in.next[key]; len(q) > 0 {
+		in.next[key] = q[1:]
+		return q[0]
+	}
+	if i := slices.Index(in.failAt[key], in.counts[key]); i >= 0 {
+		in.failAt[key] = slices.Delete(in.failAt[key], i, i+1)
+		return fmt.Errorf("call %d: %w", in.counts[key], ErrInjected)
+	}
+	if in.rate > 0 && (in.reads || isMutatingKey(key)) && f.rng.Float64() < in.rate {
+		return ErrInjected
+	}
+	return nil
+}
+
+// record appends one call to the log: "method:arg", or "method:arg!fail"
+// when it returned an error.
+func (f *Fake) record(key, arg string, err *error) {
+	s := key
+	if arg != "" {
+		s += ":" + arg
+	}
+	if *err != nil {
+		s += "!fail"
+	}
+	f.calls = append(f.calls, s)
+}
+
+// Calls returns every Client call so far, in order, as "method:arg": the
+// method in lower case ("create", "stop", "imageinspect", ...), the
+// container's name (or the ID given, if no container has it), the image
+// reference or the prefix as arg; a call that returned an error ends in
+// "!fail". E.g. "create:rollcall-web-0-abcd1234", "stop:rollcall-web-0-1234abcd!fail".
+func (f *Fake) Calls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls)
+}
+
+// Mutations returns the calls of the Mutating methods only, as Calls does.
+func (f *Fake) Mutations() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, c := range f.calls {
+		key, _, _ := strings.Cut(c, ":")
+		if isMutatingKey(key) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// ResetCalls empties the call log. FailCall still counts from when it was set.
+func (f *Fake) ResetCalls() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = nil
+}
+
+// Kill ends a running container's process with exitCode, as `docker kill`
+// or a crash does. Unlike Stop, the restart policy applies: always and
+// unless-stopped restart it, on-failure does if exitCode is not 0.
+func (f *Fake) Kill(id string, exitCode int) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.advance()
+	c := f.lookup(id)
+	if c == nil {
+		return fmt.Errorf("kill %s: %w", id, ErrNotFound)
+	}
+	if c.State != StateRunning {
+		return fmt.Errorf("kill %s: container is %s, not running", c.Name, c.State)
+	}
+	f.emit(c, "kill", now, nil)
+	f.log(c, now, "stderr", fmt.Sprintf("killed (exit %d)", exitCode))
+	f.exit(c, now, exitCode, false, false)
+	return nil
+}
+
+// SetHealth sets a container's health by hand. It sticks: the image's
+// ReadyAfter no longer applies until the container starts again.
+// HealthNone removes the healthcheck.
+func (f *Fake) SetHealth(id string, h Health) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.advance()
+	c := f.lookup(id)
+	if c == nil {
+		return fmt.Errorf("set health %s: %w", id, ErrNotFound)
+	}
+	c.HasHealthcheck = h != HealthNone
+	c.readyDue = false
+	f.setHealth(c, h, now, true)
+	return nil
+}
+
+// SetLimits changes a container's limits by hand, as `docker update` from a
+// shell does: drift for the reconciler to find. It is not in Calls.
+func (f *Fake) SetLimits(id string, l Limits) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.advance()
+	c := f.lookup(id)
+	if c == nil {
+		return fmt.Errorf("set limits %s: %w", id, ErrNotFound)
+	}
+	f.setLimits(c, l, now)
+	return nil
+}
+
+// AddContainer puts a container into the engine as it is, to seed a state:
+// an unmanaged container, a legacy one, one mid-crash. It emits no events.
+// Defaults: a generated ID, State running, Created and StartedAt now (for a
+// running one), Health starting when HasHealthcheck, restart policy "no".
+// If its image is known (AddImage), the image's Behaviour drives it on from
+// its StartedAt; otherwise it stays as seeded until acted on. A name already
+// in use is ErrConflict.
+func (f *Fake) AddContainer(c Container) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.advance()
+	if c.Name == "" {
+		return "", errors.New("add container: a name is required")
+	}
+	if f.byName(c.Name) != nil {
+		return "", fmt.Errorf("add container %s: %w", c.Name, ErrConflict)
+	}
+	if c.ID == "" {
+		c.ID = f.newID()
+	}
+	if _, ok := f.containers[c.ID]; ok {
+		return "", fmt.Errorf("add container %s: ID %s: %w", c.Name, c.ID, ErrConflict)
+	}
+	c = copyContainer(c)
+	if c.State == "" {
+		c.State = StateRunning
+	}
+	if c.Created.IsZero() {
+		c.Created = now
+	}
+	running := c.State == StateRunning || c.State == StateRestarting
+	if running && c.StartedAt.IsZero() {
+		c.StartedAt = now
+	}
+	if c.HasHealthcheck && c.Health == HealthNone {
+		c.Health = HealthStarting
+	}
+	if c.Limits.Restart == "" {
+		c.Limits.Restart = "no"
+	}
+	f.seq++
+	fc := &fakeContainer{Container: c, seq: f.seq, interval: defaultProbeInterval, stopSignal: "SIGTERM"}
+	if imageID, ok := f.resolveImage(c.ImageID); ok {
+		fc.behaviour, fc.knownImage = f.behaviours[imageID], true
+	} else if imageID, ok := f.resolveImage(c.Image); ok {
+		fc.behaviour, fc.knownImage = f.behaviours[imageID], true
+	}
+	if c.Health != HealthNone {
+		fc.healthMarks = []healthMark{{at: c.StartedAt, health: c.Health}}
+	}
+	switch c.State {
+	case StateRunning:
+		if fc.knownImage {
+			fc.readyDue = c.HasHealthcheck && c.Health == HealthStarting
+			fc.readyAt = c.StartedAt.Add(fc.behaviour.ReadyAfter)
+			fc.crashDue = fc.behaviour.CrashAfter > 0
+			fc.crashAt = c.StartedAt.Add(fc.behaviour.CrashAfter)
+		}
+		fc.logs = []LogLine{{Time: c.StartedAt, Stream: "stdout", Text: "starting " + c.Image + " as " + c.Name}}
+	case StateRestarting:
+		fc.restartAt = now.Add(restartBackoff(c.RestartCount))
+	}
+	for _, p := range c.Ports {
+		if p.HostPort >= f.nextPort {
+			f.nextPort = p.HostPort + 1
+		}
+	}
+	f.containers[c.ID] = fc
+	return c.ID, nil
+}

@@ -1,0 +1,95 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rollcall/rollcall/engine/docker"
+)
+
+// Result is the outcome of one executed step.
+type Result struct {
+	Step     Step
+	Err      error
+	Duration time.Duration
+}
+
+// ApplyOptions observe Apply as it goes.
+type ApplyOptions struct {
+	OnStart func(Step)   // before a step runs
+	OnDone  func(Result) // after it ran
+}
+
+// Apply runs every executable step in order, the only place in this package
+// that calls the engine. A failed step does not stop the others: their errors
+// are joined (I6). Each step is idempotent where its effect is already in
+// place: a start whose name exists, or a stop or remove of a container that is
+// gone, is a no-op. Apply stops early only when ctx ends.
+func Apply(ctx context.Context, c docker.Client, steps []Step, opts ApplyOptions) ([]Result, error) {
+	var results []Result
+	var errs []error
+	for _, s := range steps {
+		if !s.Executable() {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, err)
+			break
+		}
+		if opts.OnStart != nil {
+			opts.OnStart(s)
+		}
+		began := time.Now()
+		err := Run(ctx, c, s)
+		r := Result{Step: s, Err: err, Duration: time.Since(began)}
+		results = append(results, r)
+		if opts.OnDone != nil {
+			opts.OnDone(r)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return results, errors.Join(errs...)
+}
+
+// Run executes one step against the engine.
+func Run(ctx context.Context, c docker.Client, s Step) error {
+	switch s.Action {
+	case ActStart:
+		if s.Create == nil {
+			return fmt.Errorf("start %s: step has no create spec", s.Target())
+		}
+		_, err := c.Create(ctx, *s.Create)
+		if errors.Is(err, docker.ErrConflict) {
+			return nil // already created: the effect is in place
+		}
+		if err != nil {
+			return fmt.Errorf("start %s: %w", s.Target(), err)
+		}
+		return nil
+	case ActStop, ActRoll:
+		if err := c.Stop(ctx, s.ContainerID, s.Grace); err != nil && !errors.Is(err, docker.ErrNotFound) {
+			return fmt.Errorf("%s %s %s: %w", s.Action, s.Target(), s.Container, err)
+		}
+		if err := c.Remove(ctx, s.ContainerID); err != nil && !errors.Is(err, docker.ErrNotFound) {
+			return fmt.Errorf("%s %s %s: remove: %w", s.Action, s.Target(), s.Container, err)
+		}
+		return nil
+	case ActRestart:
+		if err := c.Restart(ctx, s.ContainerID, s.Grace); err != nil {
+			return fmt.Errorf("restart %s %s: %w", s.Target(), s.Container, err)
+		}
+		return nil
+	case ActUpdate:
+		if err := c.Update(ctx, s.ContainerID, s.Limits); err != nil {
+			return fmt.Errorf("update %s %s: %w", s.Target(), s.Container, err)
+		}
+		return nil
+	case ActWait:
+		return nil
+	}
+	return fmt.Errorf("%s %s: unknown action", s.Action, s.Target())
+}

@@ -1,0 +1,151 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/spec"
+)
+
+// ConvergeOptions tune Converge. The zero value is ready for the real engine.
+type ConvergeOptions struct {
+	Now   func() time.Time                                 // default time.Now
+	Sleep func(ctx context.Context, d time.Duration) error // default: a timer, cut short by ctx
+	// Poll is the longest pause between rounds while only waiting (default 250ms).
+	Poll time.Duration
+	// MaxRounds bounds the loop; 0 means until converged or ctx ends.
+	MaxRounds int
+
+	SkipHealth     bool
+	RecreateBefore map[string]time.Time
+	Holds          map[string]map[string]bool // taken over and extended by rollbacks
+
+	OnPlan func(round int, p Plan)
+	Apply  ApplyOptions
+}
+
+// Report says what Converge did.
+type Report struct {
+	Rounds int
+	Steps  int // executed
+	Failed int // executed and failed
+	Last   Plan
+	Holds  map[string]map[string]bool
+}
+
+// ErrPaused is returned when a workload with failure_action pause missed its
+// health deadline: a human has to look.
+var ErrPaused = errors.New("paused")
+
+// Converge observes, diffs and applies until the plan is empty (nil), a
+// workload cannot go on (ErrPaused, or its image is missing), MaxRounds is
+// reached, or ctx ends. Step failures do not end it: the next round sees the
+// engine as it is and tries again.
+func Converge(ctx context.Context, c docker.Client, d *spec.Desired, opts ConvergeOptions) (Report, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Sleep == nil {
+		opts.Sleep = sleep
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = 250 * time.Millisecond
+	}
+	rep := Report{Holds: opts.Holds}
+	if rep.Holds == nil {
+		rep.Holds = map[string]map[string]bool{}
+	}
+	restarts := map[string]int{}
+	for {
+		if opts.MaxRounds > 0 && rep.Rounds >= opts.MaxRounds {
+			return rep, fmt.Errorf("not converged after %d rounds: %s", rep.Rounds, rep.Last.Summary())
+		}
+		if err := ctx.Err(); err != nil {
+			return rep, fmt.Errorf("not converged: %w (%s)", err, rep.Last.Summary())
+		}
+		rep.Rounds++
+		containers, err := c.List(ctx, d.Prefix)
+		if err != nil {
+			if serr := opts.Sleep(ctx, opts.Poll); serr != nil {
+				return rep, fmt.Errorf("list containers: %w", err)
+			}
+			continue
+		}
+		resolved := spec.Resolve(ctx, d, c)
+		obs := &Observed{Now: opts.Now(), Containers: containers, Holds: rep.Holds,
+			RecreateBefore: opts.RecreateBefore, SkipHealth: opts.SkipHealth, Restarts: restarts}
+		plan := Diff(resolved, obs)
+		rep.Last = plan
+		if opts.OnPlan != nil {
+			opts.OnPlan(rep.Rounds, plan)
+		}
+		if errs := plan.Errors(); plan.Empty() && len(errs) > 0 {
+			return rep, errors.New(strings.Join(errs, "; "))
+		} else if plan.Empty() {
+			return rep, nil
+		}
+		for _, f := range plan.Failures() {
+			if f.Action == spec.FailurePause {
+				return rep, fmt.Errorf("%w: %s/%d %s: %s", ErrPaused, f.Workload, f.Slot, f.Container, f.Reason)
+			}
+		}
+
+		steps := plan.Executable()
+		results, _ := Apply(ctx, c, steps, opts.Apply)
+		failed := false
+		for _, r := range results {
+			rep.Steps++
+			if r.Err != nil {
+				rep.Failed++
+				failed = true
+				continue
+			}
+			if r.Step.Hold != "" {
+				if rep.Holds[r.Step.Workload] == nil {
+					rep.Holds[r.Step.Workload] = map[string]bool{}
+				}
+				rep.Holds[r.Step.Workload][r.Step.Hold] = true
+			}
+			if r.Step.Action == ActRestart {
+				restarts[r.Step.ContainerID]++
+			}
+		}
+		if len(steps) == 0 || failed {
+			if err := opts.Sleep(ctx, nextLook(plan, obs.Now, opts.Poll)); err != nil {
+				return rep, fmt.Errorf("not converged: %w (%s)", err, plan.Summary())
+			}
+		}
+	}
+}
+
+// nextLook is how long to wait before the next round when only waiting: until
+// the earliest wait ends, but no longer than poll.
+func nextLook(p Plan, now time.Time, poll time.Duration) time.Duration {
+	d := poll
+	for _, s := range p.Steps() {
+		if s.Action == ActWait && !s.Until.IsZero() {
+			if u := s.Until.Sub(now); u < d {
+				d = u
+			}
+		}
+	}
+	if d < 10*time.Millisecond {
+		d = 10 * time.Millisecond
+	}
+	return d
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

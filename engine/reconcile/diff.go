@@ -1,0 +1,438 @@
+package reconcile
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/spec"
+)
+
+// Diff returns the plan that moves the observed containers towards the desired
+// state. It is pure: the same inputs give the same plan, whatever the order of
+// o.Containers. Only containers labelled <prefix>.managed=true are considered.
+func Diff(d *spec.ResolvedDesired, o *Observed) Plan {
+	prefix := d.Prefix
+	managed := docker.ManagedLabel(prefix)
+	workloadKey := docker.WorkloadLabel(prefix)
+
+	byWorkload := map[string][]*docker.Container{}
+	var plan Plan
+	for i := range o.Containers {
+		c := &o.Containers[i]
+		if c.Labels[managed] != "true" {
+			continue // I5: never ours to look at
+		}
+		w := c.Labels[workloadKey]
+		if w == "" {
+			plan.Notes = append(plan.Notes, fmt.Sprintf("%s has %s but no %s label: left alone", c.Name, managed, workloadKey))
+			continue
+		}
+		byWorkload[w] = append(byWorkload[w], c)
+	}
+	sort.Strings(plan.Notes)
+
+	names := make([]string, 0, len(d.Workloads)+len(byWorkload))
+	for _, w := range d.Workloads {
+		names = append(names, w.Name)
+	}
+	for name := range byWorkload {
+		if d.Workload(name) == nil {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+
+	for _, name := range names {
+		cs := byWorkload[name]
+		sort.Slice(cs, func(i, j int) bool {
+			if cs[i].Name != cs[j].Name {
+				return cs[i].Name < cs[j].Name
+			}
+			return cs[i].ID < cs[j].ID
+		})
+		var wp WorkloadPlan
+		if w := d.Workload(name); w != nil {
+			wp = diffWorkload(prefix, w, cs, o)
+		} else {
+			wp = diffExtra(prefix, name, cs)
+		}
+		sortSteps(wp.Steps)
+		if len(wp.Steps) > 0 || len(wp.Failures) > 0 || wp.Error != "" || len(wp.Notes) > 0 {
+			plan.Workloads = append(plan.Workloads, wp)
+		}
+	}
+	return plan
+}
+
+// slot is one replica position with the containers in it.
+type slot struct {
+	fresh   []*docker.Container // up-to-date, best first: primary is fresh[0]
+	stale   []*docker.Container // stale and legacy
+	cond    condition           // of fresh[0]
+	ready   time.Time           // min_ready moment of a booting fresh[0] without healthcheck
+	failed  bool                // fresh[0] missed its health deadline
+	holding bool                // fresh[0] is healthy
+}
+
+func (s *slot) primary() *docker.Container {
+	if len(s.fresh) == 0 {
+		return nil
+	}
+	return s.fresh[0]
+}
+
+func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Observed) WorkloadPlan {
+	wp := WorkloadPlan{Name: w.Name}
+	if w.Err != nil {
+		wp.Error = w.Err.Error() + ": nothing of this workload is started or stopped"
+		return wp
+	}
+	n := w.Replicas
+	recreate := o.RecreateBefore[w.Name]
+	specKey := docker.SpecLabel(prefix)
+	slots := make([]slot, n)
+	surplus := map[int][]*docker.Container{}
+	var orphans []*docker.Container
+	for _, c := range cs {
+		idx, ok := slotOf(c, prefix)
+		switch {
+		case !ok:
+			orphans = append(orphans, c)
+		case idx >= n:
+			surplus[idx] = append(surplus[idx], c)
+		case c.Labels[specKey] == w.Hash && c.ImageID == w.ImageID && !(!recreate.IsZero() && c.Created.Before(recreate)):
+			slots[idx].fresh = append(slots[idx].fresh, c)
+		default:
+			slots[idx].stale = append(slots[idx].stale, c)
+		}
+	}
+
+	minReady := w.Update.MinReady
+	allHealthy := true
+	for i := range slots {
+		s := &slots[i]
+		if len(s.fresh) == 0 {
+			allHealthy = false
+			continue
+		}
+		conds := make(map[*docker.Container]condition, len(s.fresh))
+		readies := make(map[*docker.Container]time.Time, len(s.fresh))
+		for _, c := range s.fresh {
+			conds[c], readies[c] = conditionOf(c, minReady, o.Now, o.SkipHealth)
+		}
+		sort.SliceStable(s.fresh, func(a, b int) bool {
+			ca, cb := s.fresh[a], s.fresh[b]
+			if conds[ca] != conds[cb] {
+				return conds[ca] < conds[cb]
+			}
+			return ca.Created.Before(cb.Created)
+		})
+		p := s.fresh[0]
+		s.cond, s.ready = conds[p], readies[p]
+		s.holding = s.cond == condHealthy
+		if !s.holding {
+			allHealthy = false
+			s.failed = s.cond != condPaused && o.Now.After(p.Created.Add(w.Update.HealthDeadline))
+		}
+	}
+
+	order := w.EffectiveOrder()
+	blueGreen := w.Update.Strategy == spec.StrategyBlueGreen
+	continueOnFailure := w.Update.FailureAction == spec.FailureContinue
+	inFlight := 0
+	for i := range slots {
+		s := &slots[i]
+		if s.holding || (s.failed && continueOnFailure) {
+			continue
+		}
+		if order == spec.OrderStopFirst {
+			if len(s.stale) == 0 {
+				inFlight++ // down: empty, or its new container not yet healthy
+			}
+		} else if len(s.stale) > 0 && len(s.fresh) > 0 {
+			inFlight++
+		}
+	}
+	par := w.Update.Parallelism
+	if par < 1 {
+		par = 1
+	}
+
+	add := func(s Step) { wp.Steps = append(wp.Steps, s) }
+	for i := range slots {
+		s := &slots[i]
+		p := s.primary()
+		if p == nil {
+			if o.Held(w.Name, w.Hash) {
+				wp.Notes = append(wp.Notes, fmt.Sprintf("slot %d: spec %s is on hold (rolled back); not started until the desired spec changes", i, short(w.Hash)))
+				continue
+			}
+			create := CreateSpec(prefix, w, i, recreate)
+			start := Step{Action: ActStart, Workload: w.Name, Slot: i, Container: create.Name, Create: create}
+			switch {
+			case len(s.stale) == 0:
+				start.Reason = fmt.Sprintf("missing: slot %d of %d", i, n)
+				add(start)
+			case blueGreen:
+				start.Reason = fmt.Sprintf("blue-green: %s; %s keeps serving", staleWhy(prefix, w, s.stale[0], recreate), s.stale[0].Name)
+				add(start)
+			case inFlight >= par:
+				add(Step{Action: ActWait, Workload: w.Name, Slot: i, Container: s.stale[0].Name,
+					Reason: fmt.Sprintf("queued: parallelism %d, %d slot(s) mid-roll", par, inFlight)})
+			case order == spec.OrderStopFirst:
+				inFlight++
+				for _, c := range s.stale {
+					add(Step{Action: ActRoll, Workload: w.Name, Slot: i, Container: c.Name, ContainerID: c.ID, Grace: w.StopGrace, Downtime: true,
+						Reason: "stop-first: slot down until the new container is healthy; " + staleWhy(prefix, w, c, recreate)})
+				}
+			default:
+				inFlight++
+				start.Reason = fmt.Sprintf("roll: %s; %s keeps serving", staleWhy(prefix, w, s.stale[0], recreate), s.stale[0].Name)
+				add(start)
+			}
+			continue
+		}
+
+		if s.failed {
+			f := Failure{Workload: w.Name, Slot: i, Container: p.Name, Action: w.Update.FailureAction,
+				Reason: fmt.Sprintf("%s, not healthy within health_deadline %s", s.cond, w.Update.HealthDeadline)}
+			if f.Action == spec.FailureRollback && len(s.stale) == 0 {
+				f.Action = spec.FailurePause
+				f.Reason += "; no old container to roll back to"
+			}
+			wp.Failures = append(wp.Failures, f)
+			if f.Action == spec.FailureRollback {
+				for _, c := range s.fresh {
+					add(Step{Action: ActStop, Workload: w.Name, Slot: i, Container: c.Name, ContainerID: c.ID, Grace: w.StopGrace, Hold: w.Hash,
+						Reason: fmt.Sprintf("rollback: not healthy within health_deadline %s; %s keeps serving", w.Update.HealthDeadline, s.stale[0].Name)})
+				}
+				continue
+			}
+		}
+
+		switch s.cond {
+		case condHealthy:
+			switch {
+			case len(s.stale) == 0:
+			case blueGreen && !allHealthy:
+				add(Step{Action: ActWait, Workload: w.Name, Slot: i, Container: s.stale[0].Name,
+					Reason: fmt.Sprintf("blue-green: old containers drain once all %d slots are healthy", n)})
+			default:
+				for _, c := range s.stale {
+					add(Step{Action: ActRoll, Workload: w.Name, Slot: i, Container: c.Name, ContainerID: c.ID, Grace: w.StopGrace,
+						Reason: staleWhy(prefix, w, c, recreate) + "; " + p.Name + " is healthy"})
+				}
+			}
+			for _, c := range s.fresh[1:] {
+				add(Step{Action: ActStop, Workload: w.Name, Slot: i, Container: c.Name, ContainerID: c.ID, Grace: w.StopGrace,
+					Reason: "duplicate: " + p.Name + " serves slot"})
+			}
+		case condBooting:
+			deadline := p.Created.Add(w.Update.HealthDeadline)
+			st := Step{Action: ActWait, Workload: w.Name, Slot: i, Container: p.Name, Until: deadline,
+				Reason: fmt.Sprintf("booting: waiting for healthy, deadline %s", w.Update.HealthDeadline)}
+			if !s.ready.IsZero() {
+				st.Until = s.ready
+				st.Reason = fmt.Sprintf("booting: no healthcheck, healthy (unverified) after min_ready %s", minReady)
+			}
+			if s.failed {
+				st.Until = time.Time{}
+			}
+			add(st)
+		case condRestarting:
+			add(Step{Action: ActWait, Workload: w.Name, Slot: i, Container: p.Name,
+				Reason: fmt.Sprintf("the engine is restarting it (restart policy %s)", normRestart(p.Limits.Restart))})
+		case condPaused:
+			add(Step{Action: ActWait, Workload: w.Name, Slot: i, Container: p.Name, Reason: "paused on the engine: left alone"})
+		case condCrashed:
+			attempts := p.RestartCount + o.Restarts[p.ID]
+			last := p.StartedAt
+			if p.FinishedAt.After(last) {
+				last = p.FinishedAt
+			}
+			at := last.Add(crashBackoff(attempts))
+			if o.Now.Before(at) {
+				add(Step{Action: ActWait, Workload: w.Name, Slot: i, Container: p.Name, Until: at,
+					Reason: fmt.Sprintf("%s: restart backoff %s", crashReason(p), crashBackoff(attempts))})
+			} else {
+				add(Step{Action: ActRestart, Workload: w.Name, Slot: i, Container: p.Name, ContainerID: p.ID, Grace: w.StopGrace,
+					Reason: crashReason(p)})
+			}
+		}
+		if want := desiredLimits(w.Workload); s.cond != condCrashed && !limitsEqual(p.Limits, want) {
+			add(Step{Action: ActUpdate, Workload: w.Name, Slot: i, Container: p.Name, ContainerID: p.ID, Limits: want,
+				Reason: "limits " + limitsText(p.Limits) + " → " + limitsText(want)})
+		}
+	}
+
+	idxs := make([]int, 0, len(surplus))
+	for idx := range surplus {
+		idxs = append(idxs, idx)
+	}
+	sort.Ints(idxs)
+	for _, idx := range idxs {
+		reason := fmt.Sprintf("surplus: index %d ≥ replicas %d", idx, n)
+		if n == 0 {
+			reason = "cold: replicas 0"
+		}
+		for _, c := range surplus[idx] {
+			add(Step{Action: ActStop, Workload: w.Name, Slot: idx, Container: c.Name, ContainerID: c.ID, Grace: w.StopGrace, Reason: reason})
+		}
+	}
+	for _, c := range orphans {
+		if !allHealthy {
+			wp.Notes = append(wp.Notes, c.Name+": orphan (no readable slot label), drained once every slot is healthy")
+			continue
+		}
+		add(Step{Action: ActRoll, Workload: w.Name, Slot: NoSlot, Container: c.Name, ContainerID: c.ID, Grace: w.StopGrace,
+			Reason: "orphan: no readable slot label"})
+	}
+	if len(wp.Steps) > 0 || len(wp.Failures) > 0 {
+		wp.Changes = specChanges(prefix, w, slots, surplus, orphans, recreate)
+	}
+	return wp
+}
+
+func diffExtra(prefix, name string, cs []*docker.Container) WorkloadPlan {
+	wp := WorkloadPlan{Name: name, Changes: []string{"- workload removed from the desired state"}}
+	for _, c := range cs {
+		slot, ok := slotOf(c, prefix)
+		if !ok {
+			slot = NoSlot
+		}
+		wp.Steps = append(wp.Steps, Step{Action: ActStop, Workload: name, Slot: slot, Container: c.Name, ContainerID: c.ID,
+			Grace: spec.DefaultStopGrace, Reason: "extra: workload " + name + " is not in the desired state"})
+	}
+	return wp
+}
+
+// staleWhy says what makes a container stale.
+func staleWhy(prefix string, w *spec.Resolved, c *docker.Container, recreate time.Time) string {
+	if _, ok := c.Labels[docker.SpecLabel(prefix)]; !ok {
+		return "legacy: no spec label"
+	}
+	var why []string
+	if c.Image != w.Image {
+		why = append(why, "image "+c.Image+" → "+w.Image)
+	} else if c.ImageID != w.ImageID {
+		why = append(why, "image ID "+shortID(c.ImageID)+" → "+shortID(w.ImageID)+" ("+w.Image+" rebuilt)")
+	}
+	if v := c.Labels[docker.VersionLabel(prefix)]; v != w.Version {
+		why = append(why, "version "+quoteEmpty(v)+" → "+quoteEmpty(w.Version))
+	}
+	if len(why) == 0 {
+		if c.Labels[docker.SpecLabel(prefix)] == w.Hash && !recreate.IsZero() {
+			return "recreate requested at " + recreate.UTC().Format(time.TimeOnly)
+		}
+		return "spec " + short(c.Labels[docker.SpecLabel(prefix)]) + " → " + short(w.Hash)
+	}
+	return strings.Join(why, ", ")
+}
+
+func crashReason(c *docker.Container) string {
+	switch {
+	case c.State == docker.StateRunning:
+		return "crashed: running unhealthy"
+	case c.OOMKilled:
+		return fmt.Sprintf("crashed: exit %d (OOM)", c.ExitCode)
+	case c.State == docker.StateCreated:
+		return "crashed: created but never started"
+	default:
+		return fmt.Sprintf("crashed: exit %d", c.ExitCode)
+	}
+}
+
+// specChanges is the workload's spec diff, desired against what runs.
+func specChanges(prefix string, w *spec.Resolved, slots []slot, surplus map[int][]*docker.Container, orphans []*docker.Container, recreate time.Time) []string {
+	var out []string
+	occupied := len(surplus)
+	seen := map[string]bool{}
+	note := func(line string) {
+		if !seen[line] {
+			seen[line] = true
+			out = append(out, line)
+		}
+	}
+	for i := range slots {
+		s := &slots[i]
+		if len(s.fresh) > 0 || len(s.stale) > 0 {
+			occupied++
+		}
+		for _, c := range s.stale {
+			if _, ok := c.Labels[docker.SpecLabel(prefix)]; !ok {
+				note("~ legacy containers (no spec label)")
+				continue
+			}
+			if c.Image != w.Image {
+				note("~ image: " + c.Image + " → " + w.Image)
+			} else if c.ImageID != w.ImageID {
+				note("~ image ID: " + shortID(c.ImageID) + " → " + shortID(w.ImageID) + " (tag rebuilt)")
+			}
+			if v := c.Labels[docker.VersionLabel(prefix)]; v != w.Version {
+				note("~ version: " + quoteEmpty(v) + " → " + quoteEmpty(w.Version))
+			}
+		}
+	}
+	if !recreate.IsZero() {
+		note("~ recreate requested at " + recreate.UTC().Format(time.TimeOnly))
+	}
+	if occupied == 0 && len(orphans) == 0 && w.Replicas > 0 {
+		note(fmt.Sprintf("+ new workload: %d replicas", w.Replicas))
+	} else if occupied != w.Replicas {
+		note(fmt.Sprintf("~ replicas: %d → %d", occupied, w.Replicas))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func limitsText(l docker.Limits) string {
+	cpu := "∞"
+	if l.NanoCPUs > 0 {
+		cpu = fmt.Sprintf("%g", float64(l.NanoCPUs)/1e9)
+	}
+	mem := "∞"
+	if l.Memory > 0 {
+		mem = fmt.Sprintf("%dM", l.Memory>>20)
+	}
+	return fmt.Sprintf("cpus %s mem %s restart %s", cpu, mem, normRestart(l.Restart))
+}
+
+func shortID(id string) string {
+	id = strings.TrimPrefix(id, "sha256:")
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+func quoteEmpty(s string) string {
+	if s == "" {
+		return `""`
+	}
+	return s
+}
+
+func sortSteps(steps []Step) {
+	sort.SliceStable(steps, func(i, j int) bool {
+		a, b := steps[i], steps[j]
+		sa, sb := a.Slot, b.Slot
+		if sa == NoSlot {
+			sa = int(^uint(0) >> 1)
+		}
+		if sb == NoSlot {
+			sb = int(^uint(0) >> 1)
+		}
+		if sa != sb {
+			return sa < sb
+		}
+		if actionOrder[a.Action] != actionOrder[b.Action] {
+			return actionOrder[a.Action] < actionOrder[b.Action]
+		}
+		return a.Container < b.Container
+	})
+}
+
+func sortStrings(s []string) { sort.Strings(s) }

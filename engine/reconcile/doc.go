@@ -1,0 +1,56 @@
+// Package reconcile decides and carries out what it takes to make the actual
+// containers match the desired state.
+//
+// Diff is pure: from a resolved desired state and an Observed snapshot (the
+// containers plus everything time-dependent) it returns a Plan, which is plain
+// data. Apply is the only code here that calls the engine. Converge loops
+// observe → Diff → Apply until the plan is empty.
+//
+// It imports only engine/spec and the plain data types of engine/docker; never
+// session, journal, tui or theme.
+//
+// The slot rules (DESIGN §5), worked through one slot at a time:
+//
+//  1. No up-to-date container in the slot: START one. A stale or legacy
+//     container in the slot keeps running.
+//  2. An up-to-date HEALTHY container: ROLL (stop and remove) the stale and
+//     legacy containers and STOP duplicates, keeping the healthy one created
+//     first.
+//  3. The up-to-date container is booting: WAIT, saying for what and until when.
+//  4. The up-to-date container crashed: RESTART it in place, after a backoff of
+//     1s, 2s, 4s … capped at 1m by restart count (the engine's count plus the
+//     restarts rollcall issued).
+//  5. Only the limits differ (CPU, memory, restart policy, as the engine
+//     applies them): UPDATE in place, never restart.
+//  6. Slot index >= replicas: STOP (surplus). replicas 0: STOP all (cold).
+//     Workload gone: STOP (extra).
+//  7. Orphans (no readable slot label) are drained only once every slot of
+//     their workload has a healthy up-to-date container.
+//  8. At most update.parallelism slots are mid-roll at once. With start-first a
+//     slot is mid-roll when it holds a stale container and its new one is not
+//     yet healthy; with stop-first, when it has no healthy container and no
+//     stale one left (it is down). First starts are not limited. Blue-green
+//     starts every slot's new container at once and drains no old one until
+//     all are healthy.
+//     8a. Stop-first (chosen, or forced by a fixed host port) rolls the old
+//     container before the new one starts; such steps carry Downtime.
+//  9. A spec on hold (rolled back) is not started again until the desired spec
+//     changes.
+//  10. A forced recreate counts every container created before the request as
+//     stale. New containers then get a name suffix, so the old and the new can
+//     live side by side in the slot.
+//  11. Emergency mode (SkipHealth) counts every up-to-date running container as
+//     healthy at once.
+//  12. A container the engine is restarting (restart policy) is waited for.
+//
+// Health deadline (DESIGN §6): an up-to-date container that is not healthy
+// health_deadline after it was created is a Failure. With failure_action
+// rollback, and an old container still in the slot to fall back on, the plan
+// stops the new container and marks the step Hold, so the caller puts the spec
+// on hold. With pause the caller stops acting; with continue the slot stops
+// counting as mid-roll, so the other slots go on.
+//
+// A workload whose image the engine lacks gets an Error and no steps at all:
+// nothing of it is started or stopped. Managed containers without a workload
+// label are reported in Notes and never touched.
+package reconcile

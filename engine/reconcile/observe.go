@@ -1,0 +1,186 @@
+package reconcile
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/spec"
+)
+
+// Observed is everything Diff looks at besides the desired state: the
+// containers and everything time-dependent, so Diff stays pure.
+type Observed struct {
+	Now        time.Time
+	Containers []docker.Container
+	// Holds are specs rolled back (rule 9), keyed by workload then spec hash.
+	Holds map[string]map[string]bool
+	// RecreateBefore forces a rolling restart of a workload (rule 10):
+	// containers created before the time count as stale.
+	RecreateBefore map[string]time.Time
+	// SkipHealth is emergency mode (rule 11).
+	SkipHealth bool
+	// Restarts counts the restarts rollcall issued, by container ID, for the
+	// crash backoff of rule 4 (the engine counts only its own).
+	Restarts map[string]int
+}
+
+// Held reports whether workload's spec hash is on hold.
+func (o *Observed) Held(workload, hash string) bool { return o.Holds[workload][hash] }
+
+// condition is what rollcall makes of an up-to-date container.
+type condition int
+
+const (
+	condHealthy condition = iota
+	condBooting
+	condRestarting // the engine is restarting it (rule 12)
+	condPaused
+	condCrashed
+)
+
+var conditionWord = [...]string{"healthy", "booting", "restarting", "paused", "crashed"}
+
+func (c condition) String() string { return conditionWord[c] }
+
+// conditionOf judges one container. until is when a booting container without
+// a healthcheck counts healthy (min_ready), zero otherwise.
+func conditionOf(c *docker.Container, minReady time.Duration, now time.Time, skipHealth bool) (cond condition, until time.Time) {
+	switch c.State {
+	case docker.StateRunning:
+		if skipHealth {
+			return condHealthy, time.Time{}
+		}
+		if c.HasHealthcheck {
+			switch c.Health {
+			case docker.HealthHealthy:
+				return condHealthy, time.Time{}
+			case docker.HealthUnhealthy:
+				return condCrashed, time.Time{}
+			default:
+				return condBooting, time.Time{}
+			}
+		}
+		ready := c.StartedAt.Add(minReady)
+		if !now.Before(ready) {
+			return condHealthy, time.Time{}
+		}
+		return condBooting, ready
+	case docker.StateRestarting:
+		return condRestarting, time.Time{}
+	case docker.StatePaused:
+		return condPaused, time.Time{}
+	case docker.StateRemoving:
+		return condRestarting, time.Time{}
+	default: // created, exited, dead
+		return condCrashed, time.Time{}
+	}
+}
+
+// Healthy reports whether a container counts as healthy for a workload with
+// min_ready minReady: the engine says healthy, or, without a healthcheck, it
+// has been running that long. Exported for invariant checks and the console.
+func Healthy(c *docker.Container, minReady time.Duration, now time.Time, skipHealth bool) bool {
+	cond, _ := conditionOf(c, minReady, now, skipHealth)
+	return cond == condHealthy
+}
+
+// crashBackoff is 1s, 2s, 4s … capped at 1m, by restart count.
+func crashBackoff(n int) time.Duration {
+	if n > 6 {
+		return time.Minute
+	}
+	d := time.Second << n
+	if d > time.Minute {
+		d = time.Minute
+	}
+	return d
+}
+
+// slotOf reads the slot label; ok is false for an orphan.
+func slotOf(c *docker.Container, prefix string) (int, bool) {
+	v, present := c.Labels[docker.SlotLabel(prefix)]
+	if !present {
+		return 0, false
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+// ContainerName is the name of a workload's container in a slot (DESIGN §4):
+// <prefix>-<workload>-<slot>-<hash[:8]>, with a suffix for a forced recreate
+// so the new container can live beside the one it replaces.
+func ContainerName(prefix, workload string, slot int, hash string, recreate time.Time) string {
+	name := prefix + "-" + workload + "-" + strconv.Itoa(slot) + "-" + short(hash)
+	if !recreate.IsZero() {
+		name += "-r" + strconv.FormatInt(recreate.Unix(), 36)
+	}
+	return name
+}
+
+func short(hash string) string {
+	if len(hash) > 8 {
+		return hash[:8]
+	}
+	return hash
+}
+
+// CreateSpec is what a START step creates for a workload's slot.
+func CreateSpec(prefix string, w *spec.Resolved, slot int, recreate time.Time) *docker.CreateSpec {
+	labels := make(map[string]string, len(w.Labels)+5)
+	for k, v := range w.Labels {
+		labels[k] = v
+	}
+	labels[docker.ManagedLabel(prefix)] = "true"
+	labels[docker.WorkloadLabel(prefix)] = w.Name
+	labels[docker.SlotLabel(prefix)] = strconv.Itoa(slot)
+	labels[docker.SpecLabel(prefix)] = w.Hash
+	labels[docker.VersionLabel(prefix)] = w.Version
+	env := make([]string, 0, len(w.Environment))
+	for k, v := range w.Environment {
+		env = append(env, k+"="+v)
+	}
+	sortStrings(env)
+	ports := make([]docker.PortSpec, len(w.Ports))
+	for i, p := range w.Ports {
+		ports[i] = docker.PortSpec{HostIP: p.HostIP, HostPort: p.HostPort, ContainerPort: p.ContainerPort, Proto: p.Proto}
+	}
+	var hc *docker.Healthcheck
+	if w.Healthcheck != nil {
+		hc = &docker.Healthcheck{
+			Test: append([]string(nil), w.Healthcheck.Test...), Interval: w.Healthcheck.Interval,
+			Timeout: w.Healthcheck.Timeout, Retries: w.Healthcheck.Retries, StartPeriod: w.Healthcheck.StartPeriod,
+		}
+	}
+	return &docker.CreateSpec{
+		Name:        ContainerName(prefix, w.Name, slot, w.Hash, recreate),
+		Image:       w.Image,
+		Command:     append([]string(nil), w.Command...),
+		Env:         env,
+		Labels:      labels,
+		Ports:       ports,
+		Healthcheck: hc,
+		StopSignal:  w.StopSignal,
+		StopTimeout: w.StopGrace,
+		Limits:      desiredLimits(w.Workload),
+		Networks:    append([]string(nil), w.Networks...),
+	}
+}
+
+func desiredLimits(w *spec.Workload) docker.Limits {
+	return docker.Limits{NanoCPUs: w.Resources.NanoCPUs, Memory: w.Resources.Memory, Restart: normRestart(w.Restart)}
+}
+
+func normRestart(p string) string {
+	if p == "" {
+		return "no"
+	}
+	return p
+}
+
+func limitsEqual(a, b docker.Limits) bool {
+	return a.NanoCPUs == b.NanoCPUs && a.Memory == b.Memory && normRestart(a.Restart) == normRestart(b.Restart)
+}

@@ -1,0 +1,218 @@
+package reconcile
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rollcall/rollcall/engine/docker"
+)
+
+// Action is what a step does.
+type Action string
+
+const (
+	ActStart   Action = "start"   // create and start a new container
+	ActStop    Action = "stop"    // stop and remove: surplus, extra, cold, duplicate
+	ActRoll    Action = "roll"    // stop and remove an old container whose replacement serves
+	ActRestart Action = "restart" // restart a crashed container in place
+	ActUpdate  Action = "update"  // change limits in place
+	ActWait    Action = "wait"    // nothing to do yet; Until says how long
+)
+
+// actionOrder sorts steps within a slot: new containers first, waits last.
+var actionOrder = map[Action]int{ActStart: 0, ActRestart: 1, ActUpdate: 2, ActRoll: 3, ActStop: 4, ActWait: 5}
+
+// summaryOrder is the order of the one-line summary.
+var summaryOrder = []Action{ActStart, ActRoll, ActRestart, ActUpdate, ActStop, ActWait}
+
+// NoSlot is the Slot of a step on a container without a readable slot index.
+const NoSlot = -1
+
+// Step is one thing to do. Steps are plain data: they render, log and compare.
+type Step struct {
+	Action      Action
+	Workload    string
+	Slot        int    // NoSlot for orphans and unreadable slots
+	Container   string // container name (for start: the name it will get)
+	ContainerID string // "" for start
+	Reason      string
+
+	Until    time.Time // wait: when the situation is next looked at, zero if open-ended
+	Downtime bool      // stop-first: the slot is down until the new container is healthy
+	Hold     string    // rollback: put this spec hash on hold once the step succeeds
+
+	Create *docker.CreateSpec // start
+	Grace  time.Duration      // stop, roll, restart
+	Limits docker.Limits      // update
+}
+
+// Executable reports whether the step calls the engine (every action but wait).
+func (s Step) Executable() bool { return s.Action != ActWait }
+
+// Key identifies a step across plans: an approved step is run only while a
+// fresh plan still holds a step with the same key.
+func (s Step) Key() string {
+	return fmt.Sprintf("%s/%s/%d/%s", s.Action, s.Workload, s.Slot, s.Container)
+}
+
+// Target is the step's object for humans: "web/2" or "web/orphan".
+func (s Step) Target() string {
+	if s.Slot == NoSlot {
+		return s.Workload + "/-"
+	}
+	return fmt.Sprintf("%s/%d", s.Workload, s.Slot)
+}
+
+func (s Step) String() string {
+	return fmt.Sprintf("%-7s %-10s %s  %s", s.Action, s.Target(), s.Container, s.Reason)
+}
+
+// Failure is a new container that missed its health deadline.
+type Failure struct {
+	Workload  string
+	Slot      int
+	Container string
+	Action    string // the workload's failure_action
+	Reason    string
+}
+
+// WorkloadPlan is one workload's block of the plan tree.
+type WorkloadPlan struct {
+	Name     string
+	Changes  []string // spec diff lines: "~ image: web:v1 → web:v2"
+	Steps    []Step
+	Failures []Failure
+	Error    string // the workload cannot be acted on (image missing); it has no steps
+	Notes    []string
+}
+
+// Plan is the whole reconcile plan, ordered deterministically.
+type Plan struct {
+	Workloads []WorkloadPlan // only workloads with something to say, sorted by name
+	Notes     []string       // about containers that belong to no workload
+}
+
+// Steps returns every step in plan order.
+func (p Plan) Steps() []Step {
+	var out []Step
+	for _, w := range p.Workloads {
+		out = append(out, w.Steps...)
+	}
+	return out
+}
+
+// Executable returns the steps that call the engine, in plan order.
+func (p Plan) Executable() []Step {
+	var out []Step
+	for _, w := range p.Workloads {
+		for _, s := range w.Steps {
+			if s.Executable() {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// Empty reports whether there is nothing to do or wait for: the converged state.
+func (p Plan) Empty() bool {
+	for _, w := range p.Workloads {
+		if len(w.Steps) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Failures returns every failure in plan order.
+func (p Plan) Failures() []Failure {
+	var out []Failure
+	for _, w := range p.Workloads {
+		out = append(out, w.Failures...)
+	}
+	return out
+}
+
+// Errors returns "workload: error" for every workload that cannot be acted on.
+func (p Plan) Errors() []string {
+	var out []string
+	for _, w := range p.Workloads {
+		if w.Error != "" {
+			out = append(out, w.Name+": "+w.Error)
+		}
+	}
+	return out
+}
+
+// Counts returns how many steps of each action the plan holds.
+func (p Plan) Counts() map[Action]int {
+	n := map[Action]int{}
+	for _, w := range p.Workloads {
+		for _, s := range w.Steps {
+			n[s.Action]++
+		}
+	}
+	return n
+}
+
+// Summary is the one-line summary, e.g. "2 start · 1 roll · 1 restart · 1 stop".
+func (p Plan) Summary() string { return summarize(p.Counts()) }
+
+func summarize(n map[Action]int) string {
+	var parts []string
+	for _, a := range summaryOrder {
+		if n[a] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[a], a))
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing to do"
+	}
+	return strings.Join(parts, " · ")
+}
+
+// String renders the plan as a plain tree: one block per workload with its
+// spec diff, its steps nested under it, and a summary line.
+func (p Plan) String() string {
+	var b strings.Builder
+	for _, w := range p.Workloads {
+		b.WriteString(w.Name)
+		if w.Error != "" {
+			b.WriteString("  ! " + w.Error)
+		}
+		b.WriteByte('\n')
+		var lines []string
+		lines = append(lines, w.Changes...)
+		for _, f := range w.Failures {
+			lines = append(lines, fmt.Sprintf("! %s/%d %s: %s (failure_action %s)", f.Workload, f.Slot, f.Container, f.Reason, f.Action))
+		}
+		for _, s := range w.Steps {
+			line := fmt.Sprintf("%-7s %-3s %s  %s", s.Action, slotText(s.Slot), s.Container, s.Reason)
+			if s.Action == ActWait && !s.Until.IsZero() {
+				line += " (until " + s.Until.UTC().Format(time.TimeOnly) + ")"
+			}
+			lines = append(lines, line)
+		}
+		lines = append(lines, w.Notes...)
+		for i, l := range lines {
+			glyph := "├─ "
+			if i == len(lines)-1 {
+				glyph = "└─ "
+			}
+			b.WriteString("  " + glyph + l + "\n")
+		}
+	}
+	for _, n := range p.Notes {
+		b.WriteString("note: " + n + "\n")
+	}
+	b.WriteString(p.Summary() + "\n")
+	return b.String()
+}
+
+func slotText(slot int) string {
+	if slot == NoSlot {
+		return "-"
+	}
+	return fmt.Sprint(slot)
+}

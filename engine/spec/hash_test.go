@@ -1,0 +1,108 @@
+package spec
+
+import (
+	"testing"
+	"time"
+)
+
+func hashBase() *Workload {
+	d, err := Parse("test.yaml", []byte(`
+workloads:
+  web:
+    image: app:v1
+    version: "1"
+    replicas: 2
+    command: [-listen, ":8080"]
+    environment: {A: "1", B: "2"}
+    labels: {x: "1", y: "2"}
+    ports: ["127.0.0.1::8080"]
+    healthcheck: {test: [CMD, /app, -health], interval: 1s}
+    resources: {cpus: 1, memory: 64M}
+    stop_signal: SIGTERM
+    stop_grace_period: 10s
+    restart: unless-stopped
+    networks: [front, back]
+`))
+	if err != nil {
+		panic(err)
+	}
+	return d.Workloads["web"]
+}
+
+func TestHashCoversFieldsThatNeedANewContainer(t *testing.T) {
+	base := Hash(hashBase(), "sha256:1")
+	tests := []struct {
+		field  string
+		change func(w *Workload)
+	}{
+		{"image", func(w *Workload) { w.Image = "app:v2" }},
+		{"version", func(w *Workload) { w.Version = "2" }},
+		{"command", func(w *Workload) { w.Command = []string{"-listen", ":9090"} }},
+		{"command split differently", func(w *Workload) { w.Command = []string{"-listen :8080"} }},
+		{"environment value", func(w *Workload) { w.Environment["A"] = "3" }},
+		{"environment key", func(w *Workload) { w.Environment["C"] = "" }},
+		{"labels", func(w *Workload) { w.Labels["x"] = "9" }},
+		{"ports", func(w *Workload) { w.Ports[0].ContainerPort = 9090 }},
+		{"ports host IP", func(w *Workload) { w.Ports[0].HostIP = "0.0.0.0" }},
+		{"healthcheck test", func(w *Workload) { w.Healthcheck.Test = []string{"NONE"} }},
+		{"healthcheck interval", func(w *Workload) { w.Healthcheck.Interval = 2 * time.Second }},
+		{"healthcheck removed", func(w *Workload) { w.Healthcheck = nil }},
+		{"stop_signal", func(w *Workload) { w.StopSignal = "SIGINT" }},
+		{"networks", func(w *Workload) { w.Networks = []string{"front"} }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.field, func(t *testing.T) {
+			w := hashBase()
+			tt.change(w)
+			if Hash(w, "sha256:1") == base {
+				t.Errorf("changing %s left the hash unchanged", tt.field)
+			}
+		})
+	}
+	t.Run("image ID", func(t *testing.T) {
+		if Hash(hashBase(), "sha256:2") == base {
+			t.Error("a new image ID left the hash unchanged")
+		}
+	})
+}
+
+func TestHashLeavesOutFieldsChangedInPlace(t *testing.T) {
+	base := Hash(hashBase(), "sha256:1")
+	tests := []struct {
+		field  string
+		change func(w *Workload)
+	}{
+		{"replicas", func(w *Workload) { w.Replicas = 5 }},
+		{"resources", func(w *Workload) { w.Resources = Resources{NanoCPUs: 2e9, Memory: 1 << 30} }},
+		{"restart", func(w *Workload) { w.Restart = "always" }},
+		{"stop_grace_period", func(w *Workload) { w.StopGrace = time.Minute }},
+		{"update policy", func(w *Workload) {
+			w.Update = UpdatePolicy{StrategyBlueGreen, 3, OrderStopFirst, time.Second, time.Minute, FailureRollback}
+		}},
+		{"network order", func(w *Workload) { w.Networks = []string{"back", "front"} }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.field, func(t *testing.T) {
+			w := hashBase()
+			tt.change(w)
+			if Hash(w, "sha256:1") != base {
+				t.Errorf("changing %s changed the hash", tt.field)
+			}
+		})
+	}
+}
+
+func TestHashIgnoresMapOrder(t *testing.T) {
+	parse := func(src string) string {
+		d, err := Parse("test.yaml", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Hash(d.Workloads["web"], "sha256:1")
+	}
+	a := parse("workloads:\n  web: {image: x, environment: {A: 1, B: 2, C: 3}, labels: {p: 1, q: 2}}\n")
+	b := parse("workloads:\n  web: {image: x, environment: [C=3, A=1, B=2], labels: {q: 2, p: 1}}\n")
+	if a != b {
+		t.Error("the order of environment and labels changed the hash")
+	}
+}

@@ -1,0 +1,175 @@
+package spec
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+const stopAllHint = "to stop everything, write `workloads: {}` explicitly"
+
+// Load reads the desired-state file at path and parses it as Parse does.
+// A file that cannot be read gives the wrapped os error; every other
+// failure is an ErrorList.
+func Load(path string) (*Desired, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read desired state: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse reads one desired-state document (DESIGN §3). name is the file it
+// came from, used in messages and as Desired.Source.
+//
+// On failure the error is an ErrorList holding every problem found, sorted
+// by position; each entry has the file, a 1-based line and column, and
+// usually a hint. The rules:
+//
+//   - The document is one YAML mapping with the keys prefix and workloads.
+//     An empty document, or one without workloads, is an error: stopping
+//     everything takes an explicit `workloads: {}`.
+//   - Unknown keys are errors at every level, with the closest valid key
+//     suggested. Duplicate keys are errors. Anchors, aliases and merge keys
+//     (<<) work; keys written out win over merged ones.
+//   - A key whose value is null counts as absent and gets its default
+//     (image has none and is required).
+//   - prefix: lowercase letters, digits, '-' and '.', starting with a letter
+//     and ending with a letter or digit, at most 40 characters.
+//   - Workload names are DNS labels: 1-63 of a-z, 0-9 and '-', starting and
+//     ending with a letter or digit.
+//   - Types are checked: replicas is an integer >= 0, version any scalar
+//     kept as written, command a list or a string split on whitespace,
+//     environment and labels a mapping or a list of KEY=VALUE (labels may
+//     not use the document's prefix followed by '.', which rollcall owns).
+//   - Durations use Go syntax (1s, 500ms, 1m30s) and are never negative; a
+//     bare number is an error. health_deadline must be > 0; healthcheck
+//     durations are 0 or at least 1ms.
+//   - ports use "[[HOST_IP:]HOST_PORT:]CONTAINER_PORT[/tcp|udp]"; the host IP
+//     defaults to 127.0.0.1 and an empty host port is ephemeral. A fixed host
+//     port is an error with replicas > 1 or strategy blue-green, and when
+//     another port of the document already holds it.
+//   - healthcheck.test starts with CMD, CMD-SHELL or NONE; CMD-SHELL (and the
+//     string form, which means CMD-SHELL) adds a warning, since scratch
+//     images have no shell. disable: true means test ["NONE"].
+//   - resources.cpus is a number >= 0.01; resources.memory is bytes or a size
+//     such as 64M (b, k, m, g; binary multiples as docker reads them), at
+//     least 6M.
+//   - stop_signal is SIGNAME or a number; restart is "no", always,
+//     unless-stopped, on-failure or on-failure:N; update.parallelism >= 1.
+//
+// Every default (spec.go) is filled in on success, and findings that are
+// allowed but doubtful are returned in Desired.Warnings.
+func Parse(name string, data []byte) (*Desired, error) {
+	if name == "" {
+		name = "<input>"
+	}
+	l := &loader{file: name, prefix: DefaultPrefix}
+	root, serr := l.decode(data)
+	if serr != nil {
+		return nil, ErrorList{serr}
+	}
+	d := l.document(root)
+	if len(l.errs) > 0 {
+		return nil, l.errs.sorted()
+	}
+	d.Warnings = ErrorList(l.warns).sorted()
+	return d, nil
+}
+
+// decode parses the YAML text into a node tree; nil for an empty document.
+func (l *loader) decode(data []byte) (root *yaml.Node, e *Error) {
+	defer func() {
+		// The YAML library has panicked on malformed input in the past;
+		// a bad file must never take the console down.
+		if r := recover(); r != nil {
+			root, e = nil, &Error{File: l.file, Line: 1, Col: 1, Msg: fmt.Sprintf("invalid YAML: %v", r)}
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		return nil, syntaxError(l.file, data, err)
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case err == nil:
+		return nil, l.at(&next, "keep one desired state per file", "a second YAML document; the file must hold exactly one")
+	case !errors.Is(err, io.EOF):
+		return nil, syntaxError(l.file, data, err)
+	}
+	if len(doc.Content) == 0 {
+		return nil, nil
+	}
+	return deref(doc.Content[0]), nil
+}
+
+var (
+	prefixRE   = regexp.MustCompile(`^[a-z]([a-z0-9.-]{0,38}[a-z0-9])?$`)
+	dnsLabelRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+)
+
+func (l *loader) document(root *yaml.Node) *Desired {
+	d := &Desired{Source: l.file, Prefix: DefaultPrefix, Workloads: map[string]*Workload{}}
+	if isNull(root) {
+		l.fail(root, stopAllHint, "empty document: expected a mapping with a workloads key")
+		return d
+	}
+	if root.Kind != yaml.MappingNode {
+		l.fail(root, "", "expected a mapping with a workloads key, got %s", describe(root))
+		return d
+	}
+	var workloads *field
+	for _, f := range l.fields(root, "", []string{"prefix", "workloads"}) {
+		switch f.name {
+		case "prefix":
+			if !isNull(f.val) {
+				l.readPrefix(f)
+			}
+		case "workloads":
+			workloads = &f
+		}
+	}
+	d.Prefix = l.prefix
+	switch {
+	case workloads == nil:
+		l.fail(root, stopAllHint, "no workloads key")
+	case isNull(workloads.val):
+		l.fail(workloads.key, stopAllHint, "workloads: expected a mapping, got null")
+	case l.mapping(workloads.val, "workloads"):
+		var ports []binding
+		for _, f := range l.fields(workloads.val, "", nil) {
+			if !dnsLabelRE.MatchString(f.name) {
+				l.fail(f.key, "a workload name is a DNS label: 1-63 of a-z, 0-9 and '-', starting and ending with a letter or digit",
+					"invalid workload name %q", f.name)
+			}
+			if w, wports := l.workload(f); w != nil {
+				d.Workloads[f.name] = w
+				ports = append(ports, wports...)
+			}
+		}
+		l.checkHostPorts(ports)
+	}
+	return d
+}
+
+func (l *loader) readPrefix(f field) {
+	s, ok := l.str(f.val, f.path)
+	if !ok {
+		return
+	}
+	if !prefixRE.MatchString(s) {
+		l.fail(f.val, "lowercase letters, digits, '-' and '.', starting with a letter and ending with a letter or digit, at most 40 characters",
+			"prefix: invalid label prefix %q", s)
+		return
+	}
+	l.prefix = s
+}
