@@ -41,9 +41,13 @@ type Client interface {
 	// Update changes CPU and memory limits and the restart policy in place.
 	Update(ctx context.Context, id string, limits Limits) error
 
-	// Events streams container events for managed containers of prefix. The
-	// event channel is closed when ctx ends or the stream breaks; in the latter
-	// case one error is sent on the error channel first.
+	// Events streams container events for managed containers of prefix, from
+	// since (zero: from now). Connection errors are offered on the error
+	// channel without blocking, so a caller can show "engine disconnected".
+	// The moby adapter reconnects by itself and resumes without repeats; the
+	// event channel may still close (ctx ended, or a stream that cannot go
+	// on, as the fake's BreakEvents): a caller then subscribes again and
+	// relists.
 	Events(ctx context.Context, prefix string, since time.Time) (<-chan Event, <-chan error)
 	// Logs streams a container's log lines, stdout and stderr apart. With
 	// follow, the channel stays open until ctx ends or the container goes.

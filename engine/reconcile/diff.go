@@ -34,12 +34,14 @@ func Diff(d *spec.ResolvedDesired, o *Observed) Plan {
 	}
 	sort.Strings(plan.Notes)
 
+	desired := make(map[string]*spec.Resolved, len(d.Workloads))
 	names := make([]string, 0, len(d.Workloads)+len(byWorkload))
-	for _, w := range d.Workloads {
-		names = append(names, w.Name)
+	for i := range d.Workloads {
+		desired[d.Workloads[i].Name] = &d.Workloads[i]
+		names = append(names, d.Workloads[i].Name)
 	}
 	for name := range byWorkload {
-		if d.Workload(name) == nil {
+		if desired[name] == nil {
 			names = append(names, name)
 		}
 	}
@@ -54,7 +56,7 @@ func Diff(d *spec.ResolvedDesired, o *Observed) Plan {
 			return cs[i].ID < cs[j].ID
 		})
 		var wp WorkloadPlan
-		if w := d.Workload(name); w != nil {
+		if w := desired[name]; w != nil {
 			wp = diffWorkload(prefix, w, cs, o)
 		} else {
 			wp = diffExtra(prefix, name, cs)
@@ -93,17 +95,24 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 	n := w.Replicas
 	recreate := o.RecreateBefore[w.Name]
 	specKey := docker.SpecLabel(prefix)
+	slotKey := docker.SlotLabel(prefix)
+	want := desiredLimits(w.Workload)
+	names := make(map[string]string, len(cs)) // name -> ID, for start names that are taken
+	for _, c := range cs {
+		names[c.Name] = c.ID
+	}
 	slots := make([]slot, n)
 	surplus := map[int][]*docker.Container{}
 	var orphans []*docker.Container
 	for _, c := range cs {
-		idx, ok := slotOf(c, prefix)
+		idx, ok := slotIndex(c, slotKey)
 		switch {
 		case !ok:
 			orphans = append(orphans, c)
 		case idx >= n:
 			surplus[idx] = append(surplus[idx], c)
-		case c.Labels[specKey] == w.Hash && c.ImageID == w.ImageID && !(!recreate.IsZero() && c.Created.Before(recreate)):
+		case c.Labels[specKey] == w.Hash && c.ImageID == w.ImageID && !(!recreate.IsZero() && c.Created.Before(recreate)) &&
+			!liftsLimit(c.Limits, want):
 			slots[idx].fresh = append(slots[idx].fresh, c)
 		default:
 			slots[idx].stale = append(slots[idx].stale, c)
@@ -118,20 +127,11 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 			allHealthy = false
 			continue
 		}
-		conds := make(map[*docker.Container]condition, len(s.fresh))
-		readies := make(map[*docker.Container]time.Time, len(s.fresh))
-		for _, c := range s.fresh {
-			conds[c], readies[c] = conditionOf(c, minReady, o.Now, o.SkipHealth)
+		if len(s.fresh) > 1 {
+			sortFresh(s.fresh, minReady, o)
 		}
-		sort.SliceStable(s.fresh, func(a, b int) bool {
-			ca, cb := s.fresh[a], s.fresh[b]
-			if conds[ca] != conds[cb] {
-				return conds[ca] < conds[cb]
-			}
-			return ca.Created.Before(cb.Created)
-		})
 		p := s.fresh[0]
-		s.cond, s.ready = conds[p], readies[p]
+		s.cond, s.ready = conditionOf(p, minReady, o.Now, o.SkipHealth)
 		s.holding = s.cond == condHealthy
 		if !s.holding {
 			allHealthy = false
@@ -170,7 +170,14 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 				wp.Notes = append(wp.Notes, fmt.Sprintf("slot %d: spec %s is on hold (rolled back); not started until the desired spec changes", i, short(w.Hash)))
 				continue
 			}
-			create := CreateSpec(prefix, w, i, recreate)
+			create := CreateSpec(prefix, w, i)
+			if id, taken := names[create.Name]; taken {
+				// The old container has the name (a forced recreate, or a
+				// limit to lift): the new one takes a suffix of the old ID,
+				// so the two live side by side and the name is still a
+				// pure function of what is observed.
+				create.Name += "-" + shortID(id)[:6]
+			}
 			start := Step{Action: ActStart, Workload: w.Name, Slot: i, Container: create.Name, Create: create}
 			switch {
 			case len(s.stale) == 0:
@@ -262,7 +269,7 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 					Reason: crashReason(p)})
 			}
 		}
-		if want := desiredLimits(w.Workload); s.cond != condCrashed && !limitsEqual(p.Limits, want) {
+		if s.cond != condCrashed && !limitsEqual(p.Limits, want) {
 			add(Step{Action: ActUpdate, Workload: w.Name, Slot: i, Container: p.Name, ContainerID: p.ID, Limits: want,
 				Reason: "limits " + limitsText(p.Limits) + " → " + limitsText(want)})
 		}
@@ -296,6 +303,36 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 	return wp
 }
 
+// sortFresh orders a slot's up-to-date containers best first: healthy before
+// booting before crashed, then the first created.
+func sortFresh(cs []*docker.Container, minReady time.Duration, o *Observed) {
+	type ranked struct {
+		c    *docker.Container
+		cond condition
+	}
+	r := make([]ranked, len(cs))
+	for i, c := range cs {
+		r[i].c = c
+		r[i].cond, _ = conditionOf(c, minReady, o.Now, o.SkipHealth)
+	}
+	sort.SliceStable(r, func(a, b int) bool {
+		if r[a].cond != r[b].cond {
+			return r[a].cond < r[b].cond
+		}
+		return r[a].c.Created.Before(r[b].c.Created)
+	})
+	for i := range r {
+		cs[i] = r[i].c
+	}
+}
+
+// liftsLimit reports whether going from have to want removes a CPU or memory
+// limit. The engine cannot do that in place (an update to 0 is ignored), so
+// such a container needs a new one, not an UPDATE.
+func liftsLimit(have, want docker.Limits) bool {
+	return (want.NanoCPUs == 0 && have.NanoCPUs > 0) || (want.Memory == 0 && have.Memory > 0)
+}
+
 func diffExtra(prefix, name string, cs []*docker.Container) WorkloadPlan {
 	wp := WorkloadPlan{Name: name, Changes: []string{"- workload removed from the desired state"}}
 	for _, c := range cs {
@@ -324,8 +361,11 @@ func staleWhy(prefix string, w *spec.Resolved, c *docker.Container, recreate tim
 		why = append(why, "version "+quoteEmpty(v)+" → "+quoteEmpty(w.Version))
 	}
 	if len(why) == 0 {
-		if c.Labels[docker.SpecLabel(prefix)] == w.Hash && !recreate.IsZero() {
+		if c.Labels[docker.SpecLabel(prefix)] == w.Hash && !recreate.IsZero() && c.Created.Before(recreate) {
 			return "recreate requested at " + recreate.UTC().Format(time.TimeOnly)
+		}
+		if c.Labels[docker.SpecLabel(prefix)] == w.Hash && liftsLimit(c.Limits, desiredLimits(w.Workload)) {
+			return "limit lifted: " + limitsText(c.Limits) + " → " + limitsText(desiredLimits(w.Workload)) + " (the engine cannot lift a limit in place)"
 		}
 		return "spec " + short(c.Labels[docker.SpecLabel(prefix)]) + " → " + short(w.Hash)
 	}

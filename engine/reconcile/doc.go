@@ -37,8 +37,12 @@
 //  9. A spec on hold (rolled back) is not started again until the desired spec
 //     changes.
 //  10. A forced recreate counts every container created before the request as
-//     stale. New containers then get a name suffix, so the old and the new can
-//     live side by side in the slot.
+//     stale. The new container's name then takes a suffix of the old one's ID,
+//     so the two live side by side in the slot.
+//
+// A CPU or memory limit that the desired state removes cannot be lifted in
+// place (Docker ignores an update to 0), so that container counts as stale
+// and rolls like one, instead of an UPDATE that would never take.
 //  11. Emergency mode (SkipHealth) counts every up-to-date running container as
 //     healthy at once.
 //  12. A container the engine is restarting (restart policy) is waited for.

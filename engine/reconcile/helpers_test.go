@@ -54,7 +54,7 @@ func (t imageTable) ImageInspect(_ context.Context, ref string) (docker.Image, e
 func fresh(d *spec.ResolvedDesired, name string, slot int, mods ...func(*docker.Container)) docker.Container {
 	w := d.Workload(name)
 	c := docker.Container{
-		ID: "id-" + name + "-" + strconv.Itoa(slot) + "-new", Name: ContainerName(pfx, name, slot, w.Hash, time.Time{}),
+		ID: "id-" + name + "-" + strconv.Itoa(slot) + "-new", Name: ContainerName(pfx, name, slot, w.Hash),
 		Image: w.Image, ImageID: w.ImageID,
 		Labels: map[string]string{
 			docker.ManagedLabel(pfx): "true", docker.WorkloadLabel(pfx): name, docker.SlotLabel(pfx): strconv.Itoa(slot),

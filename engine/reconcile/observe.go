@@ -99,7 +99,11 @@ func crashBackoff(n int) time.Duration {
 
 // slotOf reads the slot label; ok is false for an orphan.
 func slotOf(c *docker.Container, prefix string) (int, bool) {
-	v, present := c.Labels[docker.SlotLabel(prefix)]
+	return slotIndex(c, docker.SlotLabel(prefix))
+}
+
+func slotIndex(c *docker.Container, key string) (int, bool) {
+	v, present := c.Labels[key]
 	if !present {
 		return 0, false
 	}
@@ -111,14 +115,11 @@ func slotOf(c *docker.Container, prefix string) (int, bool) {
 }
 
 // ContainerName is the name of a workload's container in a slot (DESIGN §4):
-// <prefix>-<workload>-<slot>-<hash[:8]>, with a suffix for a forced recreate
-// so the new container can live beside the one it replaces.
-func ContainerName(prefix, workload string, slot int, hash string, recreate time.Time) string {
-	name := prefix + "-" + workload + "-" + strconv.Itoa(slot) + "-" + short(hash)
-	if !recreate.IsZero() {
-		name += "-r" + strconv.FormatInt(recreate.Unix(), 36)
-	}
-	return name
+// <prefix>-<workload>-<slot>-<hash[:8]>. When an old container of the slot
+// holds that name already (a forced recreate, a limit to lift), Diff adds a
+// suffix of the old container's ID.
+func ContainerName(prefix, workload string, slot int, hash string) string {
+	return prefix + "-" + workload + "-" + strconv.Itoa(slot) + "-" + short(hash)
 }
 
 func short(hash string) string {
@@ -129,7 +130,7 @@ func short(hash string) string {
 }
 
 // CreateSpec is what a START step creates for a workload's slot.
-func CreateSpec(prefix string, w *spec.Resolved, slot int, recreate time.Time) *docker.CreateSpec {
+func CreateSpec(prefix string, w *spec.Resolved, slot int) *docker.CreateSpec {
 	labels := make(map[string]string, len(w.Labels)+5)
 	for k, v := range w.Labels {
 		labels[k] = v
@@ -156,7 +157,7 @@ func CreateSpec(prefix string, w *spec.Resolved, slot int, recreate time.Time) *
 		}
 	}
 	return &docker.CreateSpec{
-		Name:        ContainerName(prefix, w.Name, slot, w.Hash, recreate),
+		Name:        ContainerName(prefix, w.Name, slot, w.Hash),
 		Image:       w.Image,
 		Command:     append([]string(nil), w.Command...),
 		Env:         env,

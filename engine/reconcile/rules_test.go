@@ -223,6 +223,17 @@ func TestRule5UpdateLimitsInPlace(t *testing.T) {
 				return observed(fresh(d, "web", 0, func(c *docker.Container) { c.Limits.Restart = "unless-stopped" }))
 			},
 			want: []string{"update web/0"}},
+		{name: "a lifted limit needs a new container, named beside the old", desired: []*spec.Workload{workload("web", 1)},
+			build: func(d *spec.ResolvedDesired) *Observed {
+				return observed(fresh(d, "web", 0, func(c *docker.Container) { c.Limits.Memory = 64 << 20 }))
+			},
+			want: []string{"start web/0"},
+			check: func(t *testing.T, p Plan, d *spec.ResolvedDesired) {
+				s := p.Steps()[0]
+				if s.Container != fresh(d, "web", 0).Name+"-id-web" || !strings.Contains(s.Reason, "limit lifted") {
+					t.Fatalf("step %+v", s)
+				}
+			}},
 		{name: "resources are not in the hash: no new container", desired: []*spec.Workload{workload("web", 1, limited)},
 			build: func(d *spec.ResolvedDesired) *Observed {
 				unlimited := resolved(workload("web", 1))

@@ -1,0 +1,247 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestParseFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		want    config
+		wantErr bool
+	}{
+		{name: "defaults", args: nil, want: config{listen: ":8080", version: "v1", exitCode: 1}},
+		{
+			name: "every flag",
+			args: []string{"-listen", ":9090", "-version", "v2", "-ready-delay", "2s", "-fail-health-after", "1m",
+				"-crash-after", "30s", "-exit-code", "3", "-health"},
+			want: config{listen: ":9090", version: "v2", readyDelay: 2 * time.Second, failHealthAfter: time.Minute,
+				crashAfter: 30 * time.Second, exitCode: 3, health: true},
+		},
+		{name: "bad duration", args: []string{"-ready-delay", "soon"}, wantErr: true},
+		{name: "negative duration", args: []string{"-crash-after", "-1s"}, wantErr: true},
+		{name: "unknown flag", args: []string{"-nope"}, wantErr: true},
+		{name: "stray argument", args: []string{"serve"}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var errOut bytes.Buffer
+			got, err := parseFlags(tt.args, &errOut)
+			if tt.wantErr {
+				if err == nil {
+					t.Fatalf("parseFlags(%q) = %+v, want an error", tt.args, got)
+				}
+				if errOut.Len() == 0 {
+					t.Errorf("parseFlags(%q) printed nothing on error", tt.args)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("parseFlags(%q): %v", tt.args, err)
+			}
+			if got != tt.want {
+				t.Errorf("parseFlags(%q) = %+v, want %+v", tt.args, got, tt.want)
+			}
+		})
+	}
+}
+
+// clock is a settable time source for the handler.
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+func TestHandler(t *testing.T) {
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	cfg := config{version: "v7", readyDelay: time.Second, failHealthAfter: 10 * time.Second}
+	tests := []struct {
+		name       string
+		method     string
+		path       string
+		up         time.Duration
+		wantCode   int
+		wantBody   string
+		wantStderr bool
+	}{
+		{name: "root answers version and hostname", path: "/", wantCode: 200, wantBody: "v7 box-1\n"},
+		{name: "not ready before ready-delay", path: "/healthz", up: 500 * time.Millisecond, wantCode: 503, wantBody: "not ready", wantStderr: true},
+		{name: "healthy at ready-delay", path: "/healthz", up: time.Second, wantCode: 200, wantBody: "ok"},
+		{name: "healthy before fail-health-after", path: "/healthz", up: 9 * time.Second, wantCode: 200, wantBody: "ok"},
+		{name: "failing from fail-health-after on", path: "/healthz", up: 10 * time.Second, wantCode: 503, wantBody: "failing", wantStderr: true},
+		{name: "root still answers while unhealthy", path: "/", up: time.Hour, wantCode: 200, wantBody: "v7 box-1\n"},
+		{name: "unknown path", path: "/nope", wantCode: 404},
+		{name: "POST refused", method: http.MethodPost, path: "/", wantCode: 405},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var errLog bytes.Buffer
+			clk := &clock{t: start.Add(tt.up)}
+			a := newApp(cfg, "box-1", start, &errLog)
+			a.now = clk.now
+			method := tt.method
+			if method == "" {
+				method = http.MethodGet
+			}
+			rec := httptest.NewRecorder()
+			a.ServeHTTP(rec, httptest.NewRequest(method, tt.path, nil))
+			if rec.Code != tt.wantCode {
+				t.Errorf("%s %s after %s: code %d, want %d", method, tt.path, tt.up, rec.Code, tt.wantCode)
+			}
+			if !strings.Contains(rec.Body.String(), tt.wantBody) {
+				t.Errorf("%s %s after %s: body %q, want it to contain %q", method, tt.path, tt.up, rec.Body, tt.wantBody)
+			}
+			if got := errLog.Len() > 0; got != tt.wantStderr {
+				t.Errorf("%s %s after %s: logged to stderr = %v (%q), want %v", method, tt.path, tt.up, got, errLog.String(), tt.wantStderr)
+			}
+		})
+	}
+}
+
+func TestHealthNeverFailsWithoutFailHealthAfter(t *testing.T) {
+	start := time.Now()
+	a := newApp(config{}, "h", start, io.Discard)
+	a.now = func() time.Time { return start.Add(1000 * time.Hour) }
+	if ok, why := a.healthy(); !ok {
+		t.Errorf("healthy() = false (%s), want true with -fail-health-after 0", why)
+	}
+}
+
+func TestProbe(t *testing.T) {
+	var mu sync.Mutex
+	code := http.StatusOK
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/healthz" {
+			t.Errorf("probe asked %s, want /healthz", r.URL.Path)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		w.WriteHeader(code)
+	}))
+	defer srv.Close()
+	_, port, err := net.SplitHostPort(srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	listen := ":" + port
+
+	if err := probe(listen, time.Second); err != nil {
+		t.Errorf("probe(%s) on a 200 answer: %v, want nil", listen, err)
+	}
+	mu.Lock()
+	code = http.StatusServiceUnavailable
+	mu.Unlock()
+	if err := probe(listen, time.Second); err == nil {
+		t.Errorf("probe(%s) on a 503 answer: nil, want an error", listen)
+	}
+	if code := run([]string{"-health", "-listen", listen}, io.Discard, io.Discard); code != 1 {
+		t.Errorf("run -health on a 503 answer: exit %d, want 1", code)
+	}
+	srv.Close()
+	if err := probe(listen, time.Second); err == nil {
+		t.Errorf("probe(%s) with nothing listening: nil, want an error", listen)
+	}
+	if err := probe("8080", time.Second); err == nil {
+		t.Error("probe with a -listen lacking a port: nil, want an error")
+	}
+}
+
+// TestServeDrainsInFlight checks the zero-downtime contract: after the stop
+// signal, a request already in flight still gets its full answer.
+func TestServeDrainsInFlight(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(entered)
+		<-release
+		io.WriteString(w, "done")
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out syncBuffer
+	served := make(chan error, 1)
+	go func() { served <- serve(ctx, ln, h, &out) }()
+
+	type result struct {
+		body string
+		err  error
+	}
+	got := make(chan result, 1)
+	go func() {
+		resp, err := http.Get("http://" + ln.Addr().String() + "/")
+		if err != nil {
+			got <- result{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		got <- result{string(b), err}
+	}()
+
+	select {
+	case <-entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("request never reached the handler")
+	}
+	cancel() // the stop signal, mid-request
+	select {
+	case err := <-served:
+		t.Fatalf("serve returned %v before the in-flight request finished", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+
+	select {
+	case r := <-got:
+		if r.err != nil || r.body != "done" {
+			t.Errorf("in-flight request: body %q, err %v; want \"done\", nil", r.body, r.err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("in-flight request never finished")
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("serve: %v, want nil after a graceful shutdown", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("serve did not return after shutdown")
+	}
+	if _, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second); err == nil {
+		t.Error("still accepting connections after shutdown")
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "serving") || !strings.Contains(lines[1], "shut down") {
+		t.Errorf("stdout = %q, want one start line and one shutdown line", out.String())
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

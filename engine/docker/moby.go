@@ -1,0 +1,557 @@
+package docker
+
+// The moby adapter: the one place that speaks the Docker Engine API. The
+// moby files (moby*.go) are the only ones in rollcall that import
+// github.com/moby/moby; no moby type leaves them.
+//
+// It is written against API 1.41 (Docker 20.10) and negotiates up to what
+// the client library knows, so nothing here relies on a newer endpoint or
+// field: one network at create (the rest are connected before start), no
+// stop signal on the stop call (the container's own, set at create), and no
+// healthcheck start interval.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
+	"github.com/moby/moby/client"
+)
+
+// connectTimeout bounds the ping on construction, so an engine that does not
+// answer is an error quickly instead of a hang.
+const connectTimeout = 3 * time.Second
+
+// inspectParallelism bounds the inspects List runs at once.
+const inspectParallelism = 8
+
+// Moby is the Client for a real Docker engine. It is safe for concurrent use.
+type Moby struct {
+	cli *client.Client
+}
+
+var _ Client = (*Moby)(nil)
+
+// NewMoby connects to the engine at host ("unix:///var/run/docker.sock",
+// "tcp://1.2.3.4:2376"). An empty host is taken from the environment as the
+// docker CLI does (DOCKER_HOST, DOCKER_CERT_PATH, DOCKER_TLS_VERIFY,
+// DOCKER_API_VERSION); docker contexts and ssh:// hosts are not supported.
+// The API version is negotiated with the engine (API 1.40 at least). It pings
+// the engine first, so an engine that is not there is an error within a few
+// seconds.
+func NewMoby(ctx context.Context, host string) (*Moby, error) {
+	opts := []client.Opt{client.FromEnv}
+	if host != "" {
+		opts = append(opts, client.WithHost(host))
+	}
+	cli, err := client.New(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connect to docker engine %s: %w", hostOrDefault(host), err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	if _, err := cli.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("connect to docker engine %s: %w", cli.DaemonHost(), err)
+	}
+	return &Moby{cli: cli}, nil
+}
+
+func hostOrDefault(host string) string {
+	if host == "" {
+		return "(from environment)"
+	}
+	return host
+}
+
+// Close releases the client's idle connections.
+func (m *Moby) Close() error {
+	return m.cli.Close()
+}
+
+// Info describes the engine: its endpoint, server version and the API
+// version negotiated with it.
+func (m *Moby) Info(ctx context.Context) (EngineInfo, error) {
+	v, err := m.cli.ServerVersion(ctx, client.ServerVersionOptions{})
+	if err != nil {
+		return EngineInfo{}, fmt.Errorf("engine version: %w", err)
+	}
+	return EngineInfo{
+		Endpoint:   m.cli.DaemonHost(),
+		Version:    v.Version,
+		APIVersion: m.cli.ClientVersion(),
+	}, nil
+}
+
+// List returns every container labelled <prefix>.managed=true, running or
+// not. The list endpoint lacks health details, limits, finish time, restart
+// count and exit code, so each container is inspected too (a few at a time).
+// A container removed between the list and its inspect is left out.
+func (m *Moby) List(ctx context.Context, prefix string) ([]Container, error) {
+	f := client.Filters{}
+	f.Add("label", ManagedLabel(prefix)+"=true")
+	res, err := m.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		return nil, fmt.Errorf("list containers of %s: %w", prefix, engineErr(err))
+	}
+
+	out := make([]*Container, len(res.Items))
+	errs := make([]error, len(res.Items))
+	sem := make(chan struct{}, inspectParallelism)
+	var wg sync.WaitGroup
+	for i, s := range res.Items {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			r, err := m.cli.ContainerInspect(ctx, s.ID, client.ContainerInspectOptions{})
+			switch {
+			case cerrdefs.IsNotFound(err):
+				// Gone since the list: not an error, just no longer there.
+			case err != nil:
+				errs[i] = fmt.Errorf("inspect %s: %w", shortID(s.ID), engineErr(err))
+			default:
+				c := containerFromInspect(r.Container)
+				out[i] = &c
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("list containers of %s: %w", prefix, err)
+	}
+	list := make([]Container, 0, len(out))
+	for _, c := range out {
+		if c != nil {
+			list = append(list, *c)
+		}
+	}
+	return list, nil
+}
+
+// Inspect returns one container with the health probe results the engine
+// keeps (the last five).
+func (m *Moby) Inspect(ctx context.Context, id string) (ContainerDetail, error) {
+	r, err := m.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	if err != nil {
+		return ContainerDetail{}, fmt.Errorf("inspect %s: %w", shortID(id), engineErr(err))
+	}
+	d := ContainerDetail{Container: containerFromInspect(r.Container)}
+	if st := r.Container.State; st != nil && st.Health != nil {
+		for _, h := range st.Health.Log {
+			if h == nil {
+				continue
+			}
+			d.HealthLog = append(d.HealthLog, HealthResult{Start: h.Start, End: h.End, ExitCode: h.ExitCode, Output: h.Output})
+		}
+	}
+	return d, nil
+}
+
+// ImageInspect resolves ref to the image the engine has; an image it lacks
+// is ErrNotFound.
+func (m *Moby) ImageInspect(ctx context.Context, ref string) (Image, error) {
+	r, err := m.cli.ImageInspect(ctx, ref)
+	if err != nil {
+		return Image{}, fmt.Errorf("inspect image %s: %w", ref, engineErr(err))
+	}
+	return Image{ID: r.ID, RepoTags: slices.Clone(r.RepoTags)}, nil
+}
+
+// Create creates spec.Name and starts it. Every field that the image could
+// otherwise supply is set explicitly: the healthcheck (["NONE"] when spec has
+// none), and MemorySwap equal to Memory so the container gets no extra swap.
+// A name in use is ErrConflict and a missing image ErrNotFound. If the start
+// fails, the container is force-removed and the start error returned.
+func (m *Moby) Create(ctx context.Context, spec CreateSpec) (string, error) {
+	opts, err := createOptions(spec)
+	if err != nil {
+		return "", fmt.Errorf("create %s: %w", spec.Name, err)
+	}
+	res, err := m.cli.ContainerCreate(ctx, opts)
+	if cerrdefs.IsConflict(err) {
+		return "", fmt.Errorf("create %s: %w", spec.Name, &engineError{kind: ErrConflict, err: err})
+	}
+	if err != nil {
+		return "", fmt.Errorf("create %s: %w", spec.Name, engineErr(err))
+	}
+	id := res.ID
+
+	err = m.connectExtraNetworks(ctx, id, spec.Networks)
+	if err == nil {
+		_, err = m.cli.ContainerStart(ctx, id, client.ContainerStartOptions{})
+		if err != nil {
+			err = fmt.Errorf("start %s: %w", spec.Name, engineErr(err))
+		}
+	}
+	if err != nil {
+		// Remove even when ctx is done: a created-but-never-started container
+		// would otherwise hold the name and block the next attempt.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if _, rerr := m.cli.ContainerRemove(rctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); rerr != nil && !cerrdefs.IsNotFound(rerr) {
+			err = errors.Join(err, fmt.Errorf("remove %s after failed start: %w", spec.Name, rerr))
+		}
+		return "", err
+	}
+	return id, nil
+}
+
+// connectExtraNetworks connects every network after the first, which
+// createOptions already put in the create call: API 1.41 takes only one
+// network at create.
+func (m *Moby) connectExtraNetworks(ctx context.Context, id string, networks []string) error {
+	for _, n := range networks[min(1, len(networks)):] {
+		if _, err := m.cli.NetworkConnect(ctx, n, client.NetworkConnectOptions{Container: id}); err != nil {
+			return fmt.Errorf("connect %s to network %s: %w", shortID(id), n, engineErr(err))
+		}
+	}
+	return nil
+}
+
+// createOptions translates spec into the create call.
+func createOptions(spec CreateSpec) (client.ContainerCreateOptions, error) {
+	cfg := &container.Config{
+		Image:      spec.Image,
+		Cmd:        slices.Clone(spec.Command),
+		Env:        slices.Clone(spec.Env),
+		Labels:     make(map[string]string, len(spec.Labels)),
+		StopSignal: spec.StopSignal,
+	}
+	for k, v := range spec.Labels {
+		cfg.Labels[k] = v
+	}
+	if spec.StopTimeout > 0 {
+		secs := ceilSeconds(spec.StopTimeout)
+		cfg.StopTimeout = &secs
+	}
+	if hc := spec.Healthcheck; hc != nil {
+		cfg.Healthcheck = &container.HealthConfig{
+			Test:        slices.Clone(hc.Test),
+			Interval:    hc.Interval,
+			Timeout:     hc.Timeout,
+			Retries:     hc.Retries,
+			StartPeriod: hc.StartPeriod,
+		}
+	} else {
+		cfg.Healthcheck = &container.HealthConfig{Test: []string{"NONE"}}
+	}
+
+	restart, err := parseRestartPolicy(spec.Limits.Restart)
+	if err != nil {
+		return client.ContainerCreateOptions{}, err
+	}
+	host := &container.HostConfig{
+		RestartPolicy: restart,
+		Resources:     memoryResources(spec.Limits),
+	}
+
+	if len(spec.Ports) > 0 {
+		cfg.ExposedPorts = network.PortSet{}
+		host.PortBindings = network.PortMap{}
+	}
+	for _, p := range spec.Ports {
+		port, binding, err := portBinding(p)
+		if err != nil {
+			return client.ContainerCreateOptions{}, err
+		}
+		cfg.ExposedPorts[port] = struct{}{}
+		host.PortBindings[port] = append(host.PortBindings[port], binding)
+	}
+
+	var netCfg *network.NetworkingConfig
+	if len(spec.Networks) > 0 {
+		host.NetworkMode = container.NetworkMode(spec.Networks[0])
+		netCfg = &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{
+			spec.Networks[0]: {},
+		}}
+	}
+	return client.ContainerCreateOptions{
+		Name:             spec.Name,
+		Config:           cfg,
+		HostConfig:       host,
+		NetworkingConfig: netCfg,
+	}, nil
+}
+
+// memoryResources sets NanoCPUs and Memory, and MemorySwap equal to Memory:
+// left at 0, the engine would allow as much swap again as memory.
+func memoryResources(l Limits) container.Resources {
+	r := container.Resources{NanoCPUs: l.NanoCPUs, Memory: l.Memory}
+	if l.Memory > 0 {
+		r.MemorySwap = l.Memory
+	}
+	return r
+}
+
+// portBinding turns one PortSpec into the engine's port and binding.
+func portBinding(p PortSpec) (network.Port, network.PortBinding, error) {
+	proto := p.Proto
+	if proto == "" {
+		proto = "tcp"
+	}
+	if p.ContainerPort <= 0 || p.ContainerPort > math.MaxUint16 {
+		return network.Port{}, network.PortBinding{}, fmt.Errorf("port %d/%s: container port out of range", p.ContainerPort, proto)
+	}
+	if p.HostPort < 0 || p.HostPort > math.MaxUint16 {
+		return network.Port{}, network.PortBinding{}, fmt.Errorf("port %d/%s: host port %d out of range", p.ContainerPort, proto, p.HostPort)
+	}
+	port, ok := network.PortFrom(uint16(p.ContainerPort), network.IPProtocol(proto))
+	if !ok {
+		return network.Port{}, network.PortBinding{}, fmt.Errorf("port %d/%s: bad protocol", p.ContainerPort, proto)
+	}
+	hostIP := p.HostIP
+	if hostIP == "" {
+		hostIP = "127.0.0.1"
+	}
+	var b network.PortBinding
+	if err := b.HostIP.UnmarshalText([]byte(hostIP)); err != nil {
+		return network.Port{}, network.PortBinding{}, fmt.Errorf("port %d/%s: host IP %q: %w", p.ContainerPort, proto, hostIP, err)
+	}
+	if p.HostPort > 0 {
+		b.HostPort = strconv.Itoa(p.HostPort)
+	}
+	return port, b, nil
+}
+
+// Stop stops a container: its stop signal, then SIGKILL after grace (rounded
+// up to whole seconds). A grace <= 0 uses the container's own stop timeout.
+// Stopping a stopped container is not an error.
+func (m *Moby) Stop(ctx context.Context, id string, grace time.Duration) error {
+	opts := client.ContainerStopOptions{}
+	if grace > 0 {
+		secs := ceilSeconds(grace)
+		opts.Timeout = &secs
+	}
+	if _, err := m.cli.ContainerStop(ctx, id, opts); err != nil {
+		return fmt.Errorf("stop %s: %w", shortID(id), engineErr(err))
+	}
+	return nil
+}
+
+// Remove removes a stopped container and its anonymous volumes. A running
+// container is refused by the engine; one that does not exist is ErrNotFound.
+func (m *Moby) Remove(ctx context.Context, id string) error {
+	if _, err := m.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{RemoveVolumes: true}); err != nil {
+		return fmt.Errorf("remove %s: %w", shortID(id), engineErr(err))
+	}
+	return nil
+}
+
+// Restart restarts a container in place (same ID), stopping it as Stop does.
+func (m *Moby) Restart(ctx context.Context, id string, grace time.Duration) error {
+	opts := client.ContainerRestartOptions{}
+	if grace > 0 {
+		secs := ceilSeconds(grace)
+		opts.Timeout = &secs
+	}
+	if _, err := m.cli.ContainerRestart(ctx, id, opts); err != nil {
+		return fmt.Errorf("restart %s: %w", shortID(id), engineErr(err))
+	}
+	return nil
+}
+
+// Update changes the CPU and memory limits and the restart policy of a
+// container in place, without a restart. Memory and MemorySwap are sent
+// together, so lowering memory below the current swap limit is accepted.
+//
+// The engine (20.10) reads 0 as "leave as is": a limit cannot be lifted in
+// place. Asking for 0 where the container has a limit is therefore an error
+// instead of a silent no-op that would read as drift forever; the container
+// must be recreated. An empty Restart leaves the policy as is.
+func (m *Moby) Update(ctx context.Context, id string, limits Limits) error {
+	restart, err := parseRestartPolicy(limits.Restart)
+	if err != nil {
+		return fmt.Errorf("update %s: %w", shortID(id), err)
+	}
+	if limits.NanoCPUs == 0 || limits.Memory == 0 {
+		r, err := m.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+		if err != nil {
+			return fmt.Errorf("update %s: %w", shortID(id), engineErr(err))
+		}
+		if hc := r.Container.HostConfig; hc != nil {
+			if limits.NanoCPUs == 0 && hc.NanoCPUs != 0 {
+				return fmt.Errorf("update %s: %w", shortID(id), errLiftLimit("CPU"))
+			}
+			if limits.Memory == 0 && hc.Memory != 0 {
+				return fmt.Errorf("update %s: %w", shortID(id), errLiftLimit("memory"))
+			}
+		}
+	}
+	res := memoryResources(limits)
+	opts := client.ContainerUpdateOptions{Resources: &res}
+	if limits.Restart != "" {
+		opts.RestartPolicy = &restart
+	}
+	if _, err := m.cli.ContainerUpdate(ctx, id, opts); err != nil {
+		return fmt.Errorf("update %s: %w", shortID(id), engineErr(err))
+	}
+	return nil
+}
+
+func errLiftLimit(what string) error {
+	return fmt.Errorf("the engine cannot lift a %s limit in place; recreate the container", what)
+}
+
+// parseRestartPolicy reads "no", "always", "unless-stopped", "on-failure"
+// and "on-failure:N". "" is the engine's default (no).
+func parseRestartPolicy(s string) (container.RestartPolicy, error) {
+	name, count, hasCount := strings.Cut(s, ":")
+	p := container.RestartPolicy{Name: container.RestartPolicyMode(name)}
+	switch p.Name {
+	case "", container.RestartPolicyDisabled, container.RestartPolicyAlways, container.RestartPolicyUnlessStopped:
+		if hasCount {
+			return container.RestartPolicy{}, fmt.Errorf("restart policy %q: only on-failure takes a retry count", s)
+		}
+	case container.RestartPolicyOnFailure:
+		if hasCount {
+			n, err := strconv.Atoi(count)
+			if err != nil || n < 0 {
+				return container.RestartPolicy{}, fmt.Errorf("restart policy %q: retry count must be a whole number >= 0", s)
+			}
+			p.MaximumRetryCount = n
+		}
+	default:
+		return container.RestartPolicy{}, fmt.Errorf("restart policy %q: want no, always, unless-stopped, on-failure or on-failure:N", s)
+	}
+	return p, nil
+}
+
+// formatRestartPolicy is parseRestartPolicy's inverse; the engine's empty
+// name reads as "no".
+func formatRestartPolicy(p container.RestartPolicy) string {
+	switch {
+	case p.Name == "":
+		return string(container.RestartPolicyDisabled)
+	case p.Name == container.RestartPolicyOnFailure && p.MaximumRetryCount > 0:
+		return fmt.Sprintf("%s:%d", p.Name, p.MaximumRetryCount)
+	}
+	return string(p.Name)
+}
+
+// containerFromInspect maps an inspect answer to rollcall's Container.
+func containerFromInspect(r container.InspectResponse) Container {
+	c := Container{
+		ID:           r.ID,
+		Name:         strings.TrimPrefix(r.Name, "/"),
+		ImageID:      r.Image,
+		Created:      parseTime(r.Created),
+		RestartCount: r.RestartCount,
+	}
+	if cfg := r.Config; cfg != nil {
+		c.Image = cfg.Image
+		c.Labels = make(map[string]string, len(cfg.Labels))
+		for k, v := range cfg.Labels {
+			c.Labels[k] = v
+		}
+		hc := cfg.Healthcheck
+		c.HasHealthcheck = hc != nil && len(hc.Test) > 0 && hc.Test[0] != "NONE"
+	}
+	if st := r.State; st != nil {
+		c.State = State(st.Status)
+		c.ExitCode = st.ExitCode
+		c.OOMKilled = st.OOMKilled
+		c.Error = st.Error
+		c.StartedAt = parseTime(st.StartedAt)
+		c.FinishedAt = parseTime(st.FinishedAt)
+		if st.Health != nil && st.Health.Status != container.NoHealthcheck {
+			c.Health = Health(st.Health.Status)
+			c.HasHealthcheck = true
+		}
+	}
+	if hc := r.HostConfig; hc != nil {
+		c.Limits = Limits{
+			NanoCPUs: hc.NanoCPUs,
+			Memory:   hc.Memory,
+			Restart:  formatRestartPolicy(hc.RestartPolicy),
+		}
+	}
+	if ns := r.NetworkSettings; ns != nil {
+		c.Ports = publishedPorts(ns.Ports)
+	}
+	return c
+}
+
+// publishedPorts flattens the engine's port map, ordered by container port,
+// protocol, host IP and host port. Exposed but unpublished ports are left out.
+func publishedPorts(pm network.PortMap) []PublishedPort {
+	var out []PublishedPort
+	for port, bindings := range pm {
+		for _, b := range bindings {
+			hp, err := strconv.Atoi(b.HostPort)
+			if err != nil {
+				continue
+			}
+			pp := PublishedPort{ContainerPort: int(port.Num()), Proto: string(port.Proto()), HostPort: hp}
+			if b.HostIP.IsValid() {
+				pp.HostIP = b.HostIP.String()
+			}
+			out = append(out, pp)
+		}
+	}
+	slices.SortFunc(out, func(a, b PublishedPort) int {
+		if a.ContainerPort != b.ContainerPort {
+			return a.ContainerPort - b.ContainerPort
+		}
+		if a.Proto != b.Proto {
+			return strings.Compare(a.Proto, b.Proto)
+		}
+		if a.HostIP != b.HostIP {
+			return strings.Compare(a.HostIP, b.HostIP)
+		}
+		return a.HostPort - b.HostPort
+	})
+	return out
+}
+
+// parseTime reads the engine's RFC 3339 times; the engine's "never"
+// (0001-01-01T00:00:00Z) and anything unreadable are the zero time.
+func parseTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil || t.Year() <= 1 {
+		return time.Time{}
+	}
+	return t
+}
+
+func ceilSeconds(d time.Duration) int {
+	return int((d + time.Second - 1) / time.Second)
+}
+
+// shortID is the 12-character form of a container ID, as docker ps shows it.
+// Names and short IDs pass through unchanged.
+func shortID(id string) string {
+	if len(id) == 64 {
+		return id[:12]
+	}
+	return id
+}
+
+// engineError keeps the engine's message and adds rollcall's typed error for
+// callers that branch on it; errors.Is matches both.
+type engineError struct {
+	kind error
+	err  error
+}
+
+func (e *engineError) Error() string   { return e.err.Error() }
+func (e *engineError) Unwrap() []error { return []error{e.kind, e.err} }
+
+// engineErr marks the engine's not-found answers with ErrNotFound. Conflicts
+// are marked only by Create: ErrConflict means "name in use", while the
+// engine also answers 409 to, say, removing a running container.
+func engineErr(err error) error {
+	if cerrdefs.IsNotFound(err) {
+		return &engineError{kind: ErrNotFound, err: err}
+	}
+	return err
+}

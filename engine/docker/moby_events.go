@@ -1,0 +1,192 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/moby/moby/api/types/events"
+	"github.com/moby/moby/client"
+)
+
+// Reconnect backoff of the event stream.
+const (
+	eventsBackoffMin = 100 * time.Millisecond
+	eventsBackoffMax = 5 * time.Second
+	// eventsHealthyConn is how long a connection must last for the backoff
+	// to start over at the minimum, even if it carried no event.
+	eventsHealthyConn = 5 * time.Second
+)
+
+// Events streams the engine's container events for containers labelled
+// <prefix>.managed=true, from since on (zero: from now).
+//
+// The stream survives the engine: when the connection breaks, Events
+// reconnects by itself with backoff (100ms doubling to 5s) and resumes from
+// the last event it delivered, so nothing in the gap is lost and nothing is
+// delivered twice. Every connection error is offered on the error channel
+// (buffered 1, sent without blocking, so a slow reader sees the latest state
+// rather than a backlog), for the caller to show "engine disconnected"; an
+// error does not end the stream. Both channels are closed when ctx ends, and
+// only then.
+//
+// Healthcheck probes make the engine emit exec_create, exec_start and
+// exec_die at every interval; those are dropped. Health changes arrive as
+// "health_status: healthy" and "health_status: unhealthy".
+func (m *Moby) Events(ctx context.Context, prefix string, since time.Time) (<-chan Event, <-chan error) {
+	out := make(chan Event)
+	errc := make(chan error, 1)
+	go m.streamEvents(ctx, prefix, since, out, errc)
+	return out, errc
+}
+
+func (m *Moby) streamEvents(ctx context.Context, prefix string, since time.Time, out chan<- Event, errc chan error) {
+	defer close(errc)
+	defer close(out)
+
+	f := client.Filters{}
+	f.Add("type", string(events.ContainerEventType))
+	f.Add("label", ManagedLabel(prefix)+"=true")
+
+	var seen eventCursor
+	resume := since // where the next connection starts; zero: live only
+	backoff := eventsBackoffMin
+	for {
+		opts := client.EventsListOptions{Filters: f}
+		if !resume.IsZero() {
+			opts.Since = formatEventTime(resume)
+		}
+		connected := time.Now()
+		delivered, err := m.pumpEvents(ctx, opts, &seen, out)
+		if ctx.Err() != nil {
+			return
+		}
+		// Resume from the last delivered event; with none yet, from the
+		// first connection, so the gap is covered either way.
+		if last := seen.time(); !last.IsZero() {
+			resume = last
+		} else if resume.IsZero() {
+			resume = connected
+		}
+		if delivered || time.Since(connected) >= eventsHealthyConn {
+			backoff = eventsBackoffMin
+		}
+		offerError(errc, fmt.Errorf("engine events: %w (reconnecting in %s)", err, backoff))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, eventsBackoffMax)
+	}
+}
+
+// pumpEvents runs one connection until it breaks or ctx ends. It reports
+// whether it delivered anything, and the error that ended the connection.
+func (m *Moby) pumpEvents(ctx context.Context, opts client.EventsListOptions, seen *eventCursor, out chan<- Event) (bool, error) {
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the client's goroutine too
+	res := m.cli.Events(cctx, opts)
+	delivered := false
+	for {
+		select {
+		case <-ctx.Done():
+			return delivered, ctx.Err()
+		case err := <-res.Err:
+			if err == nil {
+				err = fmt.Errorf("stream closed")
+			}
+			return delivered, err
+		case msg := <-res.Messages:
+			if !seen.advance(msg) || dropAction(msg.Action) {
+				continue
+			}
+			select {
+			case out <- eventFromMessage(msg):
+				delivered = true
+			case <-ctx.Done():
+				return delivered, ctx.Err()
+			}
+		}
+	}
+}
+
+// offerError sends err without blocking; a pending older error is replaced.
+func offerError(errc chan error, err error) {
+	for {
+		select {
+		case errc <- err:
+			return
+		default:
+		}
+		select {
+		case <-errc:
+		default:
+		}
+	}
+}
+
+// eventCursor remembers where the stream is, so a resumed stream (whose
+// "since" is inclusive) does not deliver an event twice.
+type eventCursor struct {
+	nano   int64               // time of the last delivered event
+	atNano map[string]struct{} // id+action of the events delivered at nano
+}
+
+// advance reports whether msg is new, and if so moves the cursor past it.
+func (c *eventCursor) advance(msg events.Message) bool {
+	t := msg.TimeNano
+	if t == 0 {
+		t = msg.Time * int64(time.Second)
+	}
+	key := msg.Actor.ID + "\x00" + string(msg.Action)
+	switch {
+	case t < c.nano:
+		return false
+	case t == c.nano:
+		if _, dup := c.atNano[key]; dup {
+			return false
+		}
+	default:
+		c.nano = t
+		c.atNano = map[string]struct{}{}
+	}
+	c.atNano[key] = struct{}{}
+	return true
+}
+
+func (c *eventCursor) time() time.Time {
+	if c.nano == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, c.nano)
+}
+
+// dropAction reports the actions rollcall never shows: healthcheck execs.
+func dropAction(a events.Action) bool {
+	return strings.HasPrefix(string(a), "exec_")
+}
+
+func eventFromMessage(msg events.Message) Event {
+	t := time.Unix(0, msg.TimeNano)
+	if msg.TimeNano == 0 {
+		t = time.Unix(msg.Time, 0)
+	}
+	return Event{
+		Time:        t,
+		Action:      string(msg.Action),
+		ContainerID: msg.Actor.ID,
+		Name:        msg.Actor.Attributes["name"],
+		Attributes:  maps.Clone(msg.Actor.Attributes),
+	}
+}
+
+// formatEventTime writes t as the engine's "seconds.nanoseconds", which
+// keeps full precision (RFC 3339 would too, but is parsed in local time
+// when it lacks a zone).
+func formatEventTime(t time.Time) string {
+	return strconv.FormatInt(t.Unix(), 10) + "." + fmt.Sprintf("%09d", t.Nanosecond())
+}

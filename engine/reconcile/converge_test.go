@@ -1,0 +1,155 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/spec"
+)
+
+// fakeWorld is a fake engine on a manual clock, with v1 and v2 images of
+// every workload, and Converge options whose sleeps advance that clock.
+func fakeWorld(seed int64, ready time.Duration) (*docker.Fake, *docker.ManualClock, ConvergeOptions) {
+	clock := docker.NewManualClock(t0)
+	f := docker.NewFake(docker.FakeOptions{Clock: clock, Seed: seed})
+	for _, name := range workloadNames {
+		for _, v := range []string{"1", "2"} {
+			f.AddImage(name+":v"+v, "", docker.Behaviour{ReadyAfter: ready})
+		}
+	}
+	opts := ConvergeOptions{
+		Now:       clock.Now,
+		Sleep:     func(_ context.Context, d time.Duration) error { clock.Advance(d); return nil },
+		MaxRounds: 300,
+	}
+	return f, clock, opts
+}
+
+func desiredOf(ws ...*spec.Workload) *spec.Desired {
+	d := &spec.Desired{Prefix: pfx, Workloads: map[string]*spec.Workload{}}
+	for _, w := range ws {
+		d.Workloads[w.Name] = w
+	}
+	return d
+}
+
+func v1(w *spec.Workload) { w.Image, w.Version = w.Name+":v1", "1" }
+
+func TestConvergeRollsOnFakeEngine(t *testing.T) {
+	f, clock, opts := fakeWorld(1, 2*time.Second)
+	ctx := t.Context()
+	if _, err := Converge(ctx, f, desiredOf(workload("web", 3, v1)), opts); err != nil {
+		t.Fatalf("first converge: %v", err)
+	}
+	var rolled []string
+	opts.Apply.OnDone = func(r Result) { rolled = append(rolled, brief(r.Step)) }
+	rep, err := Converge(ctx, f, desiredOf(workload("web", 3)), opts)
+	if err != nil {
+		t.Fatalf("roll v1 → v2: %v", err)
+	}
+	cs, _ := f.List(ctx, pfx)
+	if len(cs) != 3 {
+		t.Fatalf("%d containers after the roll, want 3", len(cs))
+	}
+	for _, c := range cs {
+		if c.Image != "web:v2" || !Healthy(&c, time.Second, clock.Now(), false) {
+			t.Fatalf("not rolled: %+v", c)
+		}
+	}
+	if rep.Steps != 6 || rep.Failed != 0 {
+		t.Fatalf("steps %d failed %d, want 3 starts and 3 rolls: %q", rep.Steps, rep.Failed, rolled)
+	}
+}
+
+func TestConvergePausesOnHealthDeadline(t *testing.T) {
+	f, _, opts := fakeWorld(1, 2*time.Second)
+	f.AddImage("web:v2", "id-broken", docker.Behaviour{ReadyAfter: time.Second, Unhealthy: true})
+	ctx := t.Context()
+	if _, err := Converge(ctx, f, desiredOf(workload("web", 1, v1)), opts); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Converge(ctx, f, desiredOf(workload("web", 1)), opts)
+	if err == nil || !errors.Is(err, ErrPaused) {
+		t.Fatalf("err %v, want ErrPaused", err)
+	}
+	cs, _ := f.List(ctx, pfx)
+	serving := 0
+	for _, c := range cs {
+		if c.Image == "web:v1" && c.State == docker.StateRunning {
+			serving++
+		}
+	}
+	if serving != 1 {
+		t.Fatalf("the old container must keep serving: %+v", cs)
+	}
+}
+
+func TestConvergeRollbackHolds(t *testing.T) {
+	f, _, opts := fakeWorld(1, 2*time.Second)
+	f.AddImage("web:v2", "id-broken", docker.Behaviour{ReadyAfter: time.Second, Unhealthy: true})
+	ctx := t.Context()
+	if _, err := Converge(ctx, f, desiredOf(workload("web", 1, v1)), opts); err != nil {
+		t.Fatal(err)
+	}
+	rollback := func(w *spec.Workload) { w.Update.FailureAction = spec.FailureRollback }
+	rep, err := Converge(ctx, f, desiredOf(workload("web", 1, rollback)), opts)
+	if err != nil {
+		t.Fatalf("rollback should settle: %v", err)
+	}
+	if len(rep.Holds["web"]) != 1 {
+		t.Fatalf("holds %v", rep.Holds)
+	}
+	cs, _ := f.List(ctx, pfx)
+	if len(cs) != 1 || cs[0].Image != "web:v1" || cs[0].State != docker.StateRunning {
+		t.Fatalf("after rollback: %+v", cs)
+	}
+}
+
+// I4: with the fake engine, repeated converges reach the fixpoint in a
+// bounded number of rounds, even when a share of engine calls fail.
+func TestI4ConvergesDespiteFailures(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		seed := rapid.Int64().Draw(t, "seed")
+		f, _, opts := fakeWorld(seed, time.Duration(rapid.IntRange(0, 5).Draw(t, "ready"))*time.Second)
+		ctx := context.Background()
+		var start, next []*spec.Workload
+		for _, name := range workloadNames {
+			if rapid.Bool().Draw(t, name+"-before") {
+				start = append(start, workload(name, rapid.IntRange(0, 4).Draw(t, name+"-n0"), v1))
+			}
+			if rapid.Bool().Draw(t, name+"-after") {
+				w := workload(name, rapid.IntRange(0, 4).Draw(t, name+"-n1"))
+				if rapid.Bool().Draw(t, name+"-still-v1") {
+					v1(w)
+				}
+				w.Update.Parallelism = rapid.IntRange(1, 3).Draw(t, name+"-par")
+				w.Update.Strategy = rapid.SampledFrom([]string{spec.StrategyRolling, spec.StrategyBlueGreen}).Draw(t, name+"-strategy")
+				w.Update.Order = rapid.SampledFrom([]string{spec.OrderStartFirst, spec.OrderStopFirst}).Draw(t, name+"-order")
+				if rapid.Bool().Draw(t, name+"-nohc") {
+					w.Healthcheck = nil
+				}
+				next = append(next, w)
+			}
+		}
+		if _, err := Converge(ctx, f, desiredOf(start...), opts); err != nil {
+			t.Fatalf("setup: %v", err)
+		}
+		rate := float64(rapid.IntRange(0, 30).Draw(t, "fail-percent")) / 100
+		f.FailRate(rate)
+		rep, err := Converge(ctx, f, desiredOf(next...), opts)
+		if err != nil {
+			t.Fatalf("fail rate %.2f: %v after %d rounds\n%s", rate, err, rep.Rounds, rep.Last)
+		}
+		f.FailRate(0)
+		cs, _ := f.List(ctx, pfx)
+		resolved := spec.Resolve(ctx, desiredOf(next...), f)
+		if p := Diff(resolved, &Observed{Now: opts.Now(), Containers: cs}); !p.Empty() {
+			t.Fatalf("converge returned but the plan is not empty:\n%s", p)
+		}
+	})
+}
