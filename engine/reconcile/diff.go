@@ -135,7 +135,9 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 		s.holding = s.cond == condHealthy
 		if !s.holding {
 			allHealthy = false
-			s.failed = s.cond != condPaused && o.Now.After(p.Created.Add(w.Update.HealthDeadline))
+			// Only a container that replaces an old one can miss its deadline:
+			// a crash of a long-settled container is rule 4, not a failed roll.
+			s.failed = len(s.stale) > 0 && s.cond != condPaused && o.Now.After(p.Created.Add(w.Update.HealthDeadline))
 		}
 	}
 
@@ -206,10 +208,6 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 		if s.failed {
 			f := Failure{Workload: w.Name, Slot: i, Container: p.Name, Action: w.Update.FailureAction,
 				Reason: fmt.Sprintf("%s, not healthy within health_deadline %s", s.cond, w.Update.HealthDeadline)}
-			if f.Action == spec.FailureRollback && len(s.stale) == 0 {
-				f.Action = spec.FailurePause
-				f.Reason += "; no old container to roll back to"
-			}
 			wp.Failures = append(wp.Failures, f)
 			if f.Action == spec.FailureRollback {
 				for _, c := range s.fresh {
@@ -420,12 +418,19 @@ func specChanges(prefix string, w *spec.Resolved, slots []slot, surplus map[int]
 		note("~ recreate requested at " + recreate.UTC().Format(time.TimeOnly))
 	}
 	if occupied == 0 && len(orphans) == 0 && w.Replicas > 0 {
-		note(fmt.Sprintf("+ new workload: %d replicas", w.Replicas))
+		note(fmt.Sprintf("+ new workload: %d %s", w.Replicas, plural(w.Replicas, "replica")))
 	} else if occupied != w.Replicas {
 		note(fmt.Sprintf("~ replicas: %d → %d", occupied, w.Replicas))
 	}
 	sort.Strings(out)
 	return out
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
 
 func limitsText(l docker.Limits) string {

@@ -47,11 +47,12 @@
 //     healthy at once.
 //  12. A container the engine is restarting (restart policy) is waited for.
 //
-// Health deadline (DESIGN §6): an up-to-date container that is not healthy
-// health_deadline after it was created is a Failure. With failure_action
-// rollback, and an old container still in the slot to fall back on, the plan
-// stops the new container and marks the step Hold, so the caller puts the spec
-// on hold. With pause the caller stops acting; with continue the slot stops
+// Health deadline (DESIGN §6): a new container, one that replaces an old one
+// still in its slot, that is not healthy health_deadline after it was created
+// is a Failure. (A long-settled container that crashes is rule 4, and a first
+// start with nothing to fall back on keeps waiting.) With failure_action
+// rollback the plan stops the new container and marks the step Hold, so the
+// caller puts the spec on hold. With pause the caller stops acting; with continue the slot stops
 // counting as mid-roll, so the other slots go on.
 //
 // A workload whose image the engine lacks gets an Error and no steps at all:

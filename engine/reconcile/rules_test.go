@@ -463,11 +463,21 @@ func TestHealthDeadline(t *testing.T) {
 					t.Fatalf("rollback step %+v", s)
 				}
 			}},
-		{name: "rollback with nothing to fall back on pauses", desired: []*spec.Workload{workload("web", 1, action(spec.FailureRollback))},
+		{name: "first start past the deadline is no failure: nothing to fall back on", desired: []*spec.Workload{workload("web", 1, action(spec.FailureRollback))},
 			build: func(d *spec.ResolvedDesired) *Observed { return observed(fresh(d, "web", 0, late)) },
 			want:  []string{"wait web/0"},
 			check: func(t *testing.T, p Plan, _ *spec.ResolvedDesired) {
-				if f := p.Failures(); len(f) != 1 || f[0].Action != spec.FailurePause {
+				if f := p.Failures(); len(f) != 0 {
+					t.Fatalf("failures %+v", f)
+				}
+			}},
+		{name: "a settled container that crashes is restarted, not failed", desired: []*spec.Workload{workload("web", 1)},
+			build: func(d *spec.ResolvedDesired) *Observed {
+				return observed(fresh(d, "web", 0, exited(1), func(c *docker.Container) { c.Created = t0.Add(-24 * time.Hour) }))
+			},
+			want: []string{"restart web/0"},
+			check: func(t *testing.T, p Plan, _ *spec.ResolvedDesired) {
+				if f := p.Failures(); len(f) != 0 {
 					t.Fatalf("failures %+v", f)
 				}
 			}},

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"charm.land/lipgloss/v2"
+	"charm.land/lipgloss/v2/table"
+	"github.com/spf13/cobra"
+
+	"github.com/rollcall/rollcall/engine/journal"
+)
+
+const defaultHistory = 20
+
+func newHistoryCmd(e env, g *globals) *cobra.Command {
+	var n int
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "history [-n N] [--json]",
+		Short: "Show the journal of executed steps, newest last",
+		Long: `Show the last N steps executed against the engine, by any console, apply or
+agent that wrote to this journal, newest last. A table on a terminal,
+tab-aligned plain text when piped; --json prints the journal's own lines
+(one JSON object per line, the schema of engine/journal.Entry).`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			entries, skipped, err := journal.Scan(g.journal, n)
+			if err != nil {
+				return withHint(err, "pass --journal PATH to read another journal")
+			}
+			if skipped > 0 {
+				fmt.Fprintf(e.stderr, "rollcall: %s: skipped %d unreadable line(s)\n", g.journal, skipped)
+			}
+			if asJSON {
+				enc := json.NewEncoder(e.stdout)
+				enc.SetEscapeHTML(false)
+				for _, en := range entries {
+					if err := enc.Encode(en); err != nil {
+						return fmt.Errorf("write history: %w", err)
+					}
+				}
+				return nil
+			}
+			if len(entries) == 0 {
+				fmt.Fprintf(e.stderr, "no steps in the journal yet (%s)\n", g.journal)
+				return nil
+			}
+			printHistory(screenFor(e, g, e.stdout), entries)
+			return nil
+		},
+	}
+	c.Flags().IntVarP(&n, "lines", "n", defaultHistory, "how many entries, newest last (0: all)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the entries as JSON lines")
+	return c
+}
+
+var historyHeader = []string{"TIME", "USER", "MODE", "ACTION", "TARGET", "CONTAINER", "RESULT", "TOOK", "REASON / ERROR"}
+
+func historyRow(s screen, en journal.Entry) []string {
+	target := en.Workload + "/" + slotText(en.Slot)
+	result := s.render(s.st.OK, s.st.Glyphs.Done+" "+en.Result)
+	detail := en.Reason
+	if en.Result != journal.ResultOK {
+		result = s.render(s.st.Bad, s.st.Glyphs.Failed+" "+en.Result)
+		detail = s.render(s.st.Bad, oneLine(en.Error))
+	}
+	return []string{
+		en.Time.Local().Format(time.DateTime), en.User, en.Mode,
+		s.render(s.st.Action(en.Action), en.Action), target,
+		s.render(s.st.Muted, en.Container), result,
+		(time.Duration(en.DurationMS) * time.Millisecond).String(), detail,
+	}
+}
+
+func printHistory(s screen, entries []journal.Entry) {
+	if !s.styled {
+		tw := tabwriter.NewWriter(s.w, 0, 0, 2, ' ', 0)
+		for _, cells := range append([][]string{historyHeader}, rows(s, entries)...) {
+			fmt.Fprintln(tw, strings.Join(cells, "\t"))
+		}
+		tw.Flush()
+		return
+	}
+	t := table.New().
+		Headers(historyHeader...).
+		Rows(rows(s, entries)...).
+		BorderTop(false).BorderBottom(false).BorderLeft(false).BorderRight(false).
+		BorderColumn(false).BorderHeader(false).
+		StyleFunc(func(row, _ int) lipgloss.Style {
+			if row == table.HeaderRow {
+				return s.st.Heading.PaddingRight(2)
+			}
+			return lipgloss.NewStyle().PaddingRight(2)
+		})
+	s.printf("%s\n", t.Render())
+}
+
+func rows(s screen, entries []journal.Entry) [][]string {
+	out := make([][]string, len(entries))
+	for i, en := range entries {
+		out[i] = historyRow(s, en)
+	}
+	return out
+}

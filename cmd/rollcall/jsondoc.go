@@ -1,0 +1,191 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/spec"
+)
+
+// planDoc is the document `rollcall plan --json` prints: one JSON object,
+// indented, followed by a newline. The schema is stable: fields are only
+// ever added, never renamed or removed, and every field is always present
+// (arrays are [] rather than null when empty).
+//
+//	{
+//	  "source":    string   the desired-state file
+//	  "prefix":    string   the label prefix in force (after --prefix)
+//	  "converged": bool     nothing to do or wait for, and no workload error (exit 0)
+//	  "summary":   string   "2 start · 1 roll · 1 restart · 1 stop", or "nothing to do"
+//	  "workloads": [        only workloads with something to say, sorted by name
+//	    {
+//	      "name":     string
+//	      "changes":  [string]   spec diff lines, "~ image: web:v1 → web:v2"
+//	      "error":    string     "" or why the workload cannot be acted on (image missing)
+//	      "failures": [          new containers that missed their health deadline
+//	        {"workload": string, "slot": int|null, "container": string,
+//	         "action": string (the failure_action: pause|rollback|continue), "reason": string}
+//	      ],
+//	      "steps": [             in the order apply runs them
+//	        {
+//	          "action":       "start"|"roll"|"restart"|"update"|"stop"|"wait",
+//	          "workload":     string,
+//	          "slot":         int|null   (null: the container has no readable slot),
+//	          "container":    string     (for start: the name it will get),
+//	          "container_id": string     ("" for start),
+//	          "reason":       string,
+//	          "until":        string|null  RFC 3339 UTC: when a wait is next looked at,
+//	          "downtime":     bool       stop-first: the slot is down until the new container is healthy
+//	        }
+//	      ],
+//	      "notes": [string]
+//	    }
+//	  ],
+//	  "notes":    [string]   containers that belong to no workload (left alone)
+//	  "warnings": [string]   doubtful but accepted findings in the file, "file:line:col: message"
+//	}
+type planDoc struct {
+	Source    string        `json:"source"`
+	Prefix    string        `json:"prefix"`
+	Converged bool          `json:"converged"`
+	Summary   string        `json:"summary"`
+	Workloads []workloadDoc `json:"workloads"`
+	Notes     []string      `json:"notes"`
+	Warnings  []string      `json:"warnings"`
+}
+
+type workloadDoc struct {
+	Name     string       `json:"name"`
+	Changes  []string     `json:"changes"`
+	Error    string       `json:"error"`
+	Failures []failureDoc `json:"failures"`
+	Steps    []stepDoc    `json:"steps"`
+	Notes    []string     `json:"notes"`
+}
+
+type failureDoc struct {
+	Workload  string `json:"workload"`
+	Slot      *int   `json:"slot"`
+	Container string `json:"container"`
+	Action    string `json:"action"`
+	Reason    string `json:"reason"`
+}
+
+type stepDoc struct {
+	Action      string     `json:"action"`
+	Workload    string     `json:"workload"`
+	Slot        *int       `json:"slot"`
+	Container   string     `json:"container"`
+	ContainerID string     `json:"container_id"`
+	Reason      string     `json:"reason"`
+	Until       *time.Time `json:"until"`
+	Downtime    bool       `json:"downtime"`
+}
+
+func newPlanDoc(d *spec.Desired, p reconcile.Plan) planDoc {
+	doc := planDoc{
+		Source: d.Source, Prefix: d.Prefix, Converged: converged(p), Summary: p.Summary(),
+		Workloads: []workloadDoc{}, Notes: list(p.Notes), Warnings: []string{},
+	}
+	for _, w := range d.Warnings {
+		doc.Warnings = append(doc.Warnings, fmt.Sprintf("%s:%d:%d: %s", w.File, w.Line, w.Col, w.Msg))
+	}
+	for _, w := range p.Workloads {
+		wd := workloadDoc{Name: w.Name, Changes: list(w.Changes), Error: w.Error,
+			Failures: []failureDoc{}, Steps: []stepDoc{}, Notes: list(w.Notes)}
+		for _, f := range w.Failures {
+			wd.Failures = append(wd.Failures, failureDoc{Workload: f.Workload, Slot: slotPtr(f.Slot),
+				Container: f.Container, Action: f.Action, Reason: f.Reason})
+		}
+		for _, s := range w.Steps {
+			wd.Steps = append(wd.Steps, newStepDoc(s))
+		}
+		doc.Workloads = append(doc.Workloads, wd)
+	}
+	return doc
+}
+
+func newStepDoc(s reconcile.Step) stepDoc {
+	sd := stepDoc{Action: string(s.Action), Workload: s.Workload, Slot: slotPtr(s.Slot),
+		Container: s.Container, ContainerID: s.ContainerID, Reason: s.Reason, Downtime: s.Downtime}
+	if !s.Until.IsZero() {
+		u := s.Until.UTC()
+		sd.Until = &u
+	}
+	return sd
+}
+
+func slotPtr(slot int) *int {
+	if slot == reconcile.NoSlot {
+		return nil
+	}
+	return &slot
+}
+
+// list copies a list so that an empty one encodes as [].
+func list(in []string) []string { return append([]string{}, in...) }
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// applyDoc is what `rollcall apply --json` prints on stdout when it ends
+// (progress lines stay on stderr): one indented JSON object. Stable as
+// planDoc is; every field always present.
+//
+//	{
+//	  "source":    string
+//	  "prefix":    string
+//	  "converged": bool      true: exit 0
+//	  "rounds":    int       observe → plan → apply rounds taken
+//	  "summary":   string    the final line, as printed on stderr
+//	  "error":     string    "" when converged, else why not
+//	  "steps": [             every executed step, in order: the step fields of
+//	                         plan --json, plus
+//	    {..., "result": "ok"|"failed", "error": string, "duration_ms": int}
+//	  ],
+//	  "pending": [step]      the last plan's steps when not converged, else []
+//	}
+type applyDoc struct {
+	Source    string      `json:"source"`
+	Prefix    string      `json:"prefix"`
+	Converged bool        `json:"converged"`
+	Rounds    int         `json:"rounds"`
+	Summary   string      `json:"summary"`
+	Error     string      `json:"error"`
+	Steps     []resultDoc `json:"steps"`
+	Pending   []stepDoc   `json:"pending"`
+}
+
+type resultDoc struct {
+	stepDoc
+	Result     string `json:"result"`
+	Error      string `json:"error"`
+	DurationMS int64  `json:"duration_ms"`
+}
+
+func newApplyDoc(d *spec.Desired, rep reconcile.Report, err error, summary string, results []reconcile.Result) applyDoc {
+	doc := applyDoc{Source: d.Source, Prefix: d.Prefix, Converged: err == nil, Rounds: rep.Rounds,
+		Summary: summary, Steps: []resultDoc{}, Pending: []stepDoc{}}
+	if err != nil {
+		doc.Error = oneLine(err.Error())
+		for _, s := range rep.Last.Steps() {
+			doc.Pending = append(doc.Pending, newStepDoc(s))
+		}
+	}
+	for _, r := range results {
+		rd := resultDoc{stepDoc: newStepDoc(r.Step), Result: journal.ResultOK, DurationMS: r.Duration.Milliseconds()}
+		if r.Err != nil {
+			rd.Result, rd.Error = journal.ResultFailed, oneLine(r.Err.Error())
+		}
+		doc.Steps = append(doc.Steps, rd)
+	}
+	return doc
+}

@@ -1,0 +1,180 @@
+// Command rollcall rolls containers on one Docker host without downtime.
+//
+// This package is flags and wiring only: it reads the desired-state file
+// (engine/spec), talks to the engine (engine/docker), lets engine/reconcile
+// decide and act, and writes the audit trail (engine/journal). What it adds is
+// presentation: the styled plan tree (render.go), the --json documents
+// (jsondoc.go), progress lines and exit codes. The agent's small wait-and-
+// converge loop (agent.go) lives here until it moves onto engine/session.
+//
+// Tests build the command tree with newRoot over an env (streams, a client
+// factory, a clock), so they run every command on the fake engine.
+//
+//	rollcall plan    [-f FILE] [--json]         exit 0 converged, 2 changes pending, 1 error
+//	rollcall apply   [-f FILE] [--yes] [--timeout D] [--json] [--recreate] [--skip-health]
+//	                                             exit 0 converged, 1 failed, timed out or refused
+//	rollcall agent   [-f FILE]                  converge forever (systemd); exit 0 on SIGTERM/SIGINT
+//	rollcall history [-n N] [--json]            the journal, newest last
+//	rollcall version
+//
+// Global flags: --docker-host (default: DOCKER_HOST and friends, as the docker
+// CLI reads them), --prefix (overrides the file's), --journal, --theme
+// auto|dark|light|mono. -f/--file (default ./rollcall.yaml) belongs to the
+// commands that read the file.
+//
+// Errors go to stderr as one line "rollcall: ..." with a hint where one helps;
+// errors in the desired-state file are printed as "file:line:col: message" so
+// editors can jump to them. Human output is styled only on a terminal, and
+// NO_COLOR turns colour off unless --theme names a colour theme.
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"charm.land/lipgloss/v2"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/theme"
+)
+
+func main() {
+	// The first SIGINT or SIGTERM ends the command's context, so it winds
+	// down and says where it stopped; a second one kills the process.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() { <-ctx.Done(); stop() }()
+	code := run(ctx, productionEnv(), os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// env is everything the commands take from the world, so tests can put a
+// fake engine, buffers and a fixed clock in its place.
+type env struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	// connect opens the engine at host; "" means from the environment.
+	connect func(ctx context.Context, host string) (docker.Client, error)
+	now     func() time.Time
+	environ []string
+	// terminal reports whether one of stdin, stdout and stderr is a terminal.
+	terminal func(f any) bool
+	// darkBackground asks the terminal for its background; only --theme auto calls it.
+	darkBackground func() bool
+}
+
+func productionEnv() env {
+	return env{
+		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr,
+		connect: func(ctx context.Context, host string) (docker.Client, error) {
+			m, err := docker.NewMoby(ctx, host)
+			if err != nil {
+				return nil, err // not a typed nil inside the interface
+			}
+			return m, nil
+		},
+		now:     time.Now,
+		environ: os.Environ(),
+		terminal: func(f any) bool {
+			fd, ok := f.(interface{ Fd() uintptr })
+			return ok && term.IsTerminal(int(fd.Fd()))
+		},
+		darkBackground: func() bool { return lipgloss.HasDarkBackground(os.Stdin, os.Stdout) },
+	}
+}
+
+// getenv reads one variable of the environment e was given.
+func (e env) getenv(key string) string {
+	for i := len(e.environ) - 1; i >= 0; i-- {
+		if k, v, ok := cutEnv(e.environ[i]); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+func cutEnv(kv string) (string, string, bool) {
+	for i := 0; i < len(kv); i++ {
+		if kv[i] == '=' {
+			return kv[:i], kv[i+1:], true
+		}
+	}
+	return "", "", false
+}
+
+// globals are the flags every command shares.
+type globals struct {
+	dockerHost string
+	prefix     string
+	journal    string
+	theme      string
+}
+
+// run executes one command line and returns the process exit code.
+func run(ctx context.Context, e env, args []string) int {
+	root := newRoot(e)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	return report(e.stderr, err)
+}
+
+// newRoot builds the command tree. The root itself only prints help until
+// the console lands.
+func newRoot(e env) *cobra.Command {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:   "rollcall",
+		Short: "Zero-downtime container rollouts on one Docker host",
+		Long: `rollcall converges the containers of one Docker host towards a desired-state
+file (rollcall.yaml), one slot at a time, without downtime.
+
+  rollcall plan      show what would change (exit 2 if anything would)
+  rollcall apply     converge now, headless
+  rollcall agent     converge forever (for systemd)
+  rollcall history   the journal of executed steps`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          cobra.NoArgs,
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			_, err := theme.ParseName(g.theme)
+			return usageErr(err)
+		},
+	}
+	root.SetIn(e.stdin)
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &usageError{err: err, command: c.CommandPath()}
+	})
+
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.dockerHost, "docker-host", "", "engine endpoint, e.g. unix:///var/run/docker.sock (default: DOCKER_HOST, as the docker CLI)")
+	pf.StringVar(&g.prefix, "prefix", "", "label prefix of the managed containers (overrides the file's prefix)")
+	pf.StringVar(&g.journal, "journal", journal.DefaultPath(), "journal file: one JSON line per executed step")
+	pf.StringVar(&g.theme, "theme", string(theme.Auto), "colours on a terminal: auto, dark, light or mono (NO_COLOR means mono under auto)")
+
+	root.AddCommand(
+		newPlanCmd(e, g),
+		newApplyCmd(e, g),
+		newAgentCmd(e, g),
+		newHistoryCmd(e, g),
+		newVersionCmd(e, g),
+	)
+	return root
+}
+
+// defaultFile is the desired-state file when -f is not given.
+const defaultFile = "rollcall.yaml"
+
+// fileFlag registers -f/--file on a command that reads the desired state.
+func fileFlag(c *cobra.Command, path *string) {
+	c.Flags().StringVarP(path, "file", "f", defaultFile, "desired-state file")
+}

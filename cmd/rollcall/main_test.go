@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/journal"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// t0 is the frozen time of the fixed fake-engine states.
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// harness runs command lines against a fake engine, in a temporary
+// directory that holds the desired file and the journal.
+type harness struct {
+	t       *testing.T
+	fake    *docker.Fake
+	now     func() time.Time
+	dir     string
+	journal string
+	// unreachable makes connecting fail, as a stopped engine does.
+	unreachable bool
+	// terminal names the streams that pretend to be terminals: "stdin".
+	terminal map[string]bool
+	// environ is added to the environment the commands see.
+	environ []string
+}
+
+// newHarness returns a harness over an empty fake engine. A nil clock is
+// real time.
+func newHarness(t *testing.T, clock *docker.ManualClock) *harness {
+	t.Helper()
+	opts := docker.FakeOptions{Seed: 1}
+	now := time.Now
+	if clock != nil {
+		opts.Clock = clock
+		now = clock.Now
+	}
+	dir := t.TempDir()
+	return &harness{t: t, fake: docker.NewFake(opts), now: now, dir: dir,
+		journal: filepath.Join(dir, "state", "journal.jsonl"), terminal: map[string]bool{}}
+}
+
+// file writes the desired-state file and returns its path.
+func (h *harness) file(name, content string) string {
+	h.t.Helper()
+	path := filepath.Join(h.dir, name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		h.t.Fatal(err)
+	}
+	return path
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// run runs one command line with stdin and waits for it.
+func (h *harness) run(stdin string, args ...string) result {
+	h.t.Helper()
+	return h.runCtx(context.Background(), stdin, args...)
+}
+
+func (h *harness) runCtx(ctx context.Context, stdin string, args ...string) result {
+	h.t.Helper()
+	var stdout, stderr syncBuffer
+	code := run(ctx, h.env(strings.NewReader(stdin), &stdout, &stderr), append([]string{"--journal", h.journal}, args...))
+	return result{stdout: stdout.String(), stderr: stderr.String(), code: code}
+}
+
+func (h *harness) env(stdin *strings.Reader, stdout, stderr *syncBuffer) env {
+	return env{
+		stdin: stdin, stdout: stdout, stderr: stderr,
+		connect: func(context.Context, string) (docker.Client, error) {
+			if h.unreachable {
+				return nil, errors.New("connect to docker engine unix:///nonexistent.sock: connection refused")
+			}
+			return h.fake, nil
+		},
+		now:     h.now,
+		environ: append([]string{"USER=tester", "TERM=xterm-256color"}, h.environ...),
+		terminal: func(f any) bool {
+			switch f {
+			case stdin:
+				return h.terminal["stdin"]
+			case stdout:
+				return h.terminal["stdout"]
+			case stderr:
+				return h.terminal["stderr"]
+			}
+			return false
+		},
+		darkBackground: func() bool { return true },
+	}
+}
+
+func (h *harness) journalEntries() []journal.Entry {
+	h.t.Helper()
+	es, err := journal.Read(h.journal, 0)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return es
+}
+
+// syncBuffer is a bytes.Buffer safe for the agent's concurrent writers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// golden compares got with testdata/name, rewriting it under -update. On a
+// mismatch it writes testdata/name.got beside it for a diff.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		_ = os.WriteFile(path+".got", []byte(got), 0o644)
+		t.Fatalf("%s differs from the golden file (got written to %s.got):\n--- got\n%s\n--- want\n%s", name, path, got, want)
+	}
+	_ = os.Remove(path + ".got")
+}
+
+func mustContain(t *testing.T, what, s string, subs ...string) {
+	t.Helper()
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			t.Errorf("%s lacks %q:\n%s", what, sub, s)
+		}
+	}
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestVersion: version, commit and Go version always; the engine's when one
+// answers, and why not otherwise, without failing.
+func TestVersion(t *testing.T) {
+	h := newHarness(t, nil)
+	res := h.run("", "version")
+	if res.code != exitOK {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	mustContain(t, "version", res.stdout, "rollcall ", "commit:", runtime.Version(), "engine:  fake (API 1.41) at fake:// (simulated)")
+
+	h.unreachable = true
+	res = h.run("", "version")
+	if res.code != exitOK {
+		t.Fatalf("exit %d with no engine: %s", res.code, res.stderr)
+	}
+	mustContain(t, "version", res.stdout, "engine:  not reachable: connect to docker engine")
+}
+
+// TestCommandLine: the root prints help; bad flags and arguments are one
+// error line pointing at the command's help, exit 1.
+func TestCommandLine(t *testing.T) {
+	h := newHarness(t, nil)
+	res := h.run("")
+	if res.code != exitOK || !strings.Contains(res.stdout, "Available Commands:") {
+		t.Errorf("root: exit %d\n%s", res.code, res.stdout)
+	}
+	for _, args := range [][]string{
+		{"plan", "--bogus"},
+		{"apply", "--timeout", "soon"},
+		{"--theme", "neon", "plan"},
+	} {
+		res := h.run("", args...)
+		if res.code != exitFailed || !strings.HasPrefix(res.stderr, "rollcall: ") || !strings.Contains(res.stderr, "--help' for usage") {
+			t.Errorf("%v: exit %d, stderr %q", args, res.code, res.stderr)
+		}
+	}
+	if res := h.run("", "plan", "extra"); res.code != exitFailed || !strings.Contains(res.stderr, `unknown command "extra"`) {
+		t.Errorf("plan extra: exit %d, stderr %q", res.code, res.stderr)
+	}
+}
