@@ -64,7 +64,7 @@ func Run(ctx context.Context, c docker.Client, s Step) error {
 		}
 		_, err := c.Create(ctx, *s.Create)
 		if errors.Is(err, docker.ErrConflict) {
-			return nil // already created: the effect is in place
+			return sameStart(ctx, c, s)
 		}
 		if err != nil {
 			return fmt.Errorf("start %s: %w", s.Target(), err)
@@ -92,4 +92,22 @@ func Run(ctx context.Context, c docker.Client, s Step) error {
 		return nil
 	}
 	return fmt.Errorf("%s %s: unknown action", s.Action, s.Target())
+}
+
+// sameStart decides a start whose name is taken: if the container of that name
+// carries every label the start would give it, the start already happened and
+// is a no-op. Anything else (another prefix's container, one created by hand)
+// is an error: counting it as done would leave the slot empty for good.
+func sameStart(ctx context.Context, c docker.Client, s Step) error {
+	d, err := c.Inspect(ctx, s.Create.Name)
+	if err != nil {
+		return fmt.Errorf("start %s: name %s is taken, and inspecting it failed: %w", s.Target(), s.Create.Name, err)
+	}
+	for k, v := range s.Create.Labels {
+		if d.Labels[k] != v {
+			return fmt.Errorf("start %s: name %s is taken by a container that is not this slot's (label %s): %w",
+				s.Target(), s.Create.Name, k, docker.ErrConflict)
+		}
+	}
+	return nil
 }

@@ -17,7 +17,8 @@ import (
 type recorder struct {
 	names map[string]string // container ID -> name, for readable records
 	calls []string
-	fail  map[string]error // "verb:name" -> error
+	fail  map[string]error             // "verb:name" -> error
+	owned map[string]map[string]string // name -> labels, for Inspect
 }
 
 func (r *recorder) do(verb, idOrName string) error {
@@ -45,8 +46,16 @@ func (r *recorder) Info(context.Context) (docker.EngineInfo, error) { panic("une
 func (r *recorder) List(context.Context, string) ([]docker.Container, error) {
 	panic("unexpected List")
 }
-func (r *recorder) Inspect(context.Context, string) (docker.ContainerDetail, error) {
-	panic("unexpected Inspect")
+
+// Inspect answers only for names in owned: the containers that a conflicting
+// create finds already there.
+func (r *recorder) Inspect(_ context.Context, name string) (docker.ContainerDetail, error) {
+	r.calls = append(r.calls, "inspect:"+name)
+	labels, ok := r.owned[name]
+	if !ok {
+		return docker.ContainerDetail{}, fmt.Errorf("inspect %s: %w", name, docker.ErrNotFound)
+	}
+	return docker.ContainerDetail{Container: docker.Container{Name: name, Labels: labels}}, nil
 }
 func (r *recorder) ImageInspect(context.Context, string) (docker.Image, error) {
 	panic("unexpected ImageInspect")
@@ -59,7 +68,7 @@ func (r *recorder) Logs(context.Context, string, docker.LogOptions) (<-chan dock
 }
 
 func recorderFor(o *Observed) *recorder {
-	r := &recorder{names: map[string]string{}, fail: map[string]error{}}
+	r := &recorder{names: map[string]string{}, fail: map[string]error{}, owned: map[string]map[string]string{}}
 	for _, c := range o.Containers {
 		r.names[c.ID] = c.Name
 	}
@@ -135,6 +144,7 @@ func TestApplyRunsEveryStepAndIsIdempotent(t *testing.T) {
 		switch s.Action {
 		case ActStart:
 			r2.fail["create:"+s.Container] = fmt.Errorf("create: %w", docker.ErrConflict)
+			r2.owned[s.Container] = s.Create.Labels
 		case ActStop:
 			r2.fail["stop:"+s.Container] = fmt.Errorf("stop: %w", docker.ErrNotFound)
 			r2.fail["remove:"+s.Container] = fmt.Errorf("remove: %w", docker.ErrNotFound)
@@ -163,4 +173,18 @@ func TestApplyStopsAtCancel(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || len(r.calls) != 1 {
 		t.Fatalf("err %v, calls %q", err, r.calls)
 	}
+}
+
+func TestApplyStartOnAForeignName(t *testing.T) {
+	d := resolved(workload("web", 1))
+	p := Diff(d, observed())
+	r := recorderFor(observed())
+	name := p.Steps()[0].Container
+	r.fail["create:"+name] = fmt.Errorf("create: %w", docker.ErrConflict)
+	r.owned[name] = map[string]string{"other.managed": "true"} // same name, another prefix
+	_, err := Apply(t.Context(), r, p.Steps(), ApplyOptions{})
+	if !errors.Is(err, docker.ErrConflict) || !strings.Contains(err.Error(), "not this slot's") {
+		t.Fatalf("a start on a name held by a foreign container must fail, got %v", err)
+	}
+	equalStrings(t, r.calls, []string{"create:" + name, "inspect:" + name})
 }
