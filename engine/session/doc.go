@@ -1,0 +1,60 @@
+// Package session is rollcall's live loop (DESIGN §7): it observes the
+// engine, watches the desired source, diffs the two, streams snapshots to the
+// console and the headless commands, and runs steps according to the mode.
+//
+// One goroutine (Run) owns all state. Everything slow happens beside it, in
+// goroutines that report back on channels: listing the engine, loading the
+// desired source, running a step, fetching a failed container's health output
+// and logs. So a hung engine call never keeps the loop from handling events,
+// intents or ctx.
+//
+// The rules it keeps:
+//
+//   - Observe: the event stream is subscribed before the first list. Events
+//     are coalesced: the first of a quiet period relists at once, and the
+//     rest relist at most once per Options.Coalesce. A resync relists every
+//     Options.Resync regardless. A broken stream is re-subscribed with
+//     backoff (100ms doubling to 5s) and followed by a relist; while the
+//     engine does not answer the snapshot says Connected=false and nothing
+//     runs, and the session keeps trying rather than exit.
+//   - Desired source: a load that fails (a parse or validation error, a
+//     half-written file) keeps the last good desired state and shows the
+//     error. With no good desired state yet, there is no plan at all: a
+//     missing file never reads as "stop everything". A later desired state
+//     with another label prefix is refused the same way, since the
+//     observer, the lock and the containers all hang on the prefix; only
+//     the first good one after a broken start may set it.
+//   - Modes: watch runs on docker.ReadOnly, so it cannot act even by mistake;
+//     step runs only the steps the operator approved; auto runs each plan as
+//     it appears. A Paused flag, set by the operator or by a failure with
+//     failure_action pause, stops every step in every mode until Resume.
+//   - Fresh diff: a step runs only from a plan diffed from a list taken after
+//     the last step ended and after the last intent, desired change or mode
+//     change. An approved step whose key is not in such a plan is dropped,
+//     with a note. Steps run one at a time.
+//   - Confirmations: a stop-first step (Step.Downtime) needs Confirm(yes) in
+//     every mode; Confirm(no) skips it until approved again. After a desired
+//     change (the first desired state counts as one) whose plan would stop or
+//     roll more than half of the running managed containers, no step runs in
+//     any mode until Confirm(yes); Confirm(no) keeps waiting.
+//     Options.AutoConfirm answers both with yes, for `apply --yes`.
+//   - Failures (§6): pause pauses with the reason, the container's last
+//     health output and a few log lines; rollback is the plan's own stop step
+//     with Hold, and once it succeeds the spec goes on hold; continue needs
+//     nothing here. A step that fails at the engine is shown with its error;
+//     auto tries it again after a backoff (1s doubling to 1m).
+//   - Operator rollback (Rollback intent): the workload's current spec goes
+//     on hold at once, and its up-to-date containers are stopped in every
+//     slot that still has a running older container to serve; a slot that
+//     already finished its roll keeps its new container. The workload's plan
+//     steps wait until that is done.
+//   - Crash restarts rollcall issued count towards the backoff of rule 4
+//     until the container has run healthy for 10s, as docker's own restart
+//     manager resets.
+//   - Host lock: step and auto hold an exclusive flock on one file per engine
+//     endpoint and prefix, holding "user pid since". A session that cannot
+//     get it drops to watch and shows the holder. Watch releases it.
+//   - Journal: every executed step is appended, with the wall-clock time.
+//
+// It imports engine/docker, spec, reconcile and journal; never tui or theme.
+package session

@@ -1,0 +1,229 @@
+package session
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/rollcall/rollcall/engine/reconcile"
+)
+
+// Intent is something the operator asks of the session, sent with Do.
+type Intent interface{ intent() }
+
+type (
+	// ApproveStep lets the step with this Key() run in step mode (after a
+	// fresh diff still holds it). It also un-skips the step.
+	ApproveStep struct{ Key string }
+	// ApprovePlan approves every executable step of the current plan.
+	ApprovePlan struct{}
+	// Skip keeps a step from running, in step and auto mode, until it is
+	// approved again or leaves the plan.
+	Skip struct{ Key string }
+	// SetMode switches to watch, step or auto; an acting mode takes the
+	// host lock first, and falls back to watch without it.
+	SetMode struct{ Mode Mode }
+	// Pause stops every step until Resume; a running step finishes.
+	Pause struct{}
+	// Resume lifts a pause.
+	Resume struct{}
+	// Rollback puts a workload's current spec on hold and stops its
+	// up-to-date containers wherever an older one still serves the slot.
+	Rollback struct{ Workload string }
+	// Recreate asks for a rolling restart (§5 rule 10) of one workload, or
+	// of every workload when Workload is "".
+	Recreate struct{ Workload string }
+	// Emergency turns skip-health (§5 rule 11) on or off.
+	Emergency struct{ On bool }
+	// Confirm answers the pending confirmation (Snapshot.Confirm).
+	Confirm struct{ Yes bool }
+	// Refresh relists the engine now.
+	Refresh struct{}
+)
+
+func (ApproveStep) intent() {}
+func (ApprovePlan) intent() {}
+func (Skip) intent()        {}
+func (SetMode) intent()     {}
+func (Pause) intent()       {}
+func (Resume) intent()      {}
+func (Rollback) intent()    {}
+func (Recreate) intent()    {}
+func (Emergency) intent()   {}
+func (Confirm) intent()     {}
+func (Refresh) intent()     {}
+
+// intentQueue is an unbounded queue: Do never blocks and never drops.
+type intentQueue struct {
+	mu   sync.Mutex
+	q    []Intent
+	wake chan struct{}
+}
+
+func newIntentQueue() intentQueue { return intentQueue{wake: make(chan struct{}, 1)} }
+
+func (q *intentQueue) push(i Intent) {
+	q.mu.Lock()
+	q.q = append(q.q, i)
+	q.mu.Unlock()
+	signal(q.wake)
+}
+
+func (q *intentQueue) drain() []Intent {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := q.q
+	q.q = nil
+	return out
+}
+
+// handle applies one intent. Whatever it changes makes the plan unfit to
+// act on until a fresh relist.
+func (l *loop) handle(i Intent) {
+	l.epoch++
+	defer l.requestFetch()
+	switch i := i.(type) {
+	case ApproveStep:
+		if !l.acting("approve a step") {
+			return
+		}
+		delete(l.skipped, i.Key)
+		if l.confirm != nil && l.confirm.Key == i.Key {
+			l.confirm.Declined = false
+		}
+		if l.mode == ModeStep {
+			l.approved[i.Key] = true
+		}
+	case ApprovePlan:
+		if !l.acting("approve the plan") {
+			return
+		}
+		for _, s := range l.plan.Executable() {
+			if l.mode == ModeStep {
+				l.approved[s.Key()] = true
+			}
+		}
+	case Skip:
+		l.skipped[i.Key] = true
+		delete(l.approved, i.Key)
+		if l.confirm != nil && l.confirm.Key == i.Key {
+			l.confirm = nil
+		}
+	case SetMode:
+		l.setMode(i.Mode)
+	case Pause:
+		if l.pause == nil {
+			l.pause = &PauseInfo{Reason: "paused by " + l.opts.User, ByOperator: true, Since: l.now()}
+		}
+	case Resume:
+		if l.pause != nil {
+			l.note("resumed (%s)", l.pause.Reason)
+			l.pause = nil
+		}
+	case Rollback:
+		l.startRollback(i.Workload)
+	case Recreate:
+		l.startRecreate(i.Workload)
+	case Emergency:
+		if l.skipHealth != i.On {
+			l.skipHealth = i.On
+			if i.On {
+				l.note("emergency: health is not waited for (skip-health on)")
+			} else {
+				l.note("emergency off: health is waited for again")
+			}
+		}
+	case Confirm:
+		l.answer(i.Yes)
+	case Refresh:
+	}
+}
+
+// acting reports whether the session may act; in watch mode it notes that
+// what was asked is refused.
+func (l *loop) acting(what string) bool {
+	if l.mode.Acting() {
+		return true
+	}
+	l.note("watch mode is read-only: cannot %s (switch to step or auto)", what)
+	return false
+}
+
+func (l *loop) setMode(m Mode) {
+	if _, err := ParseMode(string(m)); err != nil {
+		l.note("%v", err)
+		return
+	}
+	if m == l.mode {
+		return
+	}
+	clear(l.approved)
+	if !m.Acting() {
+		l.mode = m
+		if l.running != nil {
+			l.releaseAfterStep = true
+		} else {
+			l.releaseLock()
+		}
+		return
+	}
+	l.releaseAfterStep = false
+	l.mode = m
+	l.takeLock() // falls back to watch without it
+}
+
+func (l *loop) startRecreate(workload string) {
+	if !l.acting("recreate") {
+		return
+	}
+	if l.desired == nil {
+		l.note("recreate: no desired state loaded")
+		return
+	}
+	at := l.now()
+	var names []string
+	if workload == "" {
+		names = l.desired.Names()
+	} else if _, ok := l.desired.Workloads[workload]; ok {
+		names = []string{workload}
+	} else {
+		l.note("recreate: no workload %q in the desired state", workload)
+		return
+	}
+	for _, n := range names {
+		l.recreate[n] = at
+	}
+	l.note("recreate requested for %v: every older container rolls, slot by slot", names)
+}
+
+// answer takes the operator's yes or no to the pending confirmation.
+func (l *loop) answer(yes bool) {
+	c := l.confirm
+	if c == nil {
+		l.note("nothing to confirm")
+		return
+	}
+	switch c.Kind {
+	case ConfirmBlast:
+		if yes {
+			l.confirm = nil
+			l.note("confirmed: %s", c.Prompt)
+		} else {
+			c.Declined = true // the guard holds; it asks nothing new
+		}
+	case ConfirmDowntime:
+		l.confirm = nil
+		if yes {
+			l.confirmed[c.Key] = true
+			l.note("confirmed downtime: %s", c.Step.Target())
+		} else {
+			l.skipped[c.Key] = true
+			delete(l.approved, c.Key)
+			l.note("declined downtime: %s skipped (approve it to be asked again)", c.Step.Target())
+		}
+	}
+}
+
+// inPlan reports whether the plan holds an executable step with key.
+func inPlan(p reconcile.Plan, key string) bool {
+	return slices.ContainsFunc(p.Executable(), func(s reconcile.Step) bool { return s.Key() == key })
+}

@@ -1,0 +1,233 @@
+package session
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/spec"
+)
+
+// Backoff of the event stream's re-subscription and of relists that fail.
+const (
+	backoffMin = 100 * time.Millisecond
+	backoffMax = 5 * time.Second
+)
+
+// maxEvents is how many recent engine events a snapshot carries.
+const maxEvents = 100
+
+func nextBackoff(d time.Duration) time.Duration {
+	if d <= 0 {
+		return backoffMin
+	}
+	return min(2*d, backoffMax)
+}
+
+// subscribe (re)opens the event stream, then relists: whatever happened
+// while no stream was open shows up in the list.
+func (l *loop) subscribe() {
+	if l.evCancel != nil {
+		l.evCancel()
+	}
+	ctx, cancel := context.WithCancel(l.ctx)
+	l.evCancel = cancel
+	l.evc, l.errc = l.raw.Events(ctx, l.prefix, time.Time{})
+	l.requestFetch()
+}
+
+func (l *loop) onEvent(ev docker.Event) {
+	l.evBackoff = 0
+	l.events = append(l.events, ev)
+	if len(l.events) > 2*maxEvents {
+		l.events = append(l.events[:0:0], l.events[len(l.events)-maxEvents:]...)
+	}
+	if !heralds(ev.Action) {
+		l.requestFetch()
+	}
+}
+
+// heralds reports whether an event only announces another: a kill or an
+// OOM that ends the process is followed by "die", and a kill that does not
+// changes nothing. Relisting on the herald would take the list while the
+// process still runs and hold up the relist that matters.
+func heralds(action string) bool { return action == "kill" || action == "oom" }
+
+// onStreamError: the stream broke (it may still be reconnecting by itself,
+// as the moby adapter's does). Relist to learn whether the engine answers.
+func (l *loop) onStreamError(err error) {
+	l.connected = false
+	l.engineErr = "engine disconnected: " + err.Error()
+	l.requestFetch()
+}
+
+// onStreamClosed: the stream is gone for good; subscribe again after a backoff.
+func (l *loop) onStreamClosed() {
+	l.evc, l.errc = nil, nil
+	l.connected = false
+	if l.engineErr == "" {
+		l.engineErr = "engine disconnected: event stream closed"
+	}
+	l.evBackoff = nextBackoff(l.evBackoff)
+	l.resub.set(l.evBackoff)
+}
+
+// requestFetch asks for a relist: at once when none ran for Coalesce, else
+// at the end of that window; one in flight is followed by one more.
+func (l *loop) requestFetch() {
+	if l.fetching {
+		l.refetch = true
+		return
+	}
+	if l.throttle.armed() {
+		return // already due, by coalescing or by backoff
+	}
+	if wait := l.opts.Coalesce - time.Since(l.lastFetch); wait > 0 {
+		l.throttle.set(wait)
+		return
+	}
+	l.startFetch()
+}
+
+type fetchResult struct {
+	epoch      uint64
+	at         time.Time // by Options.Now, as the list started: the plan's Now
+	info       *docker.EngineInfo
+	containers []docker.Container
+	resolved   *spec.ResolvedDesired
+	err        error
+}
+
+// startFetch lists the engine and resolves the desired state beside the loop.
+func (l *loop) startFetch() {
+	l.throttle.stop()
+	l.fetching, l.refetch = true, false
+	l.lastFetch = time.Now()
+	epoch, at, desired, prefix, needInfo := l.epoch, l.now(), l.desired, l.prefix, !l.infoOK || !l.connected
+	c := l.raw
+	goReport(l, l.fetched, func() fetchResult {
+		r := fetchResult{epoch: epoch, at: at}
+		if needInfo {
+			info, err := c.Info(l.ctx)
+			if err != nil {
+				r.err = err
+				return r
+			}
+			r.info = &info
+		}
+		// Resolving the images beside the list keeps a relist to the
+		// slower of the two calls.
+		resolved := make(chan *spec.ResolvedDesired, 1)
+		go func() {
+			if desired == nil {
+				resolved <- nil
+				return
+			}
+			resolved <- spec.Resolve(l.ctx, desired, c)
+		}()
+		r.containers, r.err = c.List(l.ctx, prefix)
+		r.resolved = <-resolved
+		return r
+	})
+}
+
+func (l *loop) onFetched(r fetchResult) {
+	l.fetching = false
+	if r.err != nil {
+		l.connected = false
+		l.engineErr = "engine disconnected: " + r.err.Error()
+		l.listBackoff = nextBackoff(l.listBackoff)
+		l.throttle.set(l.listBackoff)
+		return
+	}
+	l.listBackoff = 0
+	if r.info != nil {
+		l.info, l.infoOK = *r.info, true
+	}
+	if l.evc != nil {
+		l.connected, l.engineErr = true, ""
+	}
+	l.containers = r.containers
+	l.resolved = r.resolved
+	l.planEpoch, l.planNow = r.epoch, r.at
+	l.diff()
+	if l.mode.Acting() && l.lock == nil {
+		l.takeLock()
+	}
+	l.readHolder()
+	if r.epoch == l.epoch && l.running == nil {
+		l.act()
+	}
+	l.armWake()
+	if l.refetch {
+		l.requestFetch()
+	}
+}
+
+// diff makes the plan of the latest list and keeps the bookkeeping that
+// hangs on it current.
+func (l *loop) diff() {
+	if l.resolved == nil {
+		l.plan = reconcile.Plan{}
+	} else {
+		obs := &reconcile.Observed{Now: l.planNow, Containers: l.containers, Holds: l.holds,
+			RecreateBefore: l.recreate, SkipHealth: l.skipHealth, Restarts: l.restarts}
+		l.plan = reconcile.Diff(l.resolved, obs)
+	}
+	l.forgetRestarts()
+	l.forgetGoneSteps()
+	l.checkFailures()
+}
+
+// restartResetAfter is how long a container rollcall restarted must run
+// healthy before its crash backoff starts over, as docker's restart manager.
+const restartResetAfter = 10 * time.Second
+
+func (l *loop) forgetRestarts() {
+	if len(l.restarts) == 0 {
+		return
+	}
+	byID := map[string]*docker.Container{}
+	for i := range l.containers {
+		byID[l.containers[i].ID] = &l.containers[i]
+	}
+	for id := range l.restarts {
+		c := byID[id]
+		if c == nil {
+			delete(l.restarts, id)
+			continue
+		}
+		minReady := spec.DefaultMinReady
+		if l.resolved != nil {
+			if w := l.resolved.Workload(c.Labels[docker.WorkloadLabel(l.prefix)]); w != nil {
+				minReady = w.Update.MinReady
+			}
+		}
+		if reconcile.Healthy(c, minReady, l.planNow, false) && l.planNow.Sub(c.StartedAt) >= restartResetAfter {
+			delete(l.restarts, id)
+		}
+	}
+}
+
+// armWake sets the wake alarm for the earliest moment the plan may change
+// with no event: a wait's end, or (in auto) a failed step's retry.
+func (l *loop) armWake() {
+	var due []time.Duration
+	for _, s := range l.plan.Steps() {
+		if s.Action == reconcile.ActWait && !s.Until.IsZero() {
+			due = append(due, s.Until.Sub(l.now()))
+		}
+	}
+	if l.mode == ModeAuto {
+		for _, r := range l.retries {
+			due = append(due, time.Until(r.at))
+		}
+	}
+	if len(due) == 0 {
+		l.wake.stop()
+		return
+	}
+	l.wake.set(max(slices.Min(due), l.opts.Coalesce))
+}

@@ -1,0 +1,450 @@
+package tui
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/theme"
+)
+
+// board is what the console draws, made from one session.Snapshot when it
+// arrives. Every string from the engine or the desired state is sanitized
+// here, once, so no component ever sees a raw one: the fields that stay raw
+// (workload, key, id) are only ever sent back to the session, never drawn.
+type board struct {
+	seq  uint64
+	at   time.Time
+	mode session.Mode
+
+	header headerInfo
+
+	slots   []slotRow
+	blocks  []planBlock
+	notes   []string // plan notes about containers of no workload
+	summary string
+	running *stepRow // the running step when it has left the plan
+	next    string   // raw key of the step enter approves
+	busy    bool     // a step is running: the spinner turns
+	doing   string   // the running step, "restart worker/0"
+
+	pause   *pauseInfo
+	confirm *confirmInfo
+	events  []eventRow
+}
+
+type headerInfo struct {
+	engine     string // endpoint and version, or "simulated"
+	simulated  bool
+	connected  bool
+	engineErr  string
+	source     string
+	loaded     bool // a desired state has loaded
+	sourceErr  string
+	lockHeld   bool
+	lockHolder string // another session holds the lock
+	lockErr    string
+	progress   session.Progress
+	skipHealth bool
+	holds      []string // "web 3f2a1b2c"
+}
+
+type slotRow struct {
+	workload string // raw: sent back in Rollback and Recreate
+	slot     int
+	target   string // "web/0", "web/-"
+	desired  *desiredInfo
+	ready    bool
+	cs       []containerRow
+	changes  []string // the workload's spec diff lines from the plan
+	hay      string   // lower-case text the filter searches
+}
+
+type desiredInfo struct {
+	image, version, hash, limits, err string
+	rawLimits                         docker.Limits
+}
+
+type containerRow struct {
+	id       string // raw: what the log tail asks for; drawn only through shortID(sanitize)
+	shortID  string
+	name     string
+	short    string // name without "<prefix>-": the tables' column
+	image    string
+	state    string
+	health   theme.Status
+	relation string // up-to-date, stale, ...
+	age      time.Duration
+	restarts int
+	exit     string // "exit 137 (OOM)" for a container that stopped
+	ports    string
+	diff     []string // desired vs this container: "~ image: web:v1 → web:v2"
+}
+
+type planBlock struct {
+	workload string
+	name     string
+	err      string
+	changes  []string
+	failures []string
+	notes    []string
+	summary  string
+	steps    []stepRow
+	hay      string
+}
+
+type stepRow struct {
+	key        string // raw: sent back in ApproveStep and Skip
+	workload   string // raw: sent back in Rollback and Recreate
+	executable bool
+	action     string
+	target     string
+	container  string
+	reason     string
+	status     theme.Status
+	err        string
+	confirm    bool // stop-first: runs only after Confirm(yes)
+	until      time.Time
+	hay        string
+}
+
+type pauseInfo struct {
+	reason    string
+	operator  bool
+	workload  string // raw
+	container string
+	health    []string
+	logs      []string
+	detailErr string
+}
+
+type confirmInfo struct {
+	id       string // identifies the question across snapshots
+	title    string
+	prompt   string
+	declined bool
+}
+
+type eventRow struct {
+	at   time.Time
+	kind eventKind
+	text string
+}
+
+type eventKind int
+
+const (
+	kindEvent eventKind = iota
+	kindNote
+	kindDone
+	kindFailed
+)
+
+// maxEventRows bounds the events pane's history.
+const maxEventRows = 200
+
+func newBoard(s session.Snapshot) board {
+	b := board{seq: s.Seq, at: s.At, mode: s.Mode, next: s.Next, busy: s.Running != nil}
+	b.header = headerOf(s)
+
+	changes := map[string][]string{}
+	inPlan := map[string]bool{}
+	for _, w := range s.Plan.Workloads {
+		blk := planBlock{workload: w.Name, name: sanitize(w.Name), err: sanitize(w.Error)}
+		for _, c := range w.Changes {
+			blk.changes = append(blk.changes, sanitize(c))
+		}
+		changes[w.Name] = blk.changes
+		for _, f := range w.Failures {
+			blk.failures = append(blk.failures, sanitize(fmt.Sprintf("%s/%d %s: %s (failure_action %s)", f.Workload, f.Slot, f.Container, f.Reason, f.Action)))
+		}
+		for _, n := range w.Notes {
+			blk.notes = append(blk.notes, sanitize(n))
+		}
+		counts := map[reconcile.Action]int{}
+		for _, st := range w.Steps {
+			counts[st.Action]++
+			row := stepOf(st, s)
+			inPlan[row.key] = true
+			blk.steps = append(blk.steps, row)
+		}
+		blk.summary = reconcile.Plan{Workloads: []reconcile.WorkloadPlan{{Steps: w.Steps}}}.Summary()
+		blk.hay = strings.ToLower(blk.name + " " + blk.err + " " + strings.Join(blk.changes, " ") + " " + strings.Join(blk.failures, " "))
+		b.blocks = append(b.blocks, blk)
+	}
+	for _, n := range s.Plan.Notes {
+		b.notes = append(b.notes, sanitize(n))
+	}
+	b.summary = s.Plan.Summary()
+	if r := s.Running; r != nil {
+		b.doing = sanitize(string(r.Step.Action) + " " + r.Step.Target())
+	}
+	if r := s.Running; r != nil && !inPlan[r.Step.Key()] {
+		row := stepOf(r.Step, s)
+		row.status = theme.Running
+		b.running = &row
+	}
+
+	b.slots = make([]slotRow, 0, len(s.Slots))
+	lt := limitTexts{}
+	for _, v := range s.Slots {
+		b.slots = append(b.slots, slotOf(v, s.Prefix, changes[v.Workload], lt))
+	}
+
+	if p := s.Pause; p != nil {
+		b.pause = &pauseInfo{reason: sanitize(p.Reason), operator: p.ByOperator, workload: p.Workload,
+			container: sanitize(p.Container), health: sanitizeLines(p.Health), detailErr: firstLine(p.DetailErr)}
+		for _, l := range p.Logs {
+			b.pause.logs = append(b.pause.logs, sanitizeLines(l)...)
+		}
+	}
+	if c := s.Confirm; c != nil {
+		ci := &confirmInfo{id: string(c.Kind) + "\x00" + c.Key + "\x00" + c.Prompt, prompt: sanitize(c.Prompt), declined: c.Declined}
+		switch c.Kind {
+		case session.ConfirmDowntime:
+			ci.title = "Downtime: " + sanitize(c.Step.Target())
+		default:
+			ci.title = "Blast radius"
+		}
+		b.confirm = ci
+	}
+	b.events = eventsOf(s)
+	return b
+}
+
+func headerOf(s session.Snapshot) headerInfo {
+	h := headerInfo{
+		simulated: s.Engine.Simulated, connected: s.Connected, engineErr: firstLine(s.EngineErr),
+		source: sanitize(s.Source), loaded: s.Desired != nil,
+		lockHeld: s.Lock.Held, lockErr: firstLine(s.Lock.Err),
+		progress: s.Progress, skipHealth: s.SkipHealth,
+	}
+	switch {
+	case s.Engine.Simulated:
+		h.engine = "simulated"
+	case s.Engine.Endpoint != "":
+		h.engine = sanitize(strings.TrimSpace(s.Engine.Endpoint + " " + s.Engine.Version))
+	}
+	if s.SourceErr != nil {
+		h.sourceErr = firstLine(s.SourceErr.Error())
+	}
+	if lh := s.Lock.Holder; lh != nil {
+		h.lockHolder = sanitize(fmt.Sprintf("%s (pid %d) since %s", lh.User, lh.PID, lh.Since.Local().Format("Jan 2 15:04:05")))
+	}
+	for _, w := range slices.Sorted(maps.Keys(s.Holds)) {
+		for _, hash := range s.Holds[w] {
+			if len(hash) > 8 {
+				hash = hash[:8]
+			}
+			h.holds = append(h.holds, sanitize(w+" "+hash))
+		}
+	}
+	return h
+}
+
+func stepOf(st reconcile.Step, s session.Snapshot) stepRow {
+	row := stepRow{key: st.Key(), workload: st.Workload, executable: st.Executable(), action: sanitize(string(st.Action)),
+		target: sanitize(st.Target()), container: sanitize(st.Container), reason: sanitize(st.Reason), until: st.Until}
+	if !st.Executable() {
+		row.status = theme.Waiting
+	} else {
+		ss := s.Steps[row.key]
+		row.confirm = ss.NeedsConfirm
+		row.err = firstLine(ss.Err)
+		switch ss.State {
+		case session.StepRunning:
+			row.status = theme.Running
+		case session.StepDone:
+			row.status = theme.Done
+		case session.StepFailed:
+			row.status = theme.Failed
+		case session.StepSkipped:
+			row.status = theme.Skipped
+		default:
+			row.status = theme.Queued
+			if ss.Approved {
+				row.status = theme.Approved
+			}
+		}
+	}
+	row.hay = strings.ToLower(row.action + " " + row.target + " " + row.container + " " + row.reason)
+	return row
+}
+
+func slotOf(v session.SlotView, prefix string, changes []string, lt limitTexts) slotRow {
+	r := slotRow{workload: v.Workload, slot: v.Slot, ready: v.Ready, changes: changes}
+	if v.Slot == reconcile.NoSlot {
+		r.target = sanitize(v.Workload) + "/-"
+	} else {
+		r.target = sanitize(fmt.Sprintf("%s/%d", v.Workload, v.Slot))
+	}
+	var hay strings.Builder
+	hay.WriteString(r.target)
+	if d := v.Desired; d != nil {
+		r.desired = &desiredInfo{image: sanitize(d.Image), version: sanitize(d.Version), hash: sanitize(shortHash(d.Hash)),
+			limits: lt.text(d.Limits), err: firstLine(d.Err), rawLimits: d.Limits}
+		hay.WriteString(" " + r.desired.image + " " + r.desired.version)
+	}
+	for _, c := range v.Containers {
+		cr := containerOf(c, v.Desired, prefix, lt)
+		hay.WriteString(" " + cr.name + " " + cr.image + " " + cr.relation + " " + string(cr.health))
+		r.cs = append(r.cs, cr)
+	}
+	r.hay = strings.ToLower(hay.String())
+	return r
+}
+
+func containerOf(c session.ContainerView, d *session.DesiredSlot, prefix string, lt limitTexts) containerRow {
+	cr := containerRow{id: c.ID, shortID: sanitize(shortID(c.ID)), name: sanitize(c.Name), short: sanitize(strings.TrimPrefix(c.Name, prefix+"-")), image: sanitize(c.Image),
+		state: sanitize(string(c.State)), health: healthOf(c), relation: sanitize(string(c.Status)), age: c.Age,
+		restarts: c.RestartCount}
+	switch c.State {
+	case docker.StateExited, docker.StateDead:
+		cr.exit = fmt.Sprintf("exit %d", c.ExitCode)
+		if c.OOMKilled {
+			cr.exit += " (OOM)"
+		}
+		if c.Error != "" {
+			cr.exit += ": " + firstLine(c.Error)
+		}
+	}
+	var ports []string
+	for _, p := range c.Ports {
+		ports = append(ports, sanitize(fmt.Sprintf("%s:%d→%d/%s", cmp.Or(p.HostIP, "0.0.0.0"), p.HostPort, p.ContainerPort, p.Proto)))
+	}
+	cr.ports = strings.Join(ports, " ")
+	if d != nil && d.Err == "" {
+		if c.Image != d.Image {
+			cr.diff = append(cr.diff, sanitize("~ image: "+c.Image+" → "+d.Image))
+		} else if c.ImageID != d.ImageID {
+			cr.diff = append(cr.diff, sanitize("~ image ID: "+shortID(c.ImageID)+" → "+shortID(d.ImageID)))
+		}
+		if v := c.Labels[docker.VersionLabel(prefix)]; v != d.Version {
+			cr.diff = append(cr.diff, sanitize("~ version: "+quoteEmpty(v)+" → "+quoteEmpty(d.Version)))
+		}
+		if h, ok := c.Labels[docker.SpecLabel(prefix)]; !ok {
+			cr.diff = append(cr.diff, "~ legacy: no spec label")
+		} else if h != d.Hash {
+			cr.diff = append(cr.diff, sanitize("~ spec: "+shortHash(h)+" → "+shortHash(d.Hash)))
+		}
+		if have, want := lt.text(c.Limits), lt.text(d.Limits); have != want {
+			cr.diff = append(cr.diff, "~ limits: "+have+" → "+want)
+		}
+	}
+	return cr
+}
+
+// healthOf is a container's status as the slots pane shows it.
+func healthOf(c session.ContainerView) theme.Status {
+	switch c.State {
+	case docker.StateRunning:
+		switch {
+		case c.Healthy && c.Unverified:
+			return theme.Unverified
+		case c.Healthy:
+			return theme.Healthy
+		case c.Health == docker.HealthUnhealthy:
+			return theme.Crashed
+		default:
+			return theme.Booting
+		}
+	case docker.StateRestarting:
+		return theme.Restarting
+	case docker.StatePaused:
+		return theme.Paused
+	case docker.StateCreated:
+		return theme.Booting
+	case docker.StateRemoving:
+		return theme.Stopped
+	default: // exited, dead
+		if c.ExitCode == 0 && !c.OOMKilled {
+			return theme.Stopped
+		}
+		return theme.Crashed
+	}
+}
+
+// eventsOf merges engine events, session notes and finished steps into
+// one timeline, oldest first.
+func eventsOf(s session.Snapshot) []eventRow {
+	rows := make([]eventRow, 0, len(s.Events)+len(s.Notes)+len(s.Recent))
+	for _, e := range s.Events {
+		text := e.Action + " " + e.Name
+		if text == e.Action+" " {
+			text += shortID(e.ContainerID)
+		}
+		for _, k := range slices.Sorted(maps.Keys(e.Attributes)) {
+			if k == "name" || k == "image" || strings.Contains(k, ".") {
+				continue // the name is shown; image and labels are noise here
+			}
+			text += " " + k + "=" + e.Attributes[k]
+		}
+		rows = append(rows, eventRow{at: e.Time, kind: kindEvent, text: sanitize(text)})
+	}
+	for _, n := range s.Notes {
+		rows = append(rows, eventRow{at: n.At, kind: kindNote, text: sanitize(n.Text)})
+	}
+	for _, r := range s.Recent {
+		text := fmt.Sprintf("%s %s %s (%s)", r.Step.Action, r.Step.Target(), r.Step.Container, r.Duration.Round(time.Millisecond))
+		kind := kindDone
+		if r.Err != "" {
+			kind = kindFailed
+			text += ": " + firstLine(r.Err)
+		}
+		rows = append(rows, eventRow{at: r.Began, kind: kind, text: sanitize(text)})
+	}
+	slices.SortStableFunc(rows, func(a, b eventRow) int { return a.at.Compare(b.at) })
+	if len(rows) > maxEventRows {
+		rows = rows[len(rows)-maxEventRows:]
+	}
+	return rows
+}
+
+// limitTexts remembers limitsText per value: a host has few distinct
+// limits and many containers.
+type limitTexts map[docker.Limits]string
+
+func (lt limitTexts) text(l docker.Limits) string {
+	t, ok := lt[l]
+	if !ok {
+		t = limitsText(l)
+		lt[l] = t
+	}
+	return t
+}
+
+func limitsText(l docker.Limits) string {
+	cpu := "∞"
+	if l.NanoCPUs > 0 {
+		cpu = fmt.Sprintf("%g", float64(l.NanoCPUs)/1e9)
+	}
+	mem := "∞"
+	if l.Memory > 0 {
+		mem = fmt.Sprintf("%dM", l.Memory>>20)
+	}
+	restart := l.Restart
+	if restart == "" {
+		restart = "no"
+	}
+	return sanitize(fmt.Sprintf("cpus %s mem %s restart %s", cpu, mem, restart))
+}
+
+func shortHash(h string) string {
+	if len(h) > 8 {
+		return h[:8]
+	}
+	return h
+}
+
+func quoteEmpty(s string) string {
+	if s == "" {
+		return `""`
+	}
+	return s
+}

@@ -1,0 +1,171 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rollcall/rollcall/theme"
+)
+
+// detailMode is what the detail pane shows: l and d switch it.
+type detailMode int
+
+const (
+	detailDiff detailMode = iota // spec diff, containers, pause detail
+	detailLogs                   // the log tail of the slot's container
+)
+
+// detailPane shows the selected slot: its spec diff and containers, the
+// health output and logs of a failure that paused the session, or the log
+// tail of the container serving it.
+type detailPane struct {
+	mode   detailMode
+	offset int // diff: lines scrolled down; logs: lines scrolled back from the end
+}
+
+func (p *detailPane) move(delta int) {
+	if p.mode == detailLogs {
+		delta = -delta
+	}
+	p.offset = max(p.offset+delta, 0)
+}
+
+// Render draws the pane in w×h cells for the selected slot (nil: none).
+func (p *detailPane) Render(f frame, sel *slotRow, logs *logTail, w, h int, focused bool) string {
+	var lines []string
+	var info string
+	if p.mode == detailLogs {
+		info, lines = p.logLines(f, sel, logs)
+		// the tail follows: show the last lines, unless scrolled back
+		body := h - 1
+		end := max(len(lines)-p.offset, min(body, len(lines)))
+		start := max(end-body, 0)
+		lines = lines[start:end]
+	} else {
+		info, lines = p.diffLines(f, sel)
+		if off := min(p.offset, max(len(lines)-1, 0)); off > 0 {
+			lines = lines[off:]
+		}
+	}
+	return block(append([]string{title(f.st, "Detail", info, focused, w)}, lines...), w, h)
+}
+
+func (p *detailPane) diffLines(f frame, sel *slotRow) (string, []string) {
+	st, b := f.st, f.b
+	var out []string
+	info := "diff"
+	if pz := b.pause; pz != nil && pz.container != "" {
+		out = append(out, st.Warn.Render("⏸ paused: "+pz.reason))
+		switch {
+		case len(pz.health) > 0:
+			out = append(out, "  "+st.Muted.Render("last health check:"))
+			for _, l := range pz.health {
+				out = append(out, "    "+l)
+			}
+		case pz.detailErr != "":
+			out = append(out, "  "+st.Bad.Render("health output unavailable: "+pz.detailErr))
+		default:
+			out = append(out, "  "+st.Muted.Render("no health output (yet)"))
+		}
+		if len(pz.logs) > 0 {
+			out = append(out, "  "+st.Muted.Render("last log lines of "+pz.container+":"))
+			for _, l := range pz.logs {
+				out = append(out, "    "+l)
+			}
+		}
+		out = append(out, "")
+	}
+	if sel == nil {
+		if !f.has {
+			return info, out
+		}
+		return info, append(out, st.Muted.Render("no slot selected"))
+	}
+	info = "diff · " + sel.target
+	if d := sel.desired; d != nil {
+		if d.err != "" {
+			out = append(out, st.Bad.Render("✗ "+d.err))
+		} else {
+			text := "desired " + d.image
+			if d.version != "" {
+				text += " (version " + d.version + ")"
+			}
+			out = append(out, text, "  "+st.Muted.Render("spec "+d.hash+" · "+d.limits))
+		}
+	} else {
+		out = append(out, st.Muted.Render("not desired: its containers are stopped"))
+	}
+	if len(sel.changes) > 0 {
+		out = append(out, st.Muted.Render("plan diff:"))
+		for _, c := range sel.changes {
+			out = append(out, "  "+st.Change.Render(c))
+		}
+	}
+	if len(sel.cs) == 0 {
+		out = append(out, st.Warn.Render(theme.Missing.Label()+": no container in this slot"))
+	}
+	for _, c := range sel.cs {
+		facts := []string{c.relation, c.state, "age " + age(c.age), "id " + c.shortID}
+		if c.restarts > 0 {
+			facts = append(facts, fmt.Sprintf("restarts %d", c.restarts))
+		}
+		if c.exit != "" {
+			facts = append(facts, c.exit)
+		}
+		out = append(out, st.StatusStyle(c.health).Render(c.health.Label())+" "+c.name)
+		out = append(out, "  "+st.Muted.Render(strings.Join(facts, " · ")))
+		if c.image != "" && (sel.desired == nil || c.image != sel.desired.image) {
+			out = append(out, "  "+st.Muted.Render("image "+c.image))
+		}
+		if c.ports != "" {
+			out = append(out, "  "+st.Muted.Render("ports "+c.ports))
+		}
+		for _, d := range c.diff {
+			out = append(out, "  "+st.Change.Render(d))
+		}
+	}
+	return info, out
+}
+
+func (p *detailPane) logLines(f frame, sel *slotRow, logs *logTail) (string, []string) {
+	st := f.st
+	switch {
+	case !logs.available:
+		return "logs", []string{st.Muted.Render("logs are not available in this console")}
+	case sel == nil:
+		return "logs", []string{st.Muted.Render("no slot selected")}
+	case len(sel.cs) == 0:
+		return "logs · " + sel.target, []string{st.Muted.Render("no container in this slot")}
+	}
+	c := sel.cs[0]
+	state := "following"
+	switch {
+	case logs.id != c.id:
+		state = "connecting…"
+	case logs.err != "":
+		state = "failed"
+	case logs.ended:
+		state = "ended"
+	case p.offset > 0:
+		state = fmt.Sprintf("scrolled back %d", p.offset)
+	}
+	info := "logs · " + c.name + " (" + state + ")"
+	if logs.id != c.id {
+		return info, nil
+	}
+	var out []string
+	if logs.err != "" {
+		out = append(out, st.Bad.Render("✗ logs: "+logs.err))
+	}
+	for _, l := range logs.lines {
+		mark := st.Muted.Render("│ ")
+		if l.stderr {
+			mark = st.Warn.Render("! ")
+		}
+		out = append(out, st.Muted.Render(clock(l.at))+" "+mark+l.text)
+	}
+	if len(out) == 0 {
+		out = append(out, st.Muted.Render("no log lines yet"))
+	}
+	return info, out
+}

@@ -1,0 +1,254 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/engine/spec"
+)
+
+// The fixtures are snapshots as the session sends them, written out so
+// that every golden is the same on every run. session_test.go checks the
+// console against a real session on the fake engine as well.
+
+const pfx = "rollcall"
+
+var t0 = time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+
+const (
+	hashV1 = "1111aaaa9f8e7d6c"
+	hashV2 = "2222bbbb5a4b3c2d"
+	hashW  = "3333cccc0a0b0c0d"
+)
+
+func limits() docker.Limits {
+	return docker.Limits{NanoCPUs: 500_000_000, Memory: 64 << 20, Restart: "unless-stopped"}
+}
+
+// ctr is a managed container of workload w in slot, on image (v1 or v2 of
+// web), created ago before t0.
+func ctr(w string, slot int, image, imageID, hash, version string, ago time.Duration) docker.Container {
+	return docker.Container{
+		ID:      (fmt.Sprintf("%02x%02x", slot+1, len(w)) + strings.Repeat("c0ffee", 11))[:64],
+		Name:    fmt.Sprintf("%s-%s-%d-%s", pfx, w, slot, hash[:8]),
+		Image:   image,
+		ImageID: imageID,
+		Labels: map[string]string{
+			docker.ManagedLabel(pfx): "true", docker.WorkloadLabel(pfx): w, docker.SlotLabel(pfx): fmt.Sprint(slot),
+			docker.SpecLabel(pfx): hash, docker.VersionLabel(pfx): version,
+		},
+		State: docker.StateRunning, Health: docker.HealthHealthy, HasHealthcheck: true,
+		Created: t0.Add(-ago), StartedAt: t0.Add(-ago + time.Second),
+		Limits: limits(),
+		Ports:  []docker.PublishedPort{{ContainerPort: 8080, Proto: "tcp", HostIP: "127.0.0.1", HostPort: 32768 + slot}},
+	}
+}
+
+func view(c docker.Container, status session.ContainerStatus, healthy bool) session.ContainerView {
+	return session.ContainerView{Container: c, Status: status, Healthy: healthy, Age: t0.Sub(c.Created)}
+}
+
+func webV2() *session.DesiredSlot {
+	return &session.DesiredSlot{Image: "web:v2", ImageID: "sha256:2222", Version: "2", Hash: hashV2, Limits: limits()}
+}
+
+func workerDesired() *session.DesiredSlot {
+	return &session.DesiredSlot{Image: "worker:v5", ImageID: "sha256:5555", Hash: hashW, Limits: docker.Limits{Restart: "unless-stopped"}}
+}
+
+// base is what every fixture shares: a real engine, a parsed file, the lock.
+func base(seq uint64) session.Snapshot {
+	return session.Snapshot{
+		Seq: seq, At: t0, PlanAt: t0,
+		Source: "rollcall.yaml", Desired: &spec.Desired{Prefix: pfx}, Prefix: pfx,
+		Engine:    docker.EngineInfo{Endpoint: "unix:///var/run/docker.sock", Version: "27.3.1", APIVersion: "1.47"},
+		Connected: true,
+		Mode:      session.ModeStep,
+		Lock:      session.LockInfo{Path: "/run/lock/rollcall.lock", Held: true},
+		Steps:     map[string]session.StepStatus{},
+	}
+}
+
+func worker(crashed bool) session.SlotView {
+	c := ctr("worker", 0, "worker:v5", "sha256:5555", hashW, "", 3*time.Hour)
+	c.HasHealthcheck, c.Health = false, docker.HealthNone
+	c.Limits = docker.Limits{Restart: "unless-stopped"}
+	c.Ports = nil
+	v := view(c, session.StatusUpToDate, true)
+	v.Unverified = true
+	if crashed {
+		v.State, v.ExitCode, v.OOMKilled, v.FinishedAt = docker.StateExited, 137, true, t0.Add(-5*time.Second)
+		v.Healthy, v.Unverified = false, false
+	}
+	return session.SlotView{Workload: "worker", Slot: 0, Desired: workerDesired(), Containers: []session.ContainerView{v}, Ready: !crashed}
+}
+
+// converged: web ×3 on v2 and one worker, all healthy; nothing to do.
+func converged() session.Snapshot {
+	s := base(40)
+	for i := range 3 {
+		c := ctr("web", i, "web:v2", "sha256:2222", hashV2, "2", time.Duration(10+i)*time.Minute)
+		s.Slots = append(s.Slots, session.SlotView{Workload: "web", Slot: i, Desired: webV2(),
+			Containers: []session.ContainerView{view(c, session.StatusUpToDate, true)}, Ready: true})
+	}
+	s.Slots = append(s.Slots, worker(false))
+	s.Progress = session.Progress{Ready: 4, Total: 4}
+	s.Events = []docker.Event{
+		{Time: t0.Add(-12 * time.Minute), Action: "start", Name: "rollcall-web-2-2222bbbb"},
+		{Time: t0.Add(-11 * time.Minute), Action: "health_status: healthy", Name: "rollcall-web-2-2222bbbb"},
+		{Time: t0.Add(-10 * time.Minute), Action: "start", Name: "rollcall-web-0-2222bbbb"},
+		{Time: t0.Add(-10*time.Minute + 2*time.Second), Action: "health_status: healthy", Name: "rollcall-web-0-2222bbbb"},
+	}
+	return s
+}
+
+// midRoll: web rolls v1 → v2 start-first with parallelism 1. Slot 0's new
+// container is healthy, so its old one is next to roll; slots 1 and 2 wait
+// their turn. Meanwhile the worker crashed and its restart is running.
+func midRoll() session.Snapshot {
+	s := base(57)
+	new0 := ctr("web", 0, "web:v2", "sha256:2222", hashV2, "2", 40*time.Second)
+	var views []session.SlotView
+	for i := range 3 {
+		old := ctr("web", i, "web:v1", "sha256:1111", hashV1, "1", 2*time.Hour)
+		old.ID = fmt.Sprintf("%x01d", i+1) + old.ID[4:]
+		v := session.SlotView{Workload: "web", Slot: i, Desired: webV2()}
+		if i == 0 {
+			v.Containers = []session.ContainerView{view(new0, session.StatusUpToDate, true), view(old, session.StatusStale, true)}
+			v.Ready = true
+		} else {
+			v.Containers = []session.ContainerView{view(old, session.StatusStale, true)}
+		}
+		views = append(views, v)
+	}
+	s.Slots = append(views, worker(true))
+	s.Progress = session.Progress{Ready: 1, Total: 4}
+
+	roll := reconcile.Step{Action: reconcile.ActRoll, Workload: "web", Slot: 0, Container: "rollcall-web-0-1111aaaa", ContainerID: "1old",
+		Reason: "image web:v1 → web:v2, version 1 → 2; rollcall-web-0-2222bbbb is healthy"}
+	wait1 := reconcile.Step{Action: reconcile.ActWait, Workload: "web", Slot: 1, Container: "rollcall-web-1-1111aaaa", Reason: "queued: parallelism 1, 1 slot(s) mid-roll"}
+	wait2 := reconcile.Step{Action: reconcile.ActWait, Workload: "web", Slot: 2, Container: "rollcall-web-2-1111aaaa", Reason: "queued: parallelism 1, 1 slot(s) mid-roll"}
+	restart := reconcile.Step{Action: reconcile.ActRestart, Workload: "worker", Slot: 0, Container: "rollcall-worker-0-3333cccc", ContainerID: "1c0ffee", Reason: "crashed: exit 137 (OOM)"}
+	s.Plan = reconcile.Plan{Workloads: []reconcile.WorkloadPlan{
+		{Name: "web", Changes: []string{"~ image: web:v1 → web:v2", "~ version: 1 → 2"}, Steps: []reconcile.Step{roll, wait1, wait2}},
+		{Name: "worker", Steps: []reconcile.Step{restart}},
+	}}
+	s.Steps[roll.Key()] = session.StepStatus{State: session.StepQueued}
+	s.Steps[restart.Key()] = session.StepStatus{State: session.StepRunning, At: t0.Add(-time.Second)}
+	s.Running = &session.StepRun{Step: restart, Since: t0.Add(-time.Second)}
+	s.Next = roll.Key()
+	start0 := reconcile.Step{Action: reconcile.ActStart, Workload: "web", Slot: 0, Container: "rollcall-web-0-2222bbbb",
+		Reason: "roll: image web:v1 → web:v2, version 1 → 2; rollcall-web-0-1111aaaa keeps serving"}
+	s.Recent = []session.StepResult{{Step: start0, Mode: session.ModeStep, Began: t0.Add(-41 * time.Second), Duration: 820 * time.Millisecond}}
+	s.Events = []docker.Event{
+		{Time: t0.Add(-40 * time.Second), Action: "create", Name: "rollcall-web-0-2222bbbb"},
+		{Time: t0.Add(-40 * time.Second), Action: "start", Name: "rollcall-web-0-2222bbbb"},
+		{Time: t0.Add(-30 * time.Second), Action: "health_status: healthy", Name: "rollcall-web-0-2222bbbb"},
+		{Time: t0.Add(-5 * time.Second), Action: "die", Name: "rollcall-worker-0-3333cccc", Attributes: map[string]string{"exitCode": "137", "name": "rollcall-worker-0-3333cccc"}},
+		{Time: t0.Add(-5 * time.Second), Action: "oom", Name: "rollcall-worker-0-3333cccc"},
+	}
+	s.Notes = []session.Note{{At: t0.Add(-42 * time.Second), Text: "approved start web/0"}}
+	return s
+}
+
+// paused: web/0's new container missed its health deadline; with
+// failure_action pause the session paused and fetched its last health
+// output and logs.
+func paused() session.Snapshot {
+	s := base(88)
+	new0 := ctr("web", 0, "web:v2", "sha256:2222", hashV2, "2", 70*time.Second)
+	new0.Health = docker.HealthStarting
+	var views []session.SlotView
+	for i := range 3 {
+		old := ctr("web", i, "web:v1", "sha256:1111", hashV1, "1", 2*time.Hour)
+		v := session.SlotView{Workload: "web", Slot: i, Desired: webV2()}
+		if i == 0 {
+			v.Containers = []session.ContainerView{view(new0, session.StatusUpToDate, false), view(old, session.StatusStale, true)}
+		} else {
+			v.Containers = []session.ContainerView{view(old, session.StatusStale, true)}
+		}
+		views = append(views, v)
+	}
+	s.Slots = append(views, worker(false))
+	s.Progress = session.Progress{Ready: 1, Total: 4}
+	reason := "booting, not healthy within health_deadline 1m0s"
+	s.Plan = reconcile.Plan{Workloads: []reconcile.WorkloadPlan{{
+		Name:     "web",
+		Changes:  []string{"~ image: web:v1 → web:v2", "~ version: 1 → 2"},
+		Failures: []reconcile.Failure{{Workload: "web", Slot: 0, Container: "rollcall-web-0-2222bbbb", Action: "pause", Reason: reason}},
+		Steps: []reconcile.Step{
+			{Action: reconcile.ActWait, Workload: "web", Slot: 0, Container: "rollcall-web-0-2222bbbb", Reason: "booting: waiting for healthy, deadline 1m0s"},
+			{Action: reconcile.ActWait, Workload: "web", Slot: 1, Container: "rollcall-web-1-1111aaaa", Reason: "queued: parallelism 1, 1 slot(s) mid-roll"},
+			{Action: reconcile.ActWait, Workload: "web", Slot: 2, Container: "rollcall-web-2-1111aaaa", Reason: "queued: parallelism 1, 1 slot(s) mid-roll"},
+		},
+	}}}
+	s.Pause = &session.PauseInfo{
+		Reason:    "web/0 rollcall-web-0-2222bbbb: " + reason + " (failure_action pause)",
+		Since:     t0.Add(-10 * time.Second),
+		Workload:  "web",
+		Container: "rollcall-web-0-2222bbbb",
+		Health:    "exit 1: GET http://127.0.0.1:8080/healthz: dial tcp 127.0.0.1:8080: connect: connection refused",
+		Logs: []string{
+			"listening on :8081",
+			"warning: GREETING not set, using default",
+		},
+	}
+	s.Notes = []session.Note{{At: t0.Add(-10 * time.Second), Text: "paused: " + s.Pause.Reason}}
+	s.Events = []docker.Event{
+		{Time: t0.Add(-70 * time.Second), Action: "start", Name: "rollcall-web-0-2222bbbb"},
+		{Time: t0.Add(-9 * time.Second), Action: "exec_die", Name: "rollcall-web-0-2222bbbb", Attributes: map[string]string{"exitCode": "1"}},
+	}
+	return s
+}
+
+// watching: the mid-roll seen from a second console, which could not get
+// the lock and so watches, read-only.
+func watching() session.Snapshot {
+	s := midRoll()
+	s.Mode = session.ModeWatch
+	s.Lock = session.LockInfo{Path: "/run/lock/rollcall.lock", Holder: &session.LockHolder{User: "alice", PID: 4242, Since: t0.Add(-time.Hour)}}
+	s.Running = nil
+	restart := s.Plan.Workloads[1].Steps[0]
+	s.Steps[restart.Key()] = session.StepStatus{State: session.StepQueued}
+	s.Recent = nil
+	return s
+}
+
+// emergency: auto mode with skip-health on.
+func emergency() session.Snapshot {
+	s := midRoll()
+	s.Mode = session.ModeAuto
+	s.SkipHealth = true
+	return s
+}
+
+// downtime: a stop-first step waits for the operator's yes.
+func downtime() session.Snapshot {
+	s := midRoll()
+	s.Running = nil
+	roll := s.Plan.Workloads[0].Steps[0]
+	roll.Downtime = true
+	roll.Reason = "stop-first: slot down until the new container is healthy; " + roll.Reason
+	s.Plan.Workloads[0].Steps[0] = roll
+	s.Steps[roll.Key()] = session.StepStatus{State: session.StepQueued, Approved: true, NeedsConfirm: true}
+	s.Confirm = &session.Confirmation{Kind: session.ConfirmDowntime, Key: roll.Key(), Step: roll,
+		Prompt: "web/0: stop rollcall-web-0-1111aaaa before its replacement starts? The slot is down until the new container is healthy."}
+	return s
+}
+
+// trouble: the engine went away, the file stopped parsing (the last good
+// state stays), the lock could not be taken, and a spec is on hold.
+func trouble() session.Snapshot {
+	s := converged()
+	s.Connected = false
+	s.EngineErr = "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"
+	s.SourceErr = fmt.Errorf("rollcall.yaml:7:5: unknown key \"replica\"\n  hint: did you mean replicas?")
+	s.Lock = session.LockInfo{Err: "host lock /run/lock/rollcall.lock: permission denied"}
+	s.Holds = map[string][]string{"web": {hashV1}}
+	s.Mode = session.ModeWatch
+	return s
+}

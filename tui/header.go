@@ -1,0 +1,145 @@
+package tui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/theme"
+)
+
+// header is the top of the screen: engine, desired source, the mode banner,
+// the lock, progress, and the lines that must not be missed (paused,
+// emergency, a question waiting).
+type header struct {
+	version string // rollcall's, from Options
+}
+
+// Render draws the header at width w; its height is the number of lines.
+func (h header) Render(f frame, w int) string {
+	return strings.Join(h.lines(f, w), "\n")
+}
+
+// height is how many lines Render draws.
+func (h header) height(f frame) int { return len(h.lines(f, 0)) }
+
+func (h header) lines(f frame, w int) []string {
+	st, b, c := f.st, f.b, f.st.Console
+	name := "rollcall"
+	if h.version != "" {
+		name += " " + sanitize(h.version)
+	}
+	if !f.has {
+		return []string{
+			fit(c.Title.Render(name)+"  "+st.Muted.Render("waiting for the session…"), w),
+			fit(c.Watch.Render("…"), w),
+		}
+	}
+	hi := b.header
+
+	var engine string
+	switch {
+	case !hi.connected:
+		engine = st.Bad.Render("✗ engine disconnected")
+	case hi.simulated:
+		engine = st.Warn.Render("engine simulated (in-memory fake engine)")
+	default:
+		engine = c.Label.Render("docker ") + hi.engine
+	}
+	var source string
+	switch {
+	case hi.sourceErr != "":
+		source = hi.source + " " + st.Bad.Render("✗ does not load")
+	case hi.loaded:
+		source = hi.source + " " + st.OK.Render("✓ parsed")
+	default:
+		source = hi.source + " " + st.Muted.Render("… loading")
+	}
+	sep := c.Rule.Render(" │ ")
+	lead := c.Title.Render(name) + sep
+	if w > 0 {
+		// the engine gives way first: the source and its state matter more
+		room := w - ansi.StringWidth(lead) - ansi.StringWidth(sep) - ansi.StringWidth(source)
+		engine = clip(engine, max(room, 12))
+	}
+	line1 := lead + engine + sep + source
+
+	var banner string
+	switch {
+	case b.mode == session.ModeWatch:
+		banner = c.Watch.Render("WATCH (read-only)")
+	case b.pause != nil:
+		banner = c.Paused.Render("PAUSED") + st.Muted.Render(" "+string(b.mode))
+	case b.mode == session.ModeAuto:
+		banner = c.Auto.Render("AUTO")
+	default:
+		banner = c.Step.Render("STEP")
+	}
+	var parts []string
+	progress := hi.progress.String() + " slots up-to-date & healthy"
+	if hi.progress.Done() {
+		parts = append(parts, st.OK.Render(theme.Healthy.Glyph()+" "+progress))
+	} else {
+		parts = append(parts, st.Warn.Render(theme.Booting.Glyph()+" "+progress))
+	}
+	switch {
+	case hi.lockHolder != "":
+	case hi.lockErr != "":
+		parts = append(parts, st.Bad.Render("lock: "+hi.lockErr))
+	case hi.lockHeld:
+		parts = append(parts, c.Label.Render("lock held"))
+	}
+	if len(hi.holds) > 0 {
+		parts = append(parts, st.Warn.Render("on hold: "+strings.Join(hi.holds, ", ")))
+	}
+	line2 := banner + " " + strings.Join(parts, st.Muted.Render(" · "))
+
+	out := []string{fit(line1, w), fit(line2, w)}
+	if !hi.connected {
+		text := "✗ engine disconnected, retrying; nothing runs until it is back"
+		if hi.engineErr != "" {
+			text += ": " + hi.engineErr
+		}
+		out = append(out, fit(st.Bad.Render(text), w))
+	}
+	if hi.sourceErr != "" {
+		text := "✗ " + hi.sourceErr
+		if hi.loaded {
+			text += " (the last good desired state stays in force)"
+		}
+		out = append(out, fit(st.Bad.Render(text), w))
+	}
+	if hi.lockHolder != "" {
+		out = append(out, fit(st.Warn.Render("lock held by "+hi.lockHolder+": this console only watches"), w))
+	}
+	if p := b.pause; p != nil {
+		text := "⏸ paused: " + p.reason
+		if p.operator {
+			text += " · p resumes"
+		} else {
+			text += " · see detail; p resumes"
+		}
+		out = append(out, fit(st.Warn.Render(text), w))
+	}
+	if hi.skipHealth {
+		text := " ⚠ EMERGENCY skip-health: up-to-date running containers count as healthy at once · E turns it off"
+		out = append(out, c.Emergency.Render(fit(text, w)))
+	}
+	if q := b.confirm; q != nil && b.mode.Acting() && !f.asking {
+		text := "⚠ waiting for an answer (c answers): " + q.title + ": " + q.prompt
+		if q.declined {
+			text = "⚠ declined, still waiting (c answers): " + q.title + ": " + q.prompt
+		}
+		out = append(out, fit(st.Warn.Render(text), w))
+	}
+	if w == 0 {
+		return out
+	}
+	for i, l := range out {
+		if ansi.StringWidth(l) > w {
+			out[i] = clip(l, w)
+		}
+	}
+	return out
+}

@@ -1,0 +1,256 @@
+package tui
+
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/rollcall/rollcall/engine/session"
+)
+
+// onKey handles a key press.
+func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	m.flash = ""
+	k := &m.keys
+	quit := tea.Batch(stopLogs(m.logs.cancel), tea.Quit)
+	if msg.String() == "ctrl+c" { // always; q is a letter in the filter and an answer-less key in a dialog
+		return m, quit
+	}
+	if m.dialog != nil {
+		return m.onDialogKey(msg)
+	}
+	if m.filtering {
+		return m.onFilterKey(msg)
+	}
+	if key.Matches(msg, k.Quit) {
+		return m, quit
+	}
+	if m.width < minWidth || m.height < minHeight {
+		return m, nil
+	}
+	b := &m.board
+	var cmd tea.Cmd
+	switch {
+	case key.Matches(msg, k.Help):
+		m.help.ShowAll = !m.help.ShowAll
+	case key.Matches(msg, k.NextPane):
+		m.focus = (m.focus + 1) % paneCount
+	case key.Matches(msg, k.PrevPane):
+		m.focus = (m.focus + paneCount - 1) % paneCount
+	case key.Matches(msg, k.Up):
+		cmd = m.moveCursor(-1)
+	case key.Matches(msg, k.Down):
+		cmd = m.moveCursor(1)
+	case key.Matches(msg, k.Top):
+		cmd = m.moveCursor(-1 << 30)
+	case key.Matches(msg, k.Bottom):
+		cmd = m.moveCursor(1 << 30)
+
+	case key.Matches(msg, k.Approve):
+		if b.next == "" {
+			m.flash = "nothing to approve"
+			break
+		}
+		m.plan.moved = false // follow the roll again
+		cmd = m.send(session.ApproveStep{Key: b.next})
+	case key.Matches(msg, k.ApprovePlan):
+		m.plan.moved = false
+		cmd = m.send(session.ApprovePlan{})
+	case key.Matches(msg, k.Auto):
+		switch b.mode {
+		case session.ModeStep:
+			cmd = m.send(session.SetMode{Mode: session.ModeAuto})
+		case session.ModeAuto:
+			cmd = m.send(session.SetMode{Mode: session.ModeStep})
+		}
+	case key.Matches(msg, k.Pause):
+		if b.pause != nil {
+			cmd = m.send(session.Resume{})
+		} else {
+			cmd = m.send(session.Pause{})
+		}
+	case key.Matches(msg, k.Skip):
+		target := b.next
+		if s := m.plan.selected(b); m.focus == panePlan && s != nil && s.executable {
+			target = s.key
+		}
+		if target == "" {
+			m.flash = "no step to skip"
+			break
+		}
+		cmd = m.send(session.Skip{Key: target})
+	case key.Matches(msg, k.Rollback):
+		w, shown := m.selectedWorkload()
+		if w == "" {
+			m.flash = "select a slot or step of the workload to roll back"
+			break
+		}
+		m.dialog = &dialog{title: "Roll back " + shown + "?",
+			body: "Puts " + shown + "'s current spec on hold and stops its new containers wherever an older one still serves the slot. A slot that finished its roll keeps its new container.",
+			yes:  session.Rollback{Workload: w}}
+	case key.Matches(msg, k.Recreate):
+		w, shown := m.selectedWorkload()
+		if w == "" {
+			m.flash = "select a slot or step of the workload to recreate"
+			break
+		}
+		m.dialog = &dialog{title: "Recreate " + shown + "?",
+			body: "A rolling restart: every container of " + shown + " created before now is replaced, slot by slot, under the usual rules.",
+			yes:  session.Recreate{Workload: w}}
+	case key.Matches(msg, k.Emergency):
+		if b.header.skipHealth {
+			cmd = m.send(session.Emergency{On: false}) // back to safety needs no question
+			break
+		}
+		m.dialog = &dialog{title: "Turn EMERGENCY mode on?",
+			body: "skip-health: an up-to-date running container counts as healthy at once, so rolls stop waiting for health checks. It stays on, in red, until E turns it off.",
+			yes:  session.Emergency{On: true}}
+	case key.Matches(msg, k.Answer):
+		if q := b.confirm; q != nil {
+			m.dialog = sessionDialog(q)
+		}
+	case key.Matches(msg, k.Logs):
+		m.detail.mode, m.detail.offset = detailLogs, 0
+		cmd = m.followLogs()
+	case key.Matches(msg, k.Diff):
+		m.detail.mode, m.detail.offset = detailDiff, 0
+		cmd = m.followLogs()
+	case key.Matches(msg, k.Filter):
+		m.filtering = true
+		m.input.SetValue(m.filter)
+		m.input.CursorEnd()
+		cmd = m.input.Focus()
+	case key.Matches(msg, k.Clear):
+		if m.filter != "" {
+			m.setFilter("")
+		}
+	}
+	m.keys.Answer.SetEnabled(b.mode.Acting() && b.confirm != nil && m.dialog == nil)
+	m.relayout()
+	return m, cmd
+}
+
+// moveCursor moves within the focused pane; delta may be huge (g, G).
+func (m *Model) moveCursor(delta int) tea.Cmd {
+	b := &m.board
+	switch m.focus {
+	case paneSlots:
+		switch {
+		case delta < -1:
+			m.slots.top(b)
+		case delta > 1:
+			m.slots.bottom(b)
+		default:
+			m.slots.move(b, delta)
+		}
+		return m.followLogs()
+	case panePlan:
+		switch {
+		case delta < -1:
+			m.plan.top(b)
+		case delta > 1:
+			m.plan.bottom(b)
+		default:
+			m.plan.move(b, delta)
+		}
+	case paneDetail:
+		switch {
+		case delta < -1 && m.detail.mode == detailDiff, delta > 1 && m.detail.mode == detailLogs:
+			m.detail.offset = 0
+		case delta < -1 || delta > 1:
+			m.detail.offset = 1 << 20 // clamped when drawn
+		default:
+			m.detail.move(delta)
+		}
+		if m.detail.mode == detailLogs {
+			m.detail.offset = min(m.detail.offset, max(len(m.logs.lines)-1, 0))
+		}
+	case paneEvents:
+		n := len(b.events)
+		switch {
+		case delta < -1:
+			m.events.back = max(n-1, 0)
+		case delta > 1:
+			m.events.back = 0
+		default:
+			m.events.move(n, delta)
+		}
+	}
+	return nil
+}
+
+// selectedWorkload is the workload of the selected step (plan pane
+// focused) or slot: raw for the intent, sanitized for the question.
+func (m *Model) selectedWorkload() (raw, shown string) {
+	if m.focus == panePlan {
+		if s := m.plan.selected(&m.board); s != nil {
+			return s.workload, sanitize(s.workload)
+		}
+	}
+	if s := m.slots.selected(&m.board); s != nil {
+		return s.workload, sanitize(s.workload)
+	}
+	return "", ""
+}
+
+func (m Model) onDialogKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	d, k := m.dialog, &m.keys
+	answer := func(yes bool) (tea.Model, tea.Cmd) {
+		m.dialog = nil
+		if d.answer != "" {
+			m.answered = d.answer
+		}
+		i := d.no
+		if yes {
+			i = d.yes
+		}
+		m.keys.Answer.SetEnabled(m.board.mode.Acting() && m.board.confirm != nil && !yes)
+		if i == nil {
+			return m, nil
+		}
+		return m, m.send(i)
+	}
+	switch {
+	case key.Matches(msg, k.Yes):
+		return answer(true)
+	case key.Matches(msg, k.No):
+		return answer(false)
+	case key.Matches(msg, k.Choose):
+		return answer(d.choice)
+	case key.Matches(msg, k.Toggle):
+		nd := *d
+		nd.choice = !nd.choice
+		m.dialog = &nd
+	}
+	return m, nil
+}
+
+func (m Model) onFilterKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	switch {
+	case key.Matches(msg, m.keys.Apply):
+		m.filtering = false
+		m.input.Blur()
+		return m, nil
+	case key.Matches(msg, m.keys.Clear):
+		m.filtering = false
+		m.input.Blur()
+		m.setFilter("")
+		return m, nil
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(msg)
+	m.setFilter(m.input.Value())
+	return m, cmd
+}
+
+// setFilter applies a filter (as typed) to the slots and the plan.
+func (m *Model) setFilter(f string) {
+	m.filter = strings.ToLower(strings.TrimSpace(f))
+	if f == "" {
+		m.input.SetValue("")
+	}
+	m.slots.setRows(&m.board, m.filter)
+	m.plan.setRows(&m.board, m.filter)
+	m.relayout()
+}

@@ -1,0 +1,96 @@
+package tui
+
+import (
+	"charm.land/bubbles/v2/key"
+)
+
+// KeyMap is every key the console answers to (DESIGN §8). The mutating
+// bindings are disabled in watch mode, so help does not offer them; the
+// session's read-only client is the second lock behind them.
+type KeyMap struct {
+	Up, Down, Top, Bottom, NextPane, PrevPane key.Binding
+
+	Approve, ApprovePlan, Auto, Pause, Skip key.Binding
+	Rollback, Recreate, Emergency, Answer   key.Binding
+
+	Logs, Diff, Filter, Help, Quit key.Binding
+
+	// In the confirm dialog.
+	Yes, No, Toggle, Choose key.Binding
+	// In the filter input.
+	Apply, Clear key.Binding
+
+	acting bool
+}
+
+// DefaultKeyMap is the console's keys.
+func DefaultKeyMap() KeyMap {
+	return KeyMap{
+		Up:       key.NewBinding(key.WithKeys("k", "up"), key.WithHelp("↑/k", "up")),
+		Down:     key.NewBinding(key.WithKeys("j", "down"), key.WithHelp("↓/j", "down")),
+		Top:      key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g", "top")),
+		Bottom:   key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G", "bottom")),
+		NextPane: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
+		PrevPane: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "prev pane")),
+
+		Approve:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "approve")),
+		ApprovePlan: key.NewBinding(key.WithKeys("A"), key.WithHelp("A", "approve all")),
+		Auto:        key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "auto")),
+		Pause:       key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause")),
+		Skip:        key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "skip")),
+		Rollback:    key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "roll back")),
+		Recreate:    key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "recreate")),
+		Emergency:   key.NewBinding(key.WithKeys("E"), key.WithHelp("E", "emergency")),
+		Answer:      key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "answer confirm"), key.WithDisabled()),
+
+		Logs:   key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "logs")),
+		Diff:   key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "diff")),
+		Filter: key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
+		Help:   key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Quit:   key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+
+		Yes:    key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "yes")),
+		No:     key.NewBinding(key.WithKeys("n", "N", "esc"), key.WithHelp("n/esc", "no")),
+		Toggle: key.NewBinding(key.WithKeys("left", "right", "h", "l", "tab", "shift+tab"), key.WithHelp("←/→", "choose")),
+		Choose: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "answer")),
+
+		Apply: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply")),
+		Clear: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear")),
+	}
+}
+
+// mutating are the bindings that ask the session to act.
+func (k *KeyMap) mutating() []*key.Binding {
+	return []*key.Binding{&k.Approve, &k.ApprovePlan, &k.Auto, &k.Pause, &k.Skip,
+		&k.Rollback, &k.Recreate, &k.Emergency, &k.Answer}
+}
+
+// setActing enables the mutating bindings in step and auto mode and
+// disables them in watch mode. answer says whether a confirmation waits
+// for an answer that its dialog no longer asks (declined, or dismissed).
+func (k *KeyMap) setActing(acting, answer bool) {
+	k.acting = acting
+	for _, b := range k.mutating() {
+		b.SetEnabled(acting)
+	}
+	k.Answer.SetEnabled(acting && answer)
+}
+
+// ShortHelp is the one help line: what a roll needs (or, in watch mode,
+// what looking needs), then help and quit. It fits 80 columns.
+func (k KeyMap) ShortHelp() []key.Binding {
+	if k.acting {
+		return []key.Binding{k.Approve, k.ApprovePlan, k.Auto, k.Pause, k.Skip, k.Answer, k.Help, k.Quit}
+	}
+	return []key.Binding{k.NextPane, k.Logs, k.Diff, k.Filter, k.Help, k.Quit}
+}
+
+// FullHelp is every key, in columns: move, run, guard, view.
+func (k KeyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Up, k.Down, k.Top, k.Bottom, k.NextPane, k.PrevPane},
+		{k.Approve, k.ApprovePlan, k.Auto, k.Pause, k.Skip},
+		{k.Rollback, k.Recreate, k.Emergency, k.Answer},
+		{k.Logs, k.Diff, k.Filter, k.Help, k.Quit},
+	}
+}

@@ -1,0 +1,304 @@
+package tui
+
+import (
+	"context"
+	"strings"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/spinner"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/theme"
+)
+
+// Model is the console: the one tea.Model. It holds the latest snapshot
+// (as a board) and the operator's view of it; its panes are plain structs
+// it draws. Update does no I/O: intents, the snapshot wait and the log tail
+// are tea.Cmds that report back with messages.
+type Model struct {
+	opts      Options
+	ctx       context.Context
+	st        theme.Styles
+	ink       inks // st, compiled for the panes
+	autoTheme bool // the background has not answered yet
+
+	keys     KeyMap
+	help     help.Model
+	spin     spinner.Model
+	spinning bool // a spinner tick is on its way
+	input    textinput.Model
+
+	filtering bool   // the filter input has the keys
+	filter    string // the filter in force, lower case
+
+	has   bool // a snapshot has arrived
+	board board
+
+	width, height int
+	focus         pane
+
+	header header
+	slots  slotsPane
+	plan   planPane
+	detail detailPane
+	events eventsPane
+	logs   logTail
+
+	dialog   *dialog
+	answered string // the session question last answered or dismissed
+	flash    string // one line of feedback, until the next key
+}
+
+// Messages from the session.
+type (
+	snapshotMsg struct {
+		snap session.Snapshot
+		ok   bool // false: the session ended
+	}
+	sessionEndedMsg struct{} // the session could not start
+)
+
+// New returns the console model. It reads snapshots from opts.Snapshots
+// (when set) and sends intents to opts.Do; Run wires both to a session.
+func New(opts Options) Model {
+	name := opts.Theme
+	auto := name == "" || name == theme.Auto
+	if auto {
+		name = theme.Dark // until the terminal says otherwise
+	}
+	m := Model{
+		opts: opts, ctx: context.Background(), autoTheme: auto,
+		keys: DefaultKeyMap(), help: help.New(),
+		spin:   spinner.New(spinner.WithSpinner(spinner.MiniDot)),
+		input:  textinput.New(),
+		header: header{version: opts.Version},
+	}
+	m.input.Prompt = "/"
+	m.input.Placeholder = "filter slots and steps"
+	m.input.CharLimit = 64
+	m.logs.available = opts.Logs != nil
+	m.keys.setActing(false, false) // read-only until a snapshot says otherwise
+	m.setTheme(name)
+	return m
+}
+
+func (m *Model) setTheme(n theme.Name) {
+	m.st = theme.New(n)
+	m.ink = inksOf(&m.st)
+	c := m.st.Console
+	m.help.Styles = help.Styles{ShortKey: c.HelpKey, ShortDesc: c.HelpDesc, ShortSeparator: c.HelpSep,
+		FullKey: c.HelpKey, FullDesc: c.HelpDesc, FullSeparator: c.HelpSep, Ellipsis: c.HelpSep}
+	m.spin.Style = c.Spinner
+	is := textinput.DefaultStyles(n != theme.Light)
+	is.Focused.Prompt, is.Blurred.Prompt = c.HelpKey, c.HelpKey
+	is.Focused.Placeholder, is.Blurred.Placeholder = m.st.Muted, m.st.Muted
+	is.Focused.Text, is.Blurred.Text = m.st.Summary.UnsetBold(), m.st.Summary.UnsetBold()
+	is.Cursor.Blink = false // a blinking cursor would tick while nothing changes
+	is.Cursor.Color = c.HelpKey.GetForeground()
+	m.input.SetStyles(is)
+}
+
+// Init waits for the first snapshot and asks the terminal for its
+// background when the theme is auto.
+func (m Model) Init() tea.Cmd {
+	var cmds []tea.Cmd
+	if m.opts.Snapshots != nil {
+		cmds = append(cmds, waitSnapshot(m.opts.Snapshots))
+	}
+	if m.autoTheme {
+		cmds = append(cmds, tea.RequestBackgroundColor)
+	}
+	return tea.Batch(cmds...)
+}
+
+// waitSnapshot waits for the session's next snapshot. Update re-arms it
+// after each, so exactly one wait is ever pending.
+func waitSnapshot(ch <-chan session.Snapshot) tea.Cmd {
+	if ch == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		s, ok := <-ch
+		return snapshotMsg{snap: s, ok: ok}
+	}
+}
+
+// send hands an intent to the session, as a Cmd.
+func (m *Model) send(i session.Intent) tea.Cmd {
+	do := m.opts.Do
+	if do == nil {
+		return nil
+	}
+	return func() tea.Msg { do(i); return nil }
+}
+
+// Update handles one message.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.help.SetWidth(msg.Width)
+		m.input.SetWidth(max(msg.Width-20, 10))
+		m.relayout()
+		return m, nil
+	case tea.BackgroundColorMsg:
+		if m.autoTheme {
+			m.autoTheme = false
+			m.setTheme(theme.Choose(theme.Auto, false, msg.IsDark))
+		}
+		return m, nil
+	case snapshotMsg:
+		if !msg.ok {
+			return m, tea.Quit
+		}
+		return m.onSnapshot(msg.snap)
+	case sessionEndedMsg:
+		return m, tea.Quit
+	case spinner.TickMsg:
+		if !m.board.busy {
+			m.spinning = false // let the tick chain end: nothing runs
+			return m, nil
+		}
+		var cmd tea.Cmd
+		m.spin, cmd = m.spin.Update(msg)
+		return m, cmd
+	case logStartedMsg:
+		return m, m.logs.onStarted(msg)
+	case logLinesMsg:
+		return m, m.logs.onLines(msg)
+	case tea.KeyPressMsg:
+		return m.onKey(msg)
+	}
+	return m, nil
+}
+
+// onSnapshot takes the session's new state.
+func (m Model) onSnapshot(s session.Snapshot) (tea.Model, tea.Cmd) {
+	m.has = true
+	m.board = newBoard(s)
+	acting := s.Mode.Acting()
+	m.syncDialog(acting)
+	pending := m.board.confirm != nil && m.dialog == nil
+	m.keys.setActing(acting, pending)
+	if m.board.pause != nil {
+		m.keys.Pause.SetHelp("p", "resume")
+	} else {
+		m.keys.Pause.SetHelp("p", "pause")
+	}
+	if s.Mode == session.ModeAuto {
+		m.keys.Auto.SetHelp("space", "step mode")
+	} else {
+		m.keys.Auto.SetHelp("space", "auto")
+	}
+	if s.SkipHealth {
+		m.keys.Emergency.SetHelp("E", "emergency off")
+	} else {
+		m.keys.Emergency.SetHelp("E", "emergency")
+	}
+	m.slots.setRows(&m.board, m.filter)
+	m.plan.setRows(&m.board, m.filter)
+	m.relayout()
+
+	cmds := []tea.Cmd{waitSnapshot(m.opts.Snapshots)}
+	if m.board.busy && !m.spinning {
+		m.spinning = true
+		cmds = append(cmds, m.spin.Tick)
+	}
+	cmds = append(cmds, m.followLogs())
+	return m, tea.Batch(cmds...)
+}
+
+// syncDialog opens the dialog for a question the session asks, and closes
+// one whose question went away. The operator's own dialog (r, R, E) stays
+// in front; watch mode asks nothing.
+func (m *Model) syncDialog(acting bool) {
+	q := m.board.confirm
+	if q == nil {
+		m.answered = ""
+	}
+	switch {
+	case !acting:
+		m.dialog = nil
+	case m.dialog != nil && m.dialog.answer == "":
+		// the operator's own question first
+	case q == nil || q.declined || q.id == m.answered:
+		if m.dialog != nil && (q == nil || m.dialog.answer != q.id) {
+			m.dialog = nil
+		}
+	case m.dialog == nil || m.dialog.answer != q.id:
+		m.dialog = sessionDialog(q)
+	}
+}
+
+func sessionDialog(q *confirmInfo) *dialog {
+	return &dialog{title: q.title, body: q.prompt, yes: session.Confirm{Yes: true}, no: session.Confirm{Yes: false}, answer: q.id}
+}
+
+// followLogs points the log tail at the selected slot's container while
+// the detail pane shows logs, and at nothing otherwise.
+func (m *Model) followLogs() tea.Cmd {
+	id := ""
+	if m.detail.mode == detailLogs {
+		if s := m.slots.selected(&m.board); s != nil && len(s.cs) > 0 {
+			id = s.cs[0].id
+		}
+	}
+	return m.logs.follow(m.ctx, m.opts.Logs, id)
+}
+
+// frame is what the panes draw from.
+type frame struct {
+	st     *theme.Styles
+	ink    *inks
+	b      *board
+	has    bool
+	filter string
+	spin   string // the spinner's frame while a step runs
+	asking bool   // a dialog is open
+}
+
+func (m *Model) frame() frame {
+	f := frame{st: &m.st, ink: &m.ink, b: &m.board, has: m.has, filter: m.filter, asking: m.dialog != nil}
+	if m.board.busy {
+		f.spin = m.spin.View()
+	}
+	return f
+}
+
+func (m *Model) footerHeight() int {
+	if m.help.ShowAll && !m.filtering {
+		n := strings.Count(m.help.View(m.keys), "\n") + 1
+		if m.flash != "" || m.filter != "" {
+			n++ // the line footer puts above the full help
+		}
+		return n
+	}
+	return 1
+}
+
+func (m *Model) layout() layout {
+	f := m.frame()
+	lines := 0
+	for _, r := range m.slots.rows {
+		lines += rowHeight(&m.board.slots[r])
+		if lines > m.height {
+			break // more than any screen holds
+		}
+	}
+	return computeLayout(m.width, m.height, m.header.height(f), m.footerHeight(), lines)
+}
+
+// relayout keeps each pane's cursor in view after anything moved.
+func (m *Model) relayout() {
+	if m.width == 0 {
+		return
+	}
+	l := m.layout()
+	if l.small {
+		return
+	}
+	m.slots.scroll(&m.board, l.slots.h)
+	m.plan.scroll(l.plan.h)
+}

@@ -1,0 +1,100 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/theme"
+)
+
+// Options configure the console.
+type Options struct {
+	// Theme is the look: theme.Dark, theme.Light or theme.Mono, or
+	// theme.Auto ("" too), which picks dark or light from the terminal's
+	// background, asked once at start. Run makes Auto mono when NO_COLOR is
+	// set, and lets an explicit colour theme win over NO_COLOR.
+	Theme theme.Name
+	// Version is rollcall's version, shown in the header; optional.
+	Version string
+	// Logs feeds the detail pane's log tail; nil: no log tail.
+	Logs LogSource
+	// Do receives the operator's intents. Run sets it to the session's Do;
+	// tests record them.
+	Do func(session.Intent)
+	// Snapshots delivers the session's state. Run sets it to the session's
+	// Snapshots; nil in a test that hands the model snapshots itself.
+	Snapshots <-chan session.Snapshot
+
+	program []tea.ProgramOption // tests: a terminal of their own
+}
+
+// Run runs session s and the console on the terminal until the operator
+// quits or ctx ends, and returns once the session has stopped (and so has
+// released the host lock). It returns an error only when the session or the
+// terminal cannot start.
+func Run(ctx context.Context, s *session.Session, opts Options) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if opts.Do == nil {
+		opts.Do = s.Do
+	}
+	if opts.Snapshots == nil {
+		opts.Snapshots = s.Snapshots()
+	}
+	var environ []string
+	opts.Theme, environ = resolveTheme(opts.Theme, os.Environ())
+
+	m := New(opts)
+	m.ctx = ctx
+	p := tea.NewProgram(m, append([]tea.ProgramOption{tea.WithContext(ctx), tea.WithEnvironment(environ)}, opts.program...)...)
+
+	sessErr := make(chan error, 1)
+	go func() {
+		err := s.Run(ctx)
+		if err != nil {
+			p.Send(sessionEndedMsg{})
+		}
+		sessErr <- err
+	}()
+
+	_, err := p.Run()
+	cancel()
+	serr := <-sessErr
+	switch {
+	case serr != nil:
+		return fmt.Errorf("console: %w", serr)
+	case errors.Is(err, tea.ErrProgramPanic):
+		return fmt.Errorf("console: %w", err)
+	case err == nil, errors.Is(err, tea.ErrInterrupted), errors.Is(err, context.Canceled):
+		return nil
+	case errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil:
+		return nil
+	}
+	return fmt.Errorf("console: %w", err)
+}
+
+// resolveTheme applies NO_COLOR (https://no-color.org) to the theme asked
+// for: auto becomes mono; an explicit colour theme wins, as a
+// per-invocation flag should, so NO_COLOR leaves the program's environment
+// (the renderer would strip the colours otherwise). Auto without NO_COLOR
+// stays auto: the model asks the terminal for its background.
+func resolveTheme(n theme.Name, environ []string) (theme.Name, []string) {
+	noColor := slices.ContainsFunc(environ, func(kv string) bool { return strings.HasPrefix(kv, "NO_COLOR=") && kv != "NO_COLOR=" })
+	switch {
+	case n == "" || n == theme.Auto:
+		if noColor {
+			return theme.Mono, environ
+		}
+		return theme.Auto, environ
+	case n != theme.Mono && noColor:
+		return n, slices.DeleteFunc(slices.Clone(environ), func(kv string) bool { return strings.HasPrefix(kv, "NO_COLOR=") })
+	}
+	return n, environ
+}

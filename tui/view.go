@@ -1,0 +1,82 @@
+package tui
+
+import (
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// View draws the whole screen. It changes nothing, so two calls on one
+// state draw the same bytes.
+func (m Model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	v.WindowTitle = "rollcall"
+	return v
+}
+
+func (m *Model) render() string {
+	if m.width <= 0 || m.height <= 0 {
+		return ""
+	}
+	f := m.frame()
+	l := m.layout()
+	if l.small {
+		return tooSmall(f.st, m.width, m.height)
+	}
+	w := m.width
+	sep := f.st.Console.Rule.Render("│") + " "
+	selected := m.slots.selected(&m.board)
+
+	var body string
+	slots := m.slots.Render(f, l.slots.w, l.slots.h, m.focus == paneSlots)
+	plan := m.plan.Render(f, l.plan.w, l.plan.h, m.focus == panePlan)
+	detail := m.detail.Render(f, selected, &m.logs, l.detail.w, l.detail.h, m.focus == paneDetail)
+	events := m.events.Render(f, l.events.w, l.events.h, m.focus == paneEvents)
+	if l.wide {
+		body = slots + "\n" + joinColumns(sep, plan, detail+"\n"+events)
+	} else {
+		body = slots + "\n" + plan + "\n" + joinColumns(sep, detail, events)
+	}
+
+	screen := m.header.Render(f, w) + "\n" + body + "\n" + m.footer(w)
+	if m.dialog != nil {
+		screen = overlay(screen, m.dialog.Render(f, w), w)
+	}
+	return screen
+}
+
+// footer is the help line (or the full help, or the filter input), with
+// the filter in force and the last key's feedback in front.
+func (m *Model) footer(w int) string {
+	st := &m.st
+	if m.filtering {
+		return fit(m.input.View()+"  "+st.Muted.Render("enter keeps · esc clears"), w)
+	}
+	var lead []string
+	if m.flash != "" {
+		lead = append(lead, st.Warn.Render(m.flash))
+	}
+	if m.filter != "" {
+		lead = append(lead, st.Warn.Render("/"+m.filter)+st.Muted.Render(" (esc clears)"))
+	}
+	prefix := ""
+	if len(lead) > 0 {
+		prefix = strings.Join(lead, " ") + "  "
+	}
+	h := m.help
+	h.SetWidth(max(w-ansi.StringWidth(prefix), 10))
+	if m.help.ShowAll {
+		full := h.View(m.keys)
+		if prefix != "" {
+			full = prefix + "\n" + full
+		}
+		ls := strings.Split(full, "\n")
+		for i := range ls {
+			ls[i] = fit(ls[i], w)
+		}
+		return strings.Join(ls, "\n")
+	}
+	return fit(prefix+h.View(m.keys), w)
+}
