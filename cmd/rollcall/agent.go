@@ -29,7 +29,7 @@ const (
 )
 
 func newAgentCmd(e env, g *globals) *cobra.Command {
-	var file string
+	var file desiredFlags
 	c := &cobra.Command{
 		Use:   "agent [-f FILE]",
 		Short: "Converge forever: the headless loop, for systemd",
@@ -46,7 +46,7 @@ changes; rollback and continue act as the file says.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			d, data, err := readDesired(file, g.prefix)
+			d, data, src, err := readDesired(e, file, g.prefix)
 			if err != nil {
 				return err
 			}
@@ -61,7 +61,7 @@ changes; rollback and continue act as the file says.`,
 			}
 			defer j.Close()
 			a := &agent{
-				client: client, path: file, prefix: g.prefix, journal: j, user: journal.CurrentUser(),
+				client: client, path: src.path, source: src, prefix: g.prefix, journal: j, user: journal.CurrentUser(),
 				log: slog.New(slog.NewJSONHandler(e.stderr, nil)), now: e.now,
 				desired: d, lastData: data, kick: make(chan struct{}, 1),
 			}
@@ -77,7 +77,8 @@ changes; rollback and continue act as the file says.`,
 type agent struct {
 	client  docker.Client
 	path    string
-	prefix  string // --prefix, "" for the file's
+	source  desiredSource // path, and how to read it
+	prefix  string        // --prefix, "" for the file's
 	journal *journal.Journal
 	user    string
 	log     *slog.Logger
@@ -232,7 +233,7 @@ func (a *agent) reload(ctx context.Context) {
 		return
 	}
 	a.lastData = data
-	d, err := parseDesired(a.path, data, a.prefix)
+	d, err := parseDesired(a.source, data, a.prefix)
 	var list spec.ErrorList
 	switch {
 	case errors.As(err, &list):

@@ -19,7 +19,7 @@ import (
 )
 
 type applyOpts struct {
-	file       string
+	file       desiredFlags
 	yes        bool
 	timeout    time.Duration
 	asJSON     bool
@@ -58,7 +58,7 @@ health deadline with failure_action pause), timed out, cancelled or refused.`,
 }
 
 func runApply(ctx context.Context, e env, g *globals, o applyOpts) error {
-	d, err := loadDesired(o.file, g.prefix)
+	d, err := loadDesired(ctx, e, o.file, g.prefix)
 	if err != nil {
 		return err
 	}

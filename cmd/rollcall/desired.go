@@ -8,42 +8,162 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
-const missingFileHint = `write one, starting from examples/rollcall.yaml; point -f at yours; or run "rollcall demo" to try rollcall on a demo state`
+const missingFileHint = `write one, starting from examples/rollcall.yaml; point -f at yours, at a compose file or at a URL; or run "rollcall demo" to try rollcall on a demo state`
 
-// loadDesired reads the desired-state file and applies --prefix. A missing
-// file is one line naming the path; a broken one is the spec's ErrorList,
-// every entry with its file:line:col.
-func loadDesired(path, prefix string) (*spec.Desired, error) {
-	d, _, err := readDesired(path, prefix)
-	return d, err
+// defaultFile is the desired-state file when neither -f nor --compose is
+// given; when it does not exist, a compose file of the directory is taken
+// (spec.ComposeFileNames, in compose's order).
+const defaultFile = "rollcall.yaml"
+
+// desiredFlags say where the desired state comes from.
+type desiredFlags struct {
+	file    string // -f: a rollcall.yaml, a compose file (by its name) or an http(s) URL
+	compose string // --compose: a compose file, whatever its name
 }
 
-// readDesired is loadDesired that also returns the bytes it parsed.
-func readDesired(path, prefix string) (*spec.Desired, []byte, error) {
-	data, err := os.ReadFile(path)
+// fileFlag registers -f/--file and --compose on a command that reads the
+// desired state.
+func fileFlag(c *cobra.Command, f *desiredFlags) {
+	c.Flags().StringVarP(&f.file, "file", "f", "", "desired state: a rollcall.yaml, a compose file (compose.yaml, docker-compose.yml, ...) or an http(s):// URL serving rollcall.yaml as YAML or JSON (default ./rollcall.yaml, else ./compose.yaml or another compose file name)")
+	c.Flags().StringVar(&f.compose, "compose", "", "desired state from a compose file, whatever its name")
+}
+
+// Kinds of desired source.
+const (
+	sourceFile    = "file"    // rollcall.yaml
+	sourceCompose = "compose" // a compose file
+	sourceURL     = "url"     // a control-plane URL
+)
+
+// desiredSource is where the desired state comes from, once chosen.
+type desiredSource struct {
+	kind    string
+	path    string   // the file, or the URL
+	environ []string // compose: what its variables are interpolated from
+}
+
+// choose picks the desired source: --compose; else -f, a URL by its scheme
+// and a compose file by its name; else ./rollcall.yaml if it exists, else
+// the first compose file name that exists.
+func (f desiredFlags) choose(e env) (desiredSource, error) {
+	switch {
+	case f.file != "" && f.compose != "":
+		return desiredSource{}, usageErr(errors.New("-f and --compose both name the desired state: give one"))
+	case f.compose != "":
+		return desiredSource{kind: sourceCompose, path: f.compose, environ: e.environ}, nil
+	case isURL(f.file):
+		if scheme := strings.ToLower(f.file[:strings.Index(f.file, "://")]); scheme != "http" && scheme != "https" {
+			return desiredSource{}, usageErr(fmt.Errorf("-f %s: a URL must be http:// or https://", scheme+"://..."))
+		}
+		return desiredSource{kind: sourceURL, path: f.file}, nil
+	case f.file != "" && spec.IsComposeFile(f.file):
+		return desiredSource{kind: sourceCompose, path: f.file, environ: e.environ}, nil
+	case f.file != "":
+		return desiredSource{kind: sourceFile, path: f.file}, nil
+	}
+	if _, err := os.Stat(defaultFile); err == nil {
+		return desiredSource{kind: sourceFile, path: defaultFile}, nil
+	}
+	for _, name := range spec.ComposeFileNames {
+		if _, err := os.Stat(name); err == nil {
+			return desiredSource{kind: sourceCompose, path: name, environ: e.environ}, nil
+		}
+	}
+	return desiredSource{}, withHint(fmt.Errorf("no desired-state file here: no %s, and no compose file (%s)", defaultFile, strings.Join(spec.ComposeFileNames, ", ")), missingFileHint)
+}
+
+func isURL(s string) bool { return strings.Contains(s, "://") }
+
+// open returns the source as the live session reads it.
+func (s desiredSource) open() (session.Source, error) {
+	switch s.kind {
+	case sourceURL:
+		src, err := session.URLSource(s.path, session.URLOptions{})
+		return src, usageErr(err)
+	case sourceCompose:
+		return session.ComposeSource(s.path, s.environ), nil
+	}
+	return session.FileSource(s.path), nil
+}
+
+// parse reads a document of the source's kind.
+func (s desiredSource) parse(data []byte) (*spec.Desired, error) {
+	if s.kind == sourceCompose {
+		return spec.ParseCompose(s.path, data, s.environ)
+	}
+	return spec.Parse(s.path, data)
+}
+
+// loadDesired reads the desired state once and applies --prefix. A missing
+// file is one line naming the path; a broken document is the spec's
+// ErrorList, every entry with its file:line:col; a URL that does not answer
+// well is one line naming the URL, without its secrets.
+func loadDesired(ctx context.Context, e env, f desiredFlags, prefix string) (*spec.Desired, error) {
+	src, err := f.choose(e)
+	if err != nil {
+		return nil, err
+	}
+	s, err := src.open()
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.Load(ctx)
+	if err != nil {
+		var stale *session.StaleError
+		if errors.As(err, &stale) {
+			err = stale.Err // one fetch: there is no earlier state to keep
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, withHint(fmt.Errorf("no desired-state file at %s", src.path), missingFileHint)
+		}
+		return nil, err
+	}
+	return withPrefix(d, prefix)
+}
+
+// readDesired is loadDesired for the agent, which follows a file: it also
+// returns the bytes it parsed.
+func readDesired(e env, f desiredFlags, prefix string) (*spec.Desired, []byte, desiredSource, error) {
+	src, err := f.choose(e)
+	if err != nil {
+		return nil, nil, src, err
+	}
+	if src.kind == sourceURL {
+		return nil, nil, src, usageErr(errors.New("agent follows a file: give it a rollcall.yaml or a compose file; plan and apply read a URL"))
+	}
+	data, err := os.ReadFile(src.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil, withHint(fmt.Errorf("no desired-state file at %s", path), missingFileHint)
+		return nil, nil, src, withHint(fmt.Errorf("no desired-state file at %s", src.path), missingFileHint)
 	case err != nil:
-		return nil, nil, fmt.Errorf("read desired state: %w", err)
+		return nil, nil, src, fmt.Errorf("read desired state: %w", err)
 	}
-	d, err := parseDesired(path, data, prefix)
-	return d, data, err
+	d, err := parseDesired(src, data, prefix)
+	return d, data, src, err
 }
 
-// parseDesired parses a desired-state document read from path.
-func parseDesired(path string, data []byte, prefix string) (*spec.Desired, error) {
-	d, err := spec.Parse(path, data)
+// parseDesired parses a desired-state document of src and applies --prefix.
+func parseDesired(src desiredSource, data []byte, prefix string) (*spec.Desired, error) {
+	d, err := src.parse(data)
 	if err != nil {
 		return nil, err // an ErrorList: every entry has its file:line:col
 	}
+	return withPrefix(d, prefix)
+}
+
+// withPrefix applies --prefix, when given, to d.
+func withPrefix(d *spec.Desired, prefix string) (*spec.Desired, error) {
 	if prefix != "" {
 		// The override goes through the loader, so it meets the rules the
 		// file's own prefix meets, with the same message.

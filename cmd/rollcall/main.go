@@ -19,8 +19,12 @@
 //
 // Global flags: --docker-host (default: DOCKER_HOST and friends, as the docker
 // CLI reads them), --prefix (overrides the file's), --journal, --theme
-// auto|dark|light|mono. -f/--file (default ./rollcall.yaml) belongs to the
-// commands that read the file.
+// auto|dark|light|mono. -f/--file and --compose belong to the commands that
+// read the desired state (desired.go): -f takes a rollcall.yaml, a compose
+// file (known by its name: compose.yaml, docker-compose.yml, ...) or an
+// http(s) URL serving rollcall.yaml as YAML or JSON; --compose takes a
+// compose file of any name. With neither, ./rollcall.yaml is read, else the
+// first compose file of the directory.
 //
 // Errors go to stderr as one line "rollcall: ..." with a hint where one helps;
 // errors in the desired-state file are printed as "file:line:col: message" so
@@ -126,16 +130,18 @@ func run(ctx context.Context, e env, args []string) int {
 	return report(e.stderr, err)
 }
 
-// newRoot builds the command tree. The root itself only prints help until
-// the console lands.
+// newRoot builds the command tree. The root command opens the console.
 func newRoot(e env) *cobra.Command {
 	g := &globals{}
 	root := &cobra.Command{
-		Use:   "rollcall",
+		Use:   "rollcall [-f FILE] [--watch|--auto]",
 		Short: "Zero-downtime container rollouts on one Docker host",
 		Long: `rollcall converges the containers of one Docker host towards a desired-state
 file (rollcall.yaml), one slot at a time, without downtime.
 
+  rollcall           the console: approve the plan step by step (--auto: let it
+                     run, --watch: read-only, for incidents)
+  rollcall demo      stage an out-of-date demo state and open the console on it
   rollcall plan      show what would change (exit 2 if anything would)
   rollcall apply     converge now, headless
   rollcall agent     converge forever (for systemd)
@@ -167,14 +173,8 @@ file (rollcall.yaml), one slot at a time, without downtime.
 		newAgentCmd(e, g),
 		newHistoryCmd(e, g),
 		newVersionCmd(e, g),
+		newDemoCmd(e, g),
 	)
+	addConsole(root, e, g)
 	return root
-}
-
-// defaultFile is the desired-state file when -f is not given.
-const defaultFile = "rollcall.yaml"
-
-// fileFlag registers -f/--file on a command that reads the desired state.
-func fileFlag(c *cobra.Command, path *string) {
-	c.Flags().StringVarP(path, "file", "f", defaultFile, "desired-state file")
 }

@@ -8,7 +8,7 @@ import (
 )
 
 func newPlanCmd(e env, g *globals) *cobra.Command {
-	var file string
+	var file desiredFlags
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   "plan [-f FILE] [--json]",
@@ -23,7 +23,7 @@ printed then).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			d, err := loadDesired(file, g.prefix)
+			d, err := loadDesired(ctx, e, file, g.prefix)
 			if err != nil {
 				return err
 			}

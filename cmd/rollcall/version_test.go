@@ -24,13 +24,20 @@ func TestVersion(t *testing.T) {
 	mustContain(t, "version", res.stdout, "engine:  not reachable: connect to docker engine")
 }
 
-// TestCommandLine: the root prints help; bad flags and arguments are one
-// error line pointing at the command's help, exit 1.
+// TestCommandLine: --help lists the commands; the root opens the console,
+// so with no desired file it says so in one line naming `rollcall demo`; bad
+// flags and arguments are one error line pointing at the command's help,
+// exit 1.
 func TestCommandLine(t *testing.T) {
 	h := newHarness(t, nil)
-	res := h.run("")
-	if res.code != exitOK || !strings.Contains(res.stdout, "Available Commands:") {
-		t.Errorf("root: exit %d\n%s", res.code, res.stdout)
+	res := h.run("", "--help")
+	if res.code != exitOK || !strings.Contains(res.stdout, "Available Commands:") || !strings.Contains(res.stdout, "demo") {
+		t.Errorf("root --help: exit %d\n%s", res.code, res.stdout)
+	}
+	t.Chdir(t.TempDir())
+	res = h.run("")
+	if res.code != exitFailed || !strings.Contains(res.stderr, "rollcall demo") || strings.Count(strings.TrimSpace(res.stderr), "\n") != 0 {
+		t.Errorf("root with no file: exit %d, stderr %q", res.code, res.stderr)
 	}
 	for _, args := range [][]string{
 		{"plan", "--bogus"},

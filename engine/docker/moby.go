@@ -338,6 +338,15 @@ func (m *Moby) Stop(ctx context.Context, id string, grace time.Duration) error {
 	return nil
 }
 
+// Kill sends SIGKILL, as `docker kill` does. It is not part of Client: the
+// reconciler never kills; the demo uses it to stage a crash.
+func (m *Moby) Kill(ctx context.Context, id string) error {
+	if _, err := m.cli.ContainerKill(ctx, id, client.ContainerKillOptions{}); err != nil {
+		return fmt.Errorf("kill %s: %w", shortID(id), engineErr(err))
+	}
+	return nil
+}
+
 // Remove removes a stopped container and its anonymous volumes. A running
 // container is refused by the engine; one that does not exist is ErrNotFound.
 func (m *Moby) Remove(ctx context.Context, id string) error {

@@ -1,9 +1,11 @@
 // Package spec is rollcall's desired state: the rollcall.yaml format, its
 // validation, defaults, the spec hash, and resolving image references to the
-// image IDs the engine has.
+// image IDs the engine has. A compose file maps onto the same document
+// (ParseCompose), checked by the same rules.
 //
 // It imports nothing of rollcall's but the plain data types of engine/docker
-// (for resolving images); never reconcile, session, tui or theme.
+// (for resolving images); never reconcile, session, tui or theme. Only
+// compose*.go import compose-go.
 package spec
 
 import (

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/theme"
+	"github.com/rollcall/rollcall/tui"
+)
+
+// consoleOpts are the flags of the console (the root command).
+type consoleOpts struct {
+	desired    desiredFlags
+	watch      bool
+	auto       bool
+	recreate   bool
+	skipHealth bool
+}
+
+// addConsole makes the root command open the console.
+func addConsole(root *cobra.Command, e env, g *globals) {
+	o := &consoleOpts{}
+	fileFlag(root, &o.desired)
+	f := root.Flags()
+	f.BoolVar(&o.watch, "watch", false, "read-only: watch, never act (for incidents)")
+	f.BoolVar(&o.auto, "auto", false, "run each plan as it appears (default: step, each step approved)")
+	f.BoolVar(&o.recreate, "recreate", false, "rolling restart: every container counts as stale and rolls slot by slot")
+	f.BoolVar(&o.skipHealth, "skip-health", false, "emergency: count running containers healthy at once (shown in red)")
+	root.MarkFlagsMutuallyExclusive("watch", "auto")
+	root.RunE = func(c *cobra.Command, _ []string) error {
+		src, err := o.desired.choose(e)
+		if err != nil {
+			return err
+		}
+		source, err := src.open()
+		if err != nil {
+			return err
+		}
+		client, closeClient, err := connect(c.Context(), e, g)
+		if err != nil {
+			return err
+		}
+		defer closeClient()
+		return runConsole(c.Context(), e, g, client, source, *o)
+	}
+}
+
+// runConsole opens the console on a session over client and source.
+func runConsole(ctx context.Context, e env, g *globals, client docker.Client, source session.Source, o consoleOpts) error {
+	mode := session.ModeStep
+	switch {
+	case o.watch:
+		mode = session.ModeWatch
+	case o.auto:
+		mode = session.ModeAuto
+	}
+	var j *journal.Journal
+	if mode != session.ModeWatch {
+		var err error
+		if j, err = journal.Open(g.journal, journal.Options{}); err != nil {
+			return withHint(fmt.Errorf("journal: %w", err), "pass --journal PATH, or --watch to only look")
+		}
+		defer j.Close()
+	}
+	name, err := theme.ParseName(g.theme)
+	if err != nil {
+		return usageErr(err)
+	}
+	s := session.New(session.Options{
+		Client: client, Source: source, Mode: mode, Prefix: g.prefix, Journal: j,
+		Now: e.now, SkipHealth: o.skipHealth, Recreate: o.recreate,
+	})
+	v, _ := buildVersion()
+	return tui.Run(ctx, s, tui.Options{
+		Theme:   name,
+		Version: v,
+		Logs: func(ctx context.Context, id string) (<-chan docker.LogLine, error) {
+			return client.Logs(ctx, id, docker.LogOptions{Tail: 200, Follow: true})
+		},
+	})
+}

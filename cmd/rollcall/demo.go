@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rollcall/rollcall/engine/demo"
+	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/session"
+)
+
+// newDemoCmd is `rollcall demo`: the embedded default.
+func newDemoCmd(e env, g *globals) *cobra.Command {
+	var clean, simulated bool
+	o := consoleOpts{}
+	c := &cobra.Command{
+		Use:   "demo",
+		Short: "Stage an out-of-date demo state (prefix rollcall-demo) and open the console on it",
+		Long: `demo builds the demoapp images v1 and v2 on the local engine (FROM scratch, no
+registry), starts an out-of-date state under the prefix rollcall-demo (3 web
+replicas of v1, a crashed worker, a worker with an old restart policy, and a
+workload that is no longer desired), and opens the console on the desired
+state, so every kind of step appears. Approve them with enter.
+
+With no engine reachable, the same scenario runs on the in-memory fake
+engine, and the header says "simulated". demo --clean removes all it made.
+It never touches anything but containers labelled rollcall-demo.managed=true.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			ctx := c.Context()
+			client, closeClient, why := demoEngine(ctx, e, g, simulated)
+			defer closeClient()
+			if clean {
+				n, err := demo.Clean(ctx, client, demo.Dir())
+				fmt.Fprintf(e.stderr, "removed %d demo container(s)\n", n)
+				return err
+			}
+			if why != "" {
+				fmt.Fprintf(e.stderr, "%s: running the demo on the in-memory fake engine (simulated)\n", why)
+			}
+			path, err := demo.Stage(ctx, client, demo.Dir(), e.stderr)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stderr, "desired state: %s (edit it while the console runs)\n", path)
+			dg := *g
+			dg.prefix = demo.Prefix
+			return runConsole(ctx, e, &dg, client, session.FileSource(path), o)
+		},
+	}
+	c.Flags().BoolVar(&clean, "clean", false, "remove every container the demo made (prefix rollcall-demo) and its desired file")
+	c.Flags().BoolVar(&simulated, "simulated", false, "use the in-memory fake engine even when a Docker engine answers")
+	c.Flags().BoolVar(&o.watch, "watch", false, "open the console read-only")
+	c.Flags().BoolVar(&o.auto, "auto", false, "let the roll run by itself")
+	c.MarkFlagsMutuallyExclusive("watch", "auto")
+	return c
+}
+
+// demoEngine connects to the engine, or falls back to the fake one and says
+// why.
+func demoEngine(ctx context.Context, e env, g *globals, simulated bool) (docker.Client, func(), string) {
+	if simulated {
+		return demo.NewFake(2 * time.Second), func() {}, "--simulated"
+	}
+	c, closeFn, err := connect(ctx, e, g)
+	if err != nil {
+		return demo.NewFake(2 * time.Second), func() {}, "no Docker engine answers (" + oneLine(err.Error()) + ")"
+	}
+	return c, closeFn, ""
+}

@@ -1,0 +1,110 @@
+package demo
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/engine/spec"
+)
+
+// The demo on the fake engine shows every kind of step, and reaches
+// convergence when every step is approved, one at a time.
+func TestDemoOnFakeConvergesStepByStep(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	f := NewFake(50 * time.Millisecond)
+	dir := t.TempDir()
+	path, err := Stage(ctx, f, dir, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.ResetCalls()
+	s := session.New(session.Options{Client: f, Source: session.FileSource(path), Mode: session.ModeStep,
+		LockPath: filepath.Join(dir, "lock"), Resync: time.Second})
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+
+	seen := map[string]bool{}
+	approved := ""
+	for snap := range s.Snapshots() {
+		for _, st := range snap.Plan.Steps() {
+			seen[string(st.Action)] = true
+		}
+		if snap.Progress.Total > 0 && snap.Progress.Ready == snap.Progress.Total && snap.Plan.Empty() && snap.Running == nil {
+			break
+		}
+		if snap.Next != "" && snap.Next != approved {
+			approved = snap.Next
+			s.Do(session.ApproveStep{Key: snap.Next})
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("not converged: %s", snap.Plan)
+		}
+	}
+	cancel()
+	<-done
+	for _, a := range []string{"start", "roll", "restart", "update", "stop"} {
+		if !seen[a] {
+			t.Errorf("the demo never showed a %s step (saw %v)", a, seen)
+		}
+	}
+	cs, _ := f.List(context.Background(), Prefix)
+	if len(cs) != 5 {
+		t.Fatalf("%d containers at the end, want 3 web + 2 worker", len(cs))
+	}
+	for _, c := range cs {
+		if c.Image != ImageV2 || c.Labels[docker.WorkloadLabel(Prefix)] == "old-api" {
+			t.Errorf("left over: %s %s", c.Name, c.Image)
+		}
+	}
+}
+
+func TestDemoFilesParse(t *testing.T) {
+	for name, text := range map[string]string{"start": startYAML, "desired": DesiredYAML} {
+		d, err := spec.Parse(name, []byte(text))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if d.Prefix != Prefix {
+			t.Fatalf("%s: prefix %q", name, d.Prefix)
+		}
+	}
+}
+
+func TestCleanRemovesOnlyOurs(t *testing.T) {
+	ctx := t.Context()
+	f := NewFake(0)
+	dir := t.TempDir()
+	if _, err := Stage(ctx, f, dir, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	other := docker.Container{Name: "someone-else", Image: ImageV1, State: docker.StateRunning,
+		Labels: map[string]string{"rollcall.managed": "true"}}
+	if _, err := f.AddContainer(other); err != nil {
+		t.Fatal(err)
+	}
+	n, err := Clean(ctx, f, dir)
+	if err != nil || n != 6 {
+		t.Fatalf("removed %d, err %v; want the 6 demo containers", n, err)
+	}
+	if cs, _ := f.List(ctx, Prefix); len(cs) != 0 {
+		t.Fatalf("left %d demo containers", len(cs))
+	}
+	if cs, _ := f.List(ctx, "rollcall"); len(cs) != 1 {
+		t.Fatalf("touched a container of another prefix: %v", cs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "rollcall.yaml")); !os.IsNotExist(err) {
+		t.Fatalf("desired file not removed: %v", err)
+	}
+	if slices.ContainsFunc(f.Mutations(), func(c string) bool { return strings.Contains(c, "someone-else") }) {
+		t.Fatal("a mutating call named the other container")
+	}
+}
