@@ -88,12 +88,16 @@ func (c *counter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// quiet waits until nothing has been written for d.
+// quiet waits until nothing has been written for d, or 2s have passed (a
+// spinning console is never quiet).
 func (c *counter) quiet(d time.Duration) {
+	limit := time.After(2 * time.Second)
 	for {
 		select {
 		case <-c.wrote:
 		case <-time.After(d):
+			return
+		case <-limit:
 			return
 		}
 	}

@@ -17,9 +17,10 @@
 //     legacy containers and STOP duplicates, keeping the healthy one created
 //     first.
 //  3. The up-to-date container is booting: WAIT, saying for what and until when.
-//  4. The up-to-date container crashed: RESTART it in place, after a backoff of
-//     1s, 2s, 4s … capped at 1m by restart count (the engine's count plus the
-//     restarts rollcall issued).
+//  4. The up-to-date container crashed: RESTART it in place. The first
+//     restart is immediate; after that the backoff is 1s, 2s, 4s … capped at
+//     1m by restart count (the engine's count plus the restarts rollcall
+//     issued), counted from when it last stopped.
 //  5. Only the limits differ (CPU, memory, restart policy, as the engine
 //     applies them): UPDATE in place, never restart.
 //  6. Slot index >= replicas: STOP (surplus). replicas 0: STOP all (cold).

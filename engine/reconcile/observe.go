@@ -85,16 +85,18 @@ func Healthy(c *docker.Container, minReady time.Duration, now time.Time, skipHea
 	return cond == condHealthy
 }
 
-// crashBackoff is 1s, 2s, 4s … capped at 1m, by restart count.
+// crashBackoff is the wait before restarting a container that crashed n
+// times before: none the first time, then 1s, 2s, 4s … capped at 1m. The
+// first restart is immediate so a lone crash heals at once; the backoff only
+// slows a crash loop.
 func crashBackoff(n int) time.Duration {
-	if n > 6 {
+	if n <= 0 {
+		return 0
+	}
+	if n > 7 {
 		return time.Minute
 	}
-	d := time.Second << n
-	if d > time.Minute {
-		d = time.Minute
-	}
-	return d
+	return min(time.Second<<(n-1), time.Minute)
 }
 
 // slotOf reads the slot label; ok is false for an orphan.

@@ -173,7 +173,7 @@ func TestRule4RestartCrashedWithBackoff(t *testing.T) {
 			}},
 		{name: "within backoff 2^3s: wait", desired: []*spec.Workload{workload("web", 1)},
 			build: func(d *spec.ResolvedDesired) *Observed {
-				return observed(fresh(d, "web", 0, crashed(3, 5*time.Second)))
+				return observed(fresh(d, "web", 0, crashed(4, 5*time.Second)))
 			},
 			want: []string{"wait web/0"},
 			check: func(t *testing.T, p Plan, _ *spec.ResolvedDesired) {
@@ -184,7 +184,7 @@ func TestRule4RestartCrashedWithBackoff(t *testing.T) {
 		{name: "rollcall's own restarts count towards backoff", desired: []*spec.Workload{workload("web", 1)},
 			build: func(d *spec.ResolvedDesired) *Observed {
 				o := observed(fresh(d, "web", 0, crashed(0, 3*time.Second)))
-				o.Restarts = map[string]int{"id-web-0-new": 2} // 4s backoff
+				o.Restarts = map[string]int{"id-web-0-new": 3} // 4s backoff
 				return o
 			},
 			want: []string{"wait web/0"}},
@@ -197,7 +197,7 @@ func TestRule4RestartCrashedWithBackoff(t *testing.T) {
 			build: func(d *spec.ResolvedDesired) *Observed { return observed(fresh(d, "web", 0, unhealthy)) },
 			want:  []string{"restart web/0"}},
 	})
-	for n, want := range map[int]time.Duration{0: time.Second, 1: 2 * time.Second, 5: 32 * time.Second, 6: time.Minute, 100: time.Minute} {
+	for n, want := range map[int]time.Duration{0: 0, 1: time.Second, 2: 2 * time.Second, 6: 32 * time.Second, 7: time.Minute, 100: time.Minute} {
 		if got := crashBackoff(n); got != want {
 			t.Errorf("crashBackoff(%d) = %v, want %v", n, got, want)
 		}
