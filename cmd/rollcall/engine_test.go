@@ -56,6 +56,35 @@ func removePrefix(t *testing.T, m *docker.Moby, prefix string) {
 	}
 }
 
+// newRunID is a random hex id for one test run: its prefix ("rctest"+id)
+// and its image tags.
+func newRunID() string {
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	return hex.EncodeToString(rnd[:])
+}
+
+// removeImages removes image tags with the docker CLI, where there is one:
+// the adapter has no image removal.
+func removeImages(tags ...string) {
+	if docker, err := exec.LookPath("docker"); err == nil {
+		for _, tag := range tags {
+			_ = exec.Command(docker, "image", "rm", tag).Run()
+		}
+	}
+}
+
+// buildRollcall builds this package's binary into dir.
+func buildRollcall(t *testing.T, ctx context.Context, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "rollcall")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
 type binResult struct {
 	stdout, stderr string
 	code           int
@@ -85,28 +114,19 @@ func TestRealEngineApplyThenPlan(t *testing.T) {
 	defer cancel()
 	m := needRealEngine(t, ctx)
 
-	var rnd [4]byte
-	_, _ = rand.Read(rnd[:])
-	run := hex.EncodeToString(rnd[:])
+	run := newRunID()
 	prefix := "rctest" + run
 	tag := "rollcall-demoapp:rctest-" + run
 	t.Cleanup(func() {
 		removePrefix(t, m, prefix)
-		if docker, err := exec.LookPath("docker"); err == nil {
-			// The adapter has no image removal; the CLI, where there is one, tidies up.
-			_ = exec.Command(docker, "image", "rm", tag).Run()
-		}
+		removeImages(tag)
 	})
 	if _, err := docker.BuildDemoappImage(ctx, m, tag, "v2"); err != nil {
 		t.Fatal(err)
 	}
 
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "rollcall")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildRollcall(t, ctx, dir)
 	file := filepath.Join(dir, "rollcall.yaml")
 	desired := `prefix: ` + prefix + `
 workloads:

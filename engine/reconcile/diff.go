@@ -47,6 +47,7 @@ func Diff(d *spec.ResolvedDesired, o *Observed) Plan {
 	}
 	sort.Strings(names)
 
+	plan.Workloads = make([]WorkloadPlan, 0, len(names))
 	for _, name := range names {
 		cs := byWorkload[name]
 		sort.Slice(cs, func(i, j int) bool {
@@ -97,10 +98,6 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 	specKey := docker.SpecLabel(prefix)
 	slotKey := docker.SlotLabel(prefix)
 	want := desiredLimits(w.Workload)
-	names := make(map[string]string, len(cs)) // name -> ID, for start names that are taken
-	for _, c := range cs {
-		names[c.Name] = c.ID
-	}
 	slots := make([]slot, n)
 	surplus := map[int][]*docker.Container{}
 	var orphans []*docker.Container
@@ -141,6 +138,19 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 		}
 	}
 
+	// Size the step list once: every container not settled in its slot
+	// may get a step.
+	est := len(orphans)
+	for _, cs := range surplus {
+		est += len(cs)
+	}
+	for i := range slots {
+		if !slots[i].holding || len(slots[i].stale) > 0 || len(slots[i].fresh) > 1 {
+			est += len(slots[i].stale) + len(slots[i].fresh) + 1
+		}
+	}
+	wp.Steps = make([]Step, 0, est)
+
 	order := w.EffectiveOrder()
 	blueGreen := w.Update.Strategy == spec.StrategyBlueGreen
 	continueOnFailure := w.Update.FailureAction == spec.FailureContinue
@@ -173,12 +183,15 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 				continue
 			}
 			create := CreateSpec(prefix, w, i)
-			if id, taken := names[create.Name]; taken {
-				// The old container has the name (a forced recreate, or a
-				// limit to lift): the new one takes a suffix of the old ID,
-				// so the two live side by side and the name is still a
-				// pure function of what is observed.
-				create.Name += "-" + shortID(id)[:6]
+			for _, c := range s.stale {
+				if c.Name == create.Name {
+					// The old container has the name (a forced recreate, or
+					// a limit to lift): the new one takes a suffix of the old
+					// ID, so the two live side by side and the name is
+					// still a pure function of what is observed.
+					create.Name += "-" + shortID(c.ID)[:6]
+					break
+				}
 			}
 			start := Step{Action: ActStart, Workload: w.Name, Slot: i, Container: create.Name, Create: create}
 			switch {
