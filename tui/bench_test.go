@@ -130,7 +130,18 @@ func drawn(tb testing.TB, seq *atomic.Uint64, want uint64, out *counter) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	out.quiet(200 * time.Millisecond) // the renderer flushes at 60 fps
+	// The renderer flushes on its own ticker, later than View: on a loaded
+	// machine well after 200ms. Wait for a write after the View (or 2s, if
+	// it already happened), then for quiet.
+	select {
+	case <-out.wrote: // a signal left from before the View
+	default:
+	}
+	select {
+	case <-out.wrote:
+	case <-time.After(2 * time.Second):
+	}
+	out.quiet(200 * time.Millisecond)
 }
 
 // program runs the console as a real program on a 120×40 truecolor
