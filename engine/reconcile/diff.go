@@ -1,7 +1,9 @@
 package reconcile
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -50,11 +52,11 @@ func Diff(d *spec.ResolvedDesired, o *Observed) Plan {
 	plan.Workloads = make([]WorkloadPlan, 0, len(names))
 	for _, name := range names {
 		cs := byWorkload[name]
-		sort.Slice(cs, func(i, j int) bool {
-			if cs[i].Name != cs[j].Name {
-				return cs[i].Name < cs[j].Name
+		slices.SortFunc(cs, func(a, b *docker.Container) int {
+			if c := cmp.Compare(a.Name, b.Name); c != 0 {
+				return c
 			}
-			return cs[i].ID < cs[j].ID
+			return cmp.Compare(a.ID, b.ID)
 		})
 		var wp WorkloadPlan
 		if w := desired[name]; w != nil {
@@ -326,11 +328,11 @@ func sortFresh(cs []*docker.Container, minReady time.Duration, o *Observed) {
 		r[i].c = c
 		r[i].cond, _ = conditionOf(c, minReady, o.Now, o.SkipHealth)
 	}
-	sort.SliceStable(r, func(a, b int) bool {
-		if r[a].cond != r[b].cond {
-			return r[a].cond < r[b].cond
+	slices.SortStableFunc(r, func(a, b ranked) int {
+		if a.cond != b.cond {
+			return cmp.Compare(a.cond, b.cond)
 		}
-		return r[a].c.Created.Before(r[b].c.Created)
+		return a.c.Created.Compare(b.c.Created)
 	})
 	for i := range r {
 		cs[i] = r[i].c
@@ -474,22 +476,20 @@ func quoteEmpty(s string) string {
 }
 
 func sortSteps(steps []Step) {
-	sort.SliceStable(steps, func(i, j int) bool {
-		a, b := steps[i], steps[j]
-		sa, sb := a.Slot, b.Slot
-		if sa == NoSlot {
-			sa = int(^uint(0) >> 1)
+	slotRank := func(slot int) int {
+		if slot == NoSlot {
+			return int(^uint(0) >> 1)
 		}
-		if sb == NoSlot {
-			sb = int(^uint(0) >> 1)
+		return slot
+	}
+	slices.SortStableFunc(steps, func(a, b Step) int {
+		if c := cmp.Compare(slotRank(a.Slot), slotRank(b.Slot)); c != 0 {
+			return c
 		}
-		if sa != sb {
-			return sa < sb
+		if c := cmp.Compare(actionOrder[a.Action], actionOrder[b.Action]); c != 0 {
+			return c
 		}
-		if actionOrder[a.Action] != actionOrder[b.Action] {
-			return actionOrder[a.Action] < actionOrder[b.Action]
-		}
-		return a.Container < b.Container
+		return cmp.Compare(a.Container, b.Container)
 	})
 }
 
