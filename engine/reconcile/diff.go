@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -156,7 +157,7 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 	order := w.EffectiveOrder()
 	blueGreen := w.Update.Strategy == spec.StrategyBlueGreen
 	continueOnFailure := w.Update.FailureAction == spec.FailureContinue
-	inFlight := 0
+	var inFlight []string // the slots mid-roll, as "web/0"
 	for i := range slots {
 		s := &slots[i]
 		if s.holding || (s.failed && continueOnFailure) {
@@ -164,10 +165,10 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 		}
 		if order == spec.OrderStopFirst {
 			if len(s.stale) == 0 {
-				inFlight++ // down: empty, or its new container not yet healthy
+				inFlight = append(inFlight, slotName(w.Name, i)) // down: empty, or its new container not yet healthy
 			}
 		} else if len(s.stale) > 0 && len(s.fresh) > 0 {
-			inFlight++
+			inFlight = append(inFlight, slotName(w.Name, i))
 		}
 	}
 	par := w.Update.Parallelism
@@ -203,17 +204,17 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 			case blueGreen:
 				start.Reason = fmt.Sprintf("blue-green: %s; %s keeps serving", staleWhy(prefix, w, s.stale[0], recreate), s.stale[0].Name)
 				add(start)
-			case inFlight >= par:
+			case len(inFlight) >= par:
 				add(Step{Action: ActWait, Workload: w.Name, Slot: i, Container: s.stale[0].Name,
-					Reason: fmt.Sprintf("queued: parallelism %d, %d slot(s) mid-roll", par, inFlight)})
+					Reason: fmt.Sprintf("queued: parallelism %d, rolling first: %s", par, strings.Join(inFlight, ", "))})
 			case order == spec.OrderStopFirst:
-				inFlight++
+				inFlight = append(inFlight, slotName(w.Name, i))
 				for _, c := range s.stale {
 					add(Step{Action: ActRoll, Workload: w.Name, Slot: i, Container: c.Name, ContainerID: c.ID, Grace: w.StopGrace, Downtime: true,
 						Reason: "stop-first: slot down until the new container is healthy; " + staleWhy(prefix, w, c, recreate)})
 				}
 			default:
-				inFlight++
+				inFlight = append(inFlight, slotName(w.Name, i))
 				start.Reason = fmt.Sprintf("roll: %s; %s keeps serving", staleWhy(prefix, w, s.stale[0], recreate), s.stale[0].Name)
 				add(start)
 			}
@@ -440,6 +441,8 @@ func specChanges(prefix string, w *spec.Resolved, slots []slot, surplus map[int]
 	sort.Strings(out)
 	return out
 }
+
+func slotName(workload string, slot int) string { return workload + "/" + strconv.Itoa(slot) }
 
 func plural(n int, word string) string {
 	if n == 1 {
