@@ -62,17 +62,21 @@ func workloadYAML(name, image, version string, replicas int, restart string) str
 }
 
 // startYAML is the out-of-date state the demo starts from.
-var startYAML = "prefix: " + Prefix + "\nworkloads:\n" +
-	workloadYAML("web", ImageV1, "1", 3, "unless-stopped") +
-	workloadYAML("worker", ImageV2, "2", 2, `"no"`) +
-	workloadYAML("old-api", ImageV1, "1", 1, "unless-stopped")
+func startYAML(prefix string) string {
+	return "prefix: " + prefix + "\nworkloads:\n" +
+		workloadYAML("web", ImageV1, "1", 3, "unless-stopped") +
+		workloadYAML("worker", ImageV2, "2", 2, `"no"`) +
+		workloadYAML("old-api", ImageV1, "1", 1, "unless-stopped")
+}
 
-// DesiredYAML is the desired state the console opens on.
-var DesiredYAML = `# rollcall demo: the desired state. Edit it while the console runs:
+// desiredYAML is the desired state the console opens on.
+func desiredYAML(prefix string) string {
+	return `# rollcall demo: the desired state. Edit it while the console runs:
 # rollcall re-reads it on save and keeps the last good state on a mistake.
-prefix: ` + Prefix + "\nworkloads:\n" +
-	workloadYAML("web", ImageV2, "2", 3, "unless-stopped") +
-	workloadYAML("worker", ImageV2, "2", 2, "unless-stopped")
+prefix: ` + prefix + "\nworkloads:\n" +
+		workloadYAML("web", ImageV2, "2", 3, "unless-stopped") +
+		workloadYAML("worker", ImageV2, "2", 2, "unless-stopped")
+}
 
 // NewFake returns a fake engine on real time with the demo's images, whose
 // containers turn healthy ready after they start (the demo uses 2s).
@@ -87,7 +91,14 @@ func NewFake(ready time.Duration) *docker.Fake {
 // crashes worker/0, and writes the desired state to dir/rollcall.yaml. It
 // returns that path. Progress lines go to log.
 func Stage(ctx context.Context, c docker.Client, dir string, log io.Writer) (string, error) {
-	if m, ok := c.(*docker.Moby); ok {
+	m, _ := c.(*docker.Moby)
+	return stage(ctx, c, m, Prefix, dir, log)
+}
+
+// stage is Stage under any prefix. images, when not nil, is the engine the
+// demo images are built on.
+func stage(ctx context.Context, c docker.Client, images *docker.Moby, prefix, dir string, log io.Writer) (string, error) {
+	if m := images; m != nil {
 		for _, img := range []struct{ tag, version string }{{ImageV1, "v1"}, {ImageV2, "v2"}} {
 			fmt.Fprintf(log, "building %s (FROM scratch, on the local engine)\n", img.tag)
 			if _, err := docker.BuildDemoappImage(ctx, m, img.tag, img.version); err != nil {
@@ -95,42 +106,45 @@ func Stage(ctx context.Context, c docker.Client, dir string, log io.Writer) (str
 			}
 		}
 	}
-	start, err := spec.Parse("demo start state", []byte(startYAML))
+	start, err := spec.Parse("demo start state", []byte(startYAML(prefix)))
 	if err != nil {
 		return "", fmt.Errorf("demo start state: %w", err) // a bug in this file
 	}
-	if _, err := spec.Parse("demo desired state", []byte(DesiredYAML)); err != nil {
+	desired := desiredYAML(prefix)
+	if _, err := spec.Parse("demo desired state", []byte(desired)); err != nil {
 		return "", fmt.Errorf("demo desired state: %w", err)
 	}
-	fmt.Fprintf(log, "starting the out-of-date state under prefix %s\n", Prefix)
+	fmt.Fprintf(log, "starting the out-of-date state under prefix %s\n", prefix)
 	if _, err := reconcile.Converge(ctx, c, start, reconcile.ConvergeOptions{Poll: 200 * time.Millisecond}); err != nil {
 		return "", fmt.Errorf("start the demo state: %w", err)
 	}
-	if err := crash(ctx, c, "worker", 0); err != nil {
+	if err := crash(ctx, c, prefix, "worker", 0); err != nil {
 		return "", err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
 	path := filepath.Join(dir, "rollcall.yaml")
-	if err := os.WriteFile(path, []byte(DesiredYAML), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(desired), 0o644); err != nil {
 		return "", err
 	}
 	return path, nil
 }
 
 // crash kills the container of a workload's slot, as `docker kill` would.
-func crash(ctx context.Context, c docker.Client, workload string, slot int) error {
-	cs, err := c.List(ctx, Prefix)
+func crash(ctx context.Context, c docker.Client, prefix, workload string, slot int) error {
+	cs, err := c.List(ctx, prefix)
 	if err != nil {
 		return err
 	}
 	for _, ct := range cs {
-		if ct.Labels[docker.WorkloadLabel(Prefix)] != workload || ct.Labels[docker.SlotLabel(Prefix)] != fmt.Sprint(slot) {
+		if ct.Labels[docker.WorkloadLabel(prefix)] != workload || ct.Labels[docker.SlotLabel(prefix)] != fmt.Sprint(slot) {
 			continue
 		}
 		switch k := c.(type) {
-		case *docker.Moby:
+		case interface {
+			Kill(ctx context.Context, id string) error
+		}: // the moby adapter
 			return k.Kill(ctx, ct.ID)
 		case *docker.Fake:
 			return k.Kill(ct.ID, 137)
@@ -144,14 +158,18 @@ func crash(ctx context.Context, c docker.Client, workload string, slot int) erro
 // Clean stops and removes every container of the demo's prefix and the
 // desired file in dir. It returns how many containers it removed.
 func Clean(ctx context.Context, c docker.Client, dir string) (int, error) {
-	cs, err := c.List(ctx, Prefix)
+	return clean(ctx, c, Prefix, dir)
+}
+
+func clean(ctx context.Context, c docker.Client, prefix, dir string) (int, error) {
+	cs, err := c.List(ctx, prefix)
 	if err != nil {
 		return 0, err
 	}
 	var errs []error
 	n := 0
 	for _, ct := range cs {
-		if ct.Labels[docker.ManagedLabel(Prefix)] != "true" || !strings.HasPrefix(ct.Name, Prefix+"-") {
+		if ct.Labels[docker.ManagedLabel(prefix)] != "true" || !strings.HasPrefix(ct.Name, prefix+"-") {
 			continue // never anything but our own
 		}
 		if err := c.Stop(ctx, ct.ID, 5*time.Second); err != nil && !errors.Is(err, docker.ErrNotFound) {

@@ -68,7 +68,7 @@ func TestDemoOnFakeConvergesStepByStep(t *testing.T) {
 }
 
 func TestDemoFilesParse(t *testing.T) {
-	for name, text := range map[string]string{"start": startYAML, "desired": DesiredYAML} {
+	for name, text := range map[string]string{"start": startYAML(Prefix), "desired": desiredYAML(Prefix)} {
 		d, err := spec.Parse(name, []byte(text))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)

@@ -405,7 +405,14 @@ func TestFailedStepIsShownJournaledAndRetried(t *testing.T) {
 		t.Errorf("recent %+v", snap.Recent)
 	}
 	h.waitFor("the retry", func(s Snapshot) bool { return running(s, "web:v1") == 1 })
-	entries, err := journal.Read(jpath, 0)
+	// The engine can show the container before the step's end is journaled.
+	var entries []journal.Entry
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if entries, err = journal.Read(jpath, 0); err == nil && len(entries) >= 2 {
+			break
+		}
+	}
 	if err != nil || len(entries) != 2 || entries[0].Result != journal.ResultFailed || !strings.Contains(entries[0].Error, "no space left") ||
 		entries[1].Result != journal.ResultOK {
 		t.Fatalf("journal %+v, %v: want the failed start, then the retry", entries, err)
