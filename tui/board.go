@@ -2,6 +2,7 @@ package tui
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -47,6 +48,7 @@ type headerInfo struct {
 	source     string
 	loaded     bool // a desired state has loaded
 	sourceErr  string
+	stateAge   string // how old the last good desired state of a polled source is
 	lockHeld   bool
 	lockHolder string // another session holds the lock
 	lockErr    string
@@ -233,6 +235,11 @@ func headerOf(s session.Snapshot) headerInfo {
 	}
 	if s.SourceErr != nil {
 		h.sourceErr = firstLine(s.SourceErr.Error())
+		// A polled source (a URL) says when it last confirmed the state.
+		var stale *session.StaleError
+		if errors.As(s.SourceErr, &stale) && !stale.LastGood.IsZero() {
+			h.stateAge = age(s.At.Sub(stale.LastGood))
+		}
 	}
 	if lh := s.Lock.Holder; lh != nil {
 		h.lockHolder = sanitize(fmt.Sprintf("%s (pid %d) since %s", lh.User, lh.PID, lh.Since.Local().Format("Jan 2 15:04:05")))

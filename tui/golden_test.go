@@ -1,8 +1,13 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/theme"
@@ -49,6 +54,20 @@ func TestGolden(t *testing.T) {
 				}
 				requireGolden(t, first)
 			})
+		}
+	}
+}
+
+// A polled source (a URL) that stops answering well keeps the last good
+// state; the header says so, with the age of that state.
+func TestHeaderShowsTheAgeOfAStaleSource(t *testing.T) {
+	s := converged()
+	s.SourceErr = &session.StaleError{Err: errors.New("GET https://cp.example/desired.yaml: 500 Internal Server Error"),
+		LastGood: s.At.Add(-95 * time.Second)}
+	screen := ansi.Strip(sized(theme.Mono, 120, 40, s).View().Content)
+	for _, want := range []string{"500 Internal Server Error", "the last good desired state, 1m old, stays in force"} {
+		if !strings.Contains(screen, want) {
+			t.Fatalf("header lacks %q:\n%s", want, screen)
 		}
 	}
 }

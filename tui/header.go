@@ -105,7 +105,10 @@ func (h header) lines(f frame, w int) []string {
 	}
 	if hi.sourceErr != "" {
 		text := "✗ " + hi.sourceErr
-		if hi.loaded {
+		switch {
+		case hi.loaded && hi.stateAge != "":
+			text += " (the last good desired state, " + hi.stateAge + " old, stays in force)"
+		case hi.loaded:
 			text += " (the last good desired state stays in force)"
 		}
 		out = append(out, fit(st.Bad.Render(text), w))
