@@ -413,33 +413,17 @@ func eventsOf(s session.Snapshot) []eventRow {
 	return rows
 }
 
-// limitTexts remembers limitsText per value: a host has few distinct
+// limitTexts remembers reconcile.LimitsText per value: a host has few distinct
 // limits and many containers.
 type limitTexts map[docker.Limits]string
 
 func (lt limitTexts) text(l docker.Limits) string {
 	t, ok := lt[l]
 	if !ok {
-		t = limitsText(l)
+		t = sanitize(reconcile.LimitsText(l))
 		lt[l] = t
 	}
 	return t
-}
-
-func limitsText(l docker.Limits) string {
-	cpu := "∞"
-	if l.NanoCPUs > 0 {
-		cpu = fmt.Sprintf("%g", float64(l.NanoCPUs)/1e9)
-	}
-	mem := "∞"
-	if l.Memory > 0 {
-		mem = fmt.Sprintf("%dM", l.Memory>>20)
-	}
-	restart := l.Restart
-	if restart == "" {
-		restart = "no"
-	}
-	return sanitize(fmt.Sprintf("cpus %s mem %s restart %s", cpu, mem, restart))
 }
 
 func shortHash(h string) string {

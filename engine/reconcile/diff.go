@@ -285,7 +285,7 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 		}
 		if s.cond != condCrashed && !limitsEqual(p.Limits, want) {
 			add(Step{Action: ActUpdate, Workload: w.Name, Slot: i, Container: p.Name, ContainerID: p.ID, Limits: want,
-				Reason: "limits " + limitsText(p.Limits) + " → " + limitsText(want)})
+				Reason: "limits " + LimitsText(p.Limits) + " → " + LimitsText(want)})
 		}
 	}
 
@@ -379,7 +379,7 @@ func staleWhy(prefix string, w *spec.Resolved, c *docker.Container, recreate tim
 			return "recreate requested at " + recreate.UTC().Format(time.TimeOnly)
 		}
 		if c.Labels[docker.SpecLabel(prefix)] == w.Hash && liftsLimit(c.Limits, desiredLimits(w.Workload)) {
-			return "limit lifted: " + limitsText(c.Limits) + " → " + limitsText(desiredLimits(w.Workload)) + " (the engine cannot lift a limit in place)"
+			return "limit lifted: " + LimitsText(c.Limits) + " → " + LimitsText(desiredLimits(w.Workload)) + " (the engine cannot lift a limit in place)"
 		}
 		return "spec " + short(c.Labels[docker.SpecLabel(prefix)]) + " → " + short(w.Hash)
 	}
@@ -451,7 +451,9 @@ func plural(n int, word string) string {
 	return word + "s"
 }
 
-func limitsText(l docker.Limits) string {
+// LimitsText renders limits for humans: "cpus 0.5 mem 64M restart always",
+// with ∞ for no limit.
+func LimitsText(l docker.Limits) string {
 	cpu := "∞"
 	if l.NanoCPUs > 0 {
 		cpu = fmt.Sprintf("%g", float64(l.NanoCPUs)/1e9)
