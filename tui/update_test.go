@@ -379,6 +379,10 @@ func TestTooSmallOnlyQuits(t *testing.T) {
 	if s := ansi.Strip(m.View().Content); !strings.Contains(s, "terminal too small (need 80×24, have 79×30)") {
 		t.Errorf("too small screen:\n%s", s)
 	}
+	_, quit := press(m, "q")
+	if !slices.ContainsFunc(run(quit), func(msg tea.Msg) bool { _, ok := msg.(tea.QuitMsg); return ok }) {
+		t.Error("q does not quit on the too-small screen")
+	}
 	m, _ = update(m, tea.WindowSizeMsg{Width: 80, Height: 24})
 	if s := ansi.Strip(m.View().Content); strings.Contains(s, "too small") || !strings.Contains(s, "Slots") {
 		t.Errorf("80×24 screen:\n%s", s)

@@ -88,6 +88,7 @@ type agent struct {
 	lastData  []byte // the file as last read, good or broken
 	lastErr   string // the last read error logged, to log it once
 	holds     map[string]map[string]bool
+	restarts  map[string]int // restarts issued, so the crash backoff grows across passes
 	stepBegan time.Time
 
 	dirty atomic.Bool   // the file changed since it was last read
@@ -138,9 +139,10 @@ func (a *agent) pass(ctx context.Context) {
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	rep, err := reconcile.Converge(pctx, a.client, a.desired, reconcile.ConvergeOptions{
-		Now:   a.now,
-		Holds: a.holds,
-		Sleep: a.sleep,
+		Now:      a.now,
+		Holds:    a.holds,
+		Restarts: a.restarts,
+		Sleep:    a.sleep,
 		OnPlan: func(int, reconcile.Plan) {
 			if a.dirty.Load() {
 				cancel() // do not act on a plan for a file that has changed
@@ -148,7 +150,7 @@ func (a *agent) pass(ctx context.Context) {
 		},
 		Apply: reconcile.ApplyOptions{OnStart: a.stepStarted, OnDone: a.stepDone},
 	})
-	a.holds = rep.Holds
+	a.holds, a.restarts = rep.Holds, rep.Restarts
 	switch {
 	case ctx.Err() != nil:
 	case err == nil && rep.Steps > 0:
@@ -244,6 +246,13 @@ func (a *agent) reload(ctx context.Context) {
 		return
 	case err != nil:
 		a.log.Error("desired file broken: keeping the last good state", "file", a.path, "error", err.Error())
+		return
+	}
+	if a.desired != nil && d.Prefix != a.desired.Prefix {
+		// Following a new prefix would orphan every container of the old one
+		// and start a second set beside them; the session refuses it too.
+		a.log.Error("desired file changes the label prefix: keeping the last good state",
+			"file", a.path, "prefix", a.desired.Prefix, "new_prefix", d.Prefix)
 		return
 	}
 	a.desired = d

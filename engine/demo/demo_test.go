@@ -34,11 +34,13 @@ func TestDemoOnFakeConvergesStepByStep(t *testing.T) {
 
 	seen := map[string]bool{}
 	approved := ""
+	converged := false
 	for snap := range s.Snapshots() {
 		for _, st := range snap.Plan.Steps() {
 			seen[string(st.Action)] = true
 		}
 		if snap.Progress.Total > 0 && snap.Progress.Ready == snap.Progress.Total && snap.Plan.Empty() && snap.Running == nil {
+			converged = true
 			break
 		}
 		if snap.Next != "" && snap.Next != approved {
@@ -48,6 +50,9 @@ func TestDemoOnFakeConvergesStepByStep(t *testing.T) {
 		if ctx.Err() != nil {
 			t.Fatalf("not converged: %s", snap.Plan)
 		}
+	}
+	if !converged {
+		t.Fatal("the session ended before the demo converged")
 	}
 	cancel()
 	<-done
@@ -91,12 +96,18 @@ func TestCleanRemovesOnlyOurs(t *testing.T) {
 	if _, err := f.AddContainer(other); err != nil {
 		t.Fatal(err)
 	}
+	// Carries the demo's label but not its name: listed, and still kept.
+	lookalike := docker.Container{Name: "lookalike", Image: ImageV1, State: docker.StateRunning,
+		Labels: map[string]string{docker.ManagedLabel(Prefix): "true"}}
+	if _, err := f.AddContainer(lookalike); err != nil {
+		t.Fatal(err)
+	}
 	n, err := Clean(ctx, f, dir)
 	if err != nil || n != 6 {
 		t.Fatalf("removed %d, err %v; want the 6 demo containers", n, err)
 	}
-	if cs, _ := f.List(ctx, Prefix); len(cs) != 0 {
-		t.Fatalf("left %d demo containers", len(cs))
+	if cs, _ := f.List(ctx, Prefix); len(cs) != 1 || cs[0].Name != "lookalike" {
+		t.Fatalf("after clean %v, want only the lookalike left", cs)
 	}
 	if cs, _ := f.List(ctx, "rollcall"); len(cs) != 1 {
 		t.Fatalf("touched a container of another prefix: %v", cs)
@@ -104,7 +115,9 @@ func TestCleanRemovesOnlyOurs(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "rollcall.yaml")); !os.IsNotExist(err) {
 		t.Fatalf("desired file not removed: %v", err)
 	}
-	if slices.ContainsFunc(f.Mutations(), func(c string) bool { return strings.Contains(c, "someone-else") }) {
+	if slices.ContainsFunc(f.Mutations(), func(c string) bool {
+		return strings.Contains(c, "someone-else") || strings.Contains(c, "lookalike")
+	}) {
 		t.Fatal("a mutating call named the other container")
 	}
 }

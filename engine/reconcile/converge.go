@@ -23,6 +23,10 @@ type ConvergeOptions struct {
 	SkipHealth     bool
 	RecreateBefore map[string]time.Time
 	Holds          map[string]map[string]bool // taken over and extended by rollbacks
+	// Restarts counts the restarts rollcall issued, by container ID, for the
+	// crash backoff of rule 4; taken over and extended, so a caller that
+	// converges again (the agent) keeps the backoff growing.
+	Restarts map[string]int
 
 	OnPlan func(round int, p Plan)
 	Apply  ApplyOptions
@@ -30,11 +34,12 @@ type ConvergeOptions struct {
 
 // Report says what Converge did.
 type Report struct {
-	Rounds int
-	Steps  int // executed
-	Failed int // executed and failed
-	Last   Plan
-	Holds  map[string]map[string]bool
+	Rounds   int
+	Steps    int // executed
+	Failed   int // executed and failed
+	Last     Plan
+	Holds    map[string]map[string]bool
+	Restarts map[string]int
 }
 
 // ErrPaused is returned when a workload with failure_action pause missed its
@@ -59,7 +64,12 @@ func Converge(ctx context.Context, c docker.Client, d *spec.Desired, opts Conver
 	if rep.Holds == nil {
 		rep.Holds = map[string]map[string]bool{}
 	}
-	restarts := map[string]int{}
+	restarts := opts.Restarts
+	if restarts == nil {
+		restarts = map[string]int{}
+	}
+	rep.Restarts = restarts
+	failures := 0 // rounds in a row with a failed step
 	for {
 		if opts.MaxRounds > 0 && rep.Rounds >= opts.MaxRounds {
 			return rep, fmt.Errorf("not converged after %d rounds: %s", rep.Rounds, rep.Last.Summary())
@@ -114,12 +124,34 @@ func Converge(ctx context.Context, c docker.Client, d *spec.Desired, opts Conver
 				restarts[r.Step.ContainerID]++
 			}
 		}
-		if len(steps) == 0 || failed {
-			if err := opts.Sleep(ctx, nextLook(plan, obs.Now, opts.Poll)); err != nil {
+		wait := time.Duration(0)
+		switch {
+		case failed:
+			// A step that keeps failing is tried again after 1s, 2s, 4s …
+			// capped at 1m, not every poll: it would hammer the engine.
+			failures++
+			wait = failureBackoff(failures)
+		case len(steps) == 0:
+			failures = 0
+			wait = nextLook(plan, obs.Now, opts.Poll)
+		default:
+			failures = 0
+		}
+		if wait > 0 {
+			if err := opts.Sleep(ctx, wait); err != nil {
 				return rep, fmt.Errorf("not converged: %w (%s)", err, plan.Summary())
 			}
 		}
 	}
+}
+
+// failureBackoff is the pause after the n-th round in a row with a failed
+// step: 1s, 2s, 4s … capped at 1m.
+func failureBackoff(n int) time.Duration {
+	if n > 7 {
+		return time.Minute
+	}
+	return min(time.Second<<(n-1), time.Minute)
 }
 
 // nextLook is how long to wait before the next round when only waiting: until

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -152,4 +153,49 @@ func TestI4ConvergesDespiteFailures(t *testing.T) {
 			t.Fatalf("converge returned but the plan is not empty:\n%s", p)
 		}
 	})
+}
+
+// A step that keeps failing is retried with a growing backoff, not every
+// poll: 1s, 2s, 4s …
+func TestConvergeBacksOffOnFailure(t *testing.T) {
+	f, clock, opts := fakeWorld(1, time.Second)
+	f.FailRate(1) // every create fails
+	var waits []time.Duration
+	opts.Sleep = func(_ context.Context, d time.Duration) error { waits = append(waits, d); clock.Advance(d); return nil }
+	opts.MaxRounds = 4
+	rep, err := Converge(t.Context(), f, desiredOf(workload("web", 1)), opts)
+	if err == nil || rep.Failed != 4 {
+		t.Fatalf("err %v, failed %d: want 4 failed rounds", err, rep.Failed)
+	}
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}
+	if fmt.Sprint(waits) != fmt.Sprint(want) {
+		t.Fatalf("waits %v, want %v", waits, want)
+	}
+}
+
+// The restarts rollcall issued carry over into the next Converge, so the
+// crash backoff of rule 4 keeps growing for a caller that converges again.
+func TestConvergeCarriesRestarts(t *testing.T) {
+	f, _, opts := fakeWorld(1, time.Second)
+	ctx := t.Context()
+	d := desiredOf(workload("web", 1, func(w *spec.Workload) { w.Restart = "no" }))
+	if _, err := Converge(ctx, f, d, opts); err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := f.List(ctx, pfx)
+	if err := f.Kill(cs[0].ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Converge(ctx, f, d, opts)
+	if err != nil || rep.Restarts[cs[0].ID] != 1 {
+		t.Fatalf("err %v, restarts %v: want one restart counted", err, rep.Restarts)
+	}
+	opts.Restarts = rep.Restarts
+	if err := f.Kill(cs[0].ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = Converge(ctx, f, d, opts)
+	if err != nil || rep.Restarts[cs[0].ID] != 2 {
+		t.Fatalf("err %v, restarts %v: want the count carried to 2", err, rep.Restarts)
+	}
 }

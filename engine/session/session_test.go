@@ -417,6 +417,9 @@ func TestFailedStepIsShownJournaledAndRetried(t *testing.T) {
 		entries[1].Result != journal.ResultOK {
 		t.Fatalf("journal %+v, %v: want the failed start, then the retry", entries, err)
 	}
+	if gap := entries[1].Time.Sub(entries[0].Time); gap < 900*time.Millisecond {
+		t.Errorf("retried %s after the failure, want the 1s backoff", gap)
+	}
 }
 
 // The operator's rollback stops the new container where an old one still
