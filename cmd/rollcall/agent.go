@@ -55,6 +55,11 @@ changes; rollback and continue act as the file says.`,
 				return err
 			}
 			defer closeClient()
+			release, err := hostLock(ctx, client, d.Prefix)
+			if err != nil {
+				return err
+			}
+			defer release()
 			j, err := journal.Open(g.journal, journal.Options{})
 			if err != nil {
 				return withHint(err, "pass --journal PATH to keep it elsewhere")

@@ -88,6 +88,11 @@ func runApply(ctx context.Context, e env, g *globals, o applyOpts) error {
 		}
 	}
 
+	release, err := hostLock(ctx, client, d.Prefix)
+	if err != nil {
+		return err
+	}
+	defer release()
 	j, err := journal.Open(g.journal, journal.Options{})
 	if err != nil {
 		return withHint(fmt.Errorf("open journal: %w", err), "pass --journal PATH to keep it elsewhere; apply does not act without its audit trail")

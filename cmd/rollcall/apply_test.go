@@ -8,6 +8,7 @@ import (
 
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/engine/session"
 )
 
 // TestApplyConverges: apply --yes takes the mixed state to the fixpoint,
@@ -205,4 +206,32 @@ func TestApplySkipHealth(t *testing.T) {
 		t.Fatalf("exit %d\n%s", res.code, res.stderr)
 	}
 	mustContain(t, "stderr", res.stderr, "EMERGENCY --skip-health", "converged in")
+}
+
+// TestApplyRefusesWhileTheHostLockIsHeld: apply never acts beside a console
+// in step or auto mode (or an agent): it names the holder and touches
+// nothing.
+func TestApplyRefusesWhileTheHostLockIsHeld(t *testing.T) {
+	h := newHarness(t, docker.NewManualClock(t0))
+	path := seedMixed(t, h)
+	info, err := h.fake.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, err := session.HostLock(info, "rctest", "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.fake.ResetCalls()
+	res := h.run("", "apply", "--yes", "-f", path)
+	if res.code != exitFailed || !strings.Contains(res.stderr, "held by alice") {
+		t.Fatalf("exit %d, stderr %q: want a refusal naming alice", res.code, res.stderr)
+	}
+	if m := h.fake.Mutations(); len(m) != 0 {
+		t.Fatalf("apply acted while the lock was held: %q", m)
+	}
+	release()
+	if res := h.run("", "apply", "--yes", "-f", path); res.code != exitOK {
+		t.Fatalf("after release: exit %d\n%s", res.code, res.stderr)
+	}
 }

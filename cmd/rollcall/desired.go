@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/spec"
@@ -224,3 +225,17 @@ func currentPlan(ctx context.Context, c docker.Client, d *spec.Desired, o observ
 // converged is the plan's verdict: nothing to do or wait for, and no
 // workload that cannot be acted on.
 func converged(p reconcile.Plan) bool { return p.Empty() && len(p.Errors()) == 0 }
+
+// hostLock takes the host lock for prefix on the engine, as a console in step
+// or auto mode does, so a headless command never acts beside one.
+func hostLock(ctx context.Context, c docker.Client, prefix string) (func(), error) {
+	info, err := c.Info(ctx)
+	if err != nil {
+		return nil, withHint(err, engineHint)
+	}
+	release, err := session.HostLock(info, prefix, journal.CurrentUser())
+	if errors.Is(err, session.ErrLocked) {
+		return nil, withHint(err, "another rollcall acts on this engine and prefix; wait for it, or watch with `rollcall --watch`")
+	}
+	return release, err
+}

@@ -30,7 +30,26 @@ func (h LockHolder) String() string {
 // hostLock is an exclusive flock on a lock file, held while acting.
 type hostLock struct{ f *os.File }
 
-var errLocked = errors.New("held by another session")
+// ErrLocked is the host lock held by another acting session.
+var ErrLocked = errors.New("held by another session")
+
+// HostLock takes the host lock of an engine and prefix for a headless
+// command that acts (apply, agent), so it never acts beside a console in
+// step or auto mode, or another agent. It does not wait: when the lock is
+// held the error wraps ErrLocked and names the holder. release frees it.
+func HostLock(info docker.EngineInfo, prefix, user string) (release func(), err error) {
+	path := DefaultLockPath(info, prefix)
+	l, holder, err := acquireLock(path, user, time.Now())
+	switch {
+	case errors.Is(err, ErrLocked) && holder != nil:
+		return nil, fmt.Errorf("host lock %s: held by %s: %w", path, holder, ErrLocked)
+	case errors.Is(err, ErrLocked):
+		return nil, fmt.Errorf("host lock %s: %w", path, ErrLocked)
+	case err != nil:
+		return nil, err
+	}
+	return l.release, nil
+}
 
 // DefaultLockPath is the host lock for an engine and prefix: one file per
 // endpoint and prefix under /run/lock when it is writable, else the temp
@@ -51,7 +70,7 @@ func DefaultLockPath(info docker.EngineInfo, prefix string) string {
 
 // acquireLock takes the lock at path without waiting and writes
 // "user pid since" into it. When another session holds it, the error is
-// errLocked and the holder is returned if the file names one.
+// ErrLocked and the holder is returned if the file names one.
 func acquireLock(path, user string, since time.Time) (*hostLock, *LockHolder, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, nil, fmt.Errorf("host lock %s: %w", path, err)
@@ -63,7 +82,7 @@ func acquireLock(path, user string, since time.Time) (*hostLock, *LockHolder, er
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, readLockHolder(path), errLocked
+			return nil, readLockHolder(path), ErrLocked
 		}
 		return nil, nil, fmt.Errorf("host lock %s: %w", path, err)
 	}

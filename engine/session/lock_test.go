@@ -26,8 +26,8 @@ func TestHostLock(t *testing.T) {
 	}
 
 	b, holder, err := acquireLock(path, "bob", since)
-	if !errors.Is(err, errLocked) || b != nil {
-		t.Fatalf("second acquire = %v, %v; want errLocked", b, err)
+	if !errors.Is(err, ErrLocked) || b != nil {
+		t.Fatalf("second acquire = %v, %v; want ErrLocked", b, err)
 	}
 	if holder == nil || holder.User != "alice@10.0.0.5" || holder.PID != os.Getpid() || !holder.Since.Equal(since) {
 		t.Fatalf("holder %+v", holder)
