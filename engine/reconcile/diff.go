@@ -100,7 +100,7 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 	recreate := o.RecreateBefore[w.Name]
 	specKey := docker.SpecLabel(prefix)
 	slotKey := docker.SlotLabel(prefix)
-	want := desiredLimits(w.Workload)
+	want := DesiredLimits(w.Workload)
 	slots := make([]slot, n)
 	surplus := map[int][]*docker.Container{}
 	var orphans []*docker.Container
@@ -111,8 +111,7 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 			orphans = append(orphans, c)
 		case idx >= n:
 			surplus[idx] = append(surplus[idx], c)
-		case c.Labels[specKey] == w.Hash && c.ImageID == w.ImageID && !(!recreate.IsZero() && c.Created.Before(recreate)) &&
-			!liftsLimit(c.Limits, want):
+		case upToDate(specKey, w, c, recreate, want):
 			slots[idx].fresh = append(slots[idx].fresh, c)
 		default:
 			slots[idx].stale = append(slots[idx].stale, c)
@@ -283,7 +282,7 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 					Reason: crashReason(p)})
 			}
 		}
-		if s.cond != condCrashed && !limitsEqual(p.Limits, want) {
+		if s.cond != condCrashed && !LimitsEqual(p.Limits, want) {
 			add(Step{Action: ActUpdate, Workload: w.Name, Slot: i, Container: p.Name, ContainerID: p.ID, Limits: want,
 				Reason: "limits " + LimitsText(p.Limits) + " → " + LimitsText(want)})
 		}
@@ -315,6 +314,25 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 		wp.Changes = specChanges(prefix, w, slots, surplus, orphans, recreate)
 	}
 	return wp
+}
+
+// UpToDate reports whether c is up-to-date for w: the desired spec hash and
+// image ID, created after any forced recreate, and no limit to lift. Limits
+// that only differ make it needs-update, which still counts as up-to-date.
+func UpToDate(prefix string, w *spec.Resolved, c *docker.Container, recreate time.Time) bool {
+	return upToDate(docker.SpecLabel(prefix), w, c, recreate, DesiredLimits(w.Workload))
+}
+
+func upToDate(specKey string, w *spec.Resolved, c *docker.Container, recreate time.Time, want docker.Limits) bool {
+	return c.Labels[specKey] == w.Hash && c.ImageID == w.ImageID && (recreate.IsZero() || !c.Created.Before(recreate)) &&
+		!liftsLimit(c.Limits, want)
+}
+
+// SortFresh orders a slot's up-to-date containers best first, as Diff picks
+// the one that serves the slot: healthy before booting before crashed, then
+// the first created. The rest are duplicates.
+func SortFresh(cs []*docker.Container, minReady time.Duration, now time.Time, skipHealth bool) {
+	sortFresh(cs, minReady, &Observed{Now: now, SkipHealth: skipHealth})
 }
 
 // sortFresh orders a slot's up-to-date containers best first: healthy before
@@ -378,8 +396,8 @@ func staleWhy(prefix string, w *spec.Resolved, c *docker.Container, recreate tim
 		if c.Labels[docker.SpecLabel(prefix)] == w.Hash && !recreate.IsZero() && c.Created.Before(recreate) {
 			return "recreate requested at " + recreate.UTC().Format(time.TimeOnly)
 		}
-		if c.Labels[docker.SpecLabel(prefix)] == w.Hash && liftsLimit(c.Limits, desiredLimits(w.Workload)) {
-			return "limit lifted: " + LimitsText(c.Limits) + " → " + LimitsText(desiredLimits(w.Workload)) + " (the engine cannot lift a limit in place)"
+		if c.Labels[docker.SpecLabel(prefix)] == w.Hash && liftsLimit(c.Limits, DesiredLimits(w.Workload)) {
+			return "limit lifted: " + LimitsText(c.Limits) + " → " + LimitsText(DesiredLimits(w.Workload)) + " (the engine cannot lift a limit in place)"
 		}
 		return "spec " + short(c.Labels[docker.SpecLabel(prefix)]) + " → " + short(w.Hash)
 	}

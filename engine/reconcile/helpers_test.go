@@ -62,7 +62,7 @@ func fresh(d *spec.ResolvedDesired, name string, slot int, mods ...func(*docker.
 		},
 		State: docker.StateRunning, Health: docker.HealthHealthy, HasHealthcheck: true,
 		Created: t0.Add(-time.Minute), StartedAt: t0.Add(-time.Minute),
-		Limits: desiredLimits(w.Workload),
+		Limits: DesiredLimits(w.Workload),
 	}
 	for _, m := range mods {
 		m(&c)

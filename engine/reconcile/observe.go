@@ -168,12 +168,14 @@ func CreateSpec(prefix string, w *spec.Resolved, slot int) *docker.CreateSpec {
 		Healthcheck: hc,
 		StopSignal:  w.StopSignal,
 		StopTimeout: w.StopGrace,
-		Limits:      desiredLimits(w.Workload),
+		Limits:      DesiredLimits(w.Workload),
 		Networks:    append([]string(nil), w.Networks...),
 	}
 }
 
-func desiredLimits(w *spec.Workload) docker.Limits {
+// DesiredLimits are the limits and restart policy a workload asks for, as the
+// engine reports them.
+func DesiredLimits(w *spec.Workload) docker.Limits {
 	return docker.Limits{NanoCPUs: w.Resources.NanoCPUs, Memory: w.Resources.Memory, Restart: normRestart(w.Restart)}
 }
 
@@ -184,6 +186,8 @@ func normRestart(p string) string {
 	return p
 }
 
-func limitsEqual(a, b docker.Limits) bool {
+// LimitsEqual compares limits as the engine applies them (no restart
+// policy is "no").
+func LimitsEqual(a, b docker.Limits) bool {
 	return a.NanoCPUs == b.NanoCPUs && a.Memory == b.Memory && normRestart(a.Restart) == normRestart(b.Restart)
 }

@@ -345,7 +345,7 @@ func slotViews(r *spec.ResolvedDesired, cs []docker.Container, prefix string, no
 
 func desiredSlot(w *spec.Resolved) *DesiredSlot {
 	d := &DesiredSlot{Image: w.Image, ImageID: w.ImageID, Version: w.Version, Hash: w.Hash,
-		Limits: docker.Limits{NanoCPUs: w.Resources.NanoCPUs, Memory: w.Resources.Memory, Restart: w.Restart}}
+		Limits: reconcile.DesiredLimits(w.Workload)}
 	if w.Err != nil {
 		d.Err = w.Err.Error()
 	}
@@ -362,7 +362,7 @@ func placeContainers(cs []docker.Container, w *spec.Resolved, desired bool, slot
 	}
 	var want docker.Limits
 	if w != nil {
-		want = docker.Limits{NanoCPUs: w.Resources.NanoCPUs, Memory: w.Resources.Memory, Restart: w.Restart}
+		want = reconcile.DesiredLimits(w.Workload)
 	}
 	views := make([]ContainerView, 0, len(cs))
 	for _, c := range cs {
@@ -379,10 +379,9 @@ func placeContainers(cs []docker.Container, w *spec.Resolved, desired bool, slot
 			v.Status = StatusSurplus
 		case w.Err != nil:
 			v.Status = StatusUnknown
-		case c.Labels[docker.SpecLabel(prefix)] == w.Hash && c.ImageID == w.ImageID && (recreate.IsZero() || !c.Created.Before(recreate)) &&
-			!liftsLimit(c.Limits, want):
+		case reconcile.UpToDate(prefix, w, &c, recreate):
 			v.Status = StatusUpToDate
-			if !sameLimits(c.Limits, want) {
+			if !reconcile.LimitsEqual(c.Limits, want) {
 				v.Status = StatusNeedsUpdate
 			}
 		case !hasSpec:
@@ -392,19 +391,28 @@ func placeContainers(cs []docker.Container, w *spec.Resolved, desired bool, slot
 		}
 		views = append(views, v)
 	}
+	// The up-to-date ones first, in the order Diff picks the one that serves
+	// the slot; the rest of them are duplicates. Then the others, oldest first.
 	fresh := func(v ContainerView) bool { return v.Status == StatusUpToDate || v.Status == StatusNeedsUpdate }
+	var ranked []*docker.Container
+	for i := range views {
+		if fresh(views[i]) {
+			ranked = append(ranked, &views[i].Container)
+		}
+	}
+	reconcile.SortFresh(ranked, minReady, now, skipHealth)
+	rank := make(map[string]int, len(ranked))
+	for i, c := range ranked {
+		rank[c.ID] = i
+	}
 	slices.SortStableFunc(views, func(a, b ContainerView) int {
 		if fa, fb := fresh(a), fresh(b); fa != fb {
 			if fa {
 				return -1
 			}
 			return 1
-		}
-		if fresh(a) && a.Healthy != b.Healthy {
-			if a.Healthy {
-				return -1
-			}
-			return 1
+		} else if fa {
+			return cmp.Compare(rank[a.ID], rank[b.ID])
 		}
 		if c := a.Created.Compare(b.Created); c != 0 {
 			return c
@@ -415,22 +423,6 @@ func placeContainers(cs []docker.Container, w *spec.Resolved, desired bool, slot
 		views[i].Status = StatusDuplicate
 	}
 	return views
-}
-
-// liftsLimit: the engine cannot remove a CPU or memory limit in place, so
-// reconcile rolls such a container as stale; the view says the same.
-func liftsLimit(have, want docker.Limits) bool {
-	return (want.NanoCPUs == 0 && have.NanoCPUs > 0) || (want.Memory == 0 && have.Memory > 0)
-}
-
-func sameLimits(a, b docker.Limits) bool {
-	norm := func(p string) string {
-		if p == "" {
-			return "no"
-		}
-		return p
-	}
-	return a.NanoCPUs == b.NanoCPUs && a.Memory == b.Memory && norm(a.Restart) == norm(b.Restart)
 }
 
 // short is a spec hash as the plan shows it.

@@ -191,3 +191,34 @@ func TestParseMode(t *testing.T) {
 		t.Error("Acting")
 	}
 }
+
+// The slot view names as serving the container Diff keeps: with no healthy
+// one, a booting container ranks above a crashed one that was created first.
+func TestSlotViewPrimaryIsDiffs(t *testing.T) {
+	f, _ := newEngine()
+	d, err := spec.Parse("v2.yaml", []byte(desiredYAML("web:v2", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := spec.Resolve(context.Background(), d, f)
+	w := r.Workload("web")
+	now := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	mk := func(name string, created time.Duration, state docker.State, health docker.Health) docker.Container {
+		return docker.Container{ID: "id-" + name, Name: name, Image: "web:v2", ImageID: w.ImageID,
+			Labels: map[string]string{docker.ManagedLabel(pfx): "true", docker.WorkloadLabel(pfx): "web",
+				docker.SlotLabel(pfx): "0", docker.SpecLabel(pfx): w.Hash},
+			State: state, HasHealthcheck: true, Health: health, Created: now.Add(-created), StartedAt: now.Add(-created),
+			Limits: reconcile.DesiredLimits(w.Workload)}
+	}
+	cs := []docker.Container{mk("crashed", time.Hour, docker.StateExited, docker.HealthNone), mk("booting", time.Second, docker.StateRunning, docker.HealthStarting)}
+	views, _ := slotViews(r, cs, pfx, now, false, nil)
+	if len(views) != 1 || len(views[0].Containers) != 2 {
+		t.Fatalf("views %+v", views)
+	}
+	if first, second := views[0].Containers[0], views[0].Containers[1]; first.Name != "booting" || second.Status != StatusDuplicate {
+		t.Fatalf("serving %s, then %s %s: want booting first, crashed as the duplicate", first.Name, second.Name, second.Status)
+	}
+	if p := reconcile.Diff(r, &reconcile.Observed{Now: now, Containers: cs}); len(p.Steps()) != 1 || p.Steps()[0].Container != "booting" {
+		t.Fatalf("Diff keeps another container:\n%s", p)
+	}
+}
