@@ -37,7 +37,6 @@
 //     change (the first desired state counts as one) whose plan would stop or
 //     roll more than half of the running managed containers, no step runs in
 //     any mode until Confirm(yes); Confirm(no) keeps waiting.
-//     Options.AutoConfirm answers both with yes, for `apply --yes`.
 //   - Failures (§6): pause pauses with the reason, the container's last
 //     health output and a few log lines; rollback is the plan's own stop step
 //     with Hold, and once it succeeds the spec goes on hold; continue needs

@@ -50,7 +50,7 @@ func (l *loop) act() {
 		case l.mode == ModeAuto && l.retries[key] != nil && time.Now().Before(l.retries[key].at):
 			continue
 		}
-		if s.Downtime && !l.confirmed[key] && !l.opts.AutoConfirm {
+		if s.Downtime && !l.confirmed[key] {
 			if l.confirm == nil {
 				l.confirm = &Confirmation{Kind: ConfirmDowntime, Key: key, Step: s,
 					Prompt: fmt.Sprintf("%s %s: %s", s.Action, s.Target(), s.Reason)}
@@ -124,10 +124,6 @@ func (l *loop) checkBlast() {
 		return
 	}
 	prompt := fmt.Sprintf("the new desired state stops or rolls %d of %d running containers", len(hit), len(running))
-	if l.opts.AutoConfirm {
-		l.note("%s (confirmed in advance)", prompt)
-		return
-	}
 	l.confirm = &Confirmation{Kind: ConfirmBlast, Prompt: prompt}
 	l.note("holding: %s; confirm to go on", prompt)
 }

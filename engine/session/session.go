@@ -61,9 +61,6 @@ type Options struct {
 	// Recreate asks for a rolling restart of every workload of the first
 	// desired state (§5 rule 10).
 	Recreate bool
-	// AutoConfirm answers every confirmation yes: stop-first steps and the
-	// blast-radius guard (apply --yes). Leave it off for the console.
-	AutoConfirm bool
 	// Resync is how often the engine is relisted with no event; 0 means 30s.
 	Resync time.Duration
 	// Coalesce is the shortest time between two relists, so a burst of

@@ -245,7 +245,7 @@ func (l *loop) stepStatuses() (map[string]StepStatus, string) {
 	for _, st := range l.plan.Executable() {
 		key := st.Key()
 		ss := StepStatus{State: StepQueued, Approved: l.approved[key],
-			NeedsConfirm: st.Downtime && !l.confirmed[key] && !l.opts.AutoConfirm}
+			NeedsConfirm: st.Downtime && !l.confirmed[key]}
 		res, ran := l.results[key]
 		switch {
 		case l.running != nil && l.running.Step.Key() == key:
