@@ -1,11 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
-	"os"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,17 +14,15 @@ import (
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
 // Agent timing.
 const (
-	agentResync      = 30 * time.Second // converge again even when nothing was heard
-	agentFilePoll    = time.Second      // how often the desired file is looked at
-	agentSettle      = 250 * time.Millisecond
-	agentCoalesce    = 50 * time.Millisecond // a burst of events makes one pass
-	agentMaxBackoff  = 30 * time.Second      // reconnecting the event stream
-	agentSettleTries = 20
+	agentResync     = 30 * time.Second      // converge again even when nothing was heard
+	agentCoalesce   = 50 * time.Millisecond // a burst of events makes one pass
+	agentMaxBackoff = 30 * time.Second      // reconnecting the event stream
 )
 
 func newAgentCmd(e env, g *globals) *cobra.Command {
@@ -46,7 +43,11 @@ changes; rollback and continue act as the file says.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			d, data, src, err := readDesired(e, file, g.prefix)
+			d, _, src, err := readDesired(e, file, g.prefix)
+			if err != nil {
+				return err
+			}
+			source, err := src.open()
 			if err != nil {
 				return err
 			}
@@ -66,9 +67,9 @@ changes; rollback and continue act as the file says.`,
 			}
 			defer j.Close()
 			a := &agent{
-				client: client, path: src.path, source: src, prefix: g.prefix, journal: j, user: journal.CurrentUser(),
+				client: client, path: src.path, source: source, prefix: g.prefix, journal: j, user: journal.CurrentUser(),
 				log: slog.New(slog.NewJSONHandler(e.stderr, nil)), now: e.now,
-				desired: d, lastData: data, kick: make(chan struct{}, 1),
+				desired: d, kick: make(chan struct{}, 1),
 			}
 			return a.run(ctx)
 		},
@@ -82,16 +83,15 @@ changes; rollback and continue act as the file says.`,
 type agent struct {
 	client  docker.Client
 	path    string
-	source  desiredSource // path, and how to read it
-	prefix  string        // --prefix, "" for the file's
+	source  session.Source // the file (or compose project), watched as the console watches it
+	prefix  string         // --prefix, "" for the file's
 	journal *journal.Journal
 	user    string
 	log     *slog.Logger
 	now     func() time.Time
 
 	desired   *spec.Desired
-	lastData  []byte // the file as last read, good or broken
-	lastErr   string // the last read error logged, to log it once
+	lastErr   string // the last load error logged, to log it once
 	holds     map[string]map[string]bool
 	restarts  map[string]int // restarts issued, so the crash backoff grows across passes
 	stepBegan time.Time
@@ -110,7 +110,7 @@ var errReload = errors.New("desired file changed")
 func (a *agent) run(ctx context.Context) error {
 	a.log.Info("agent started", "file", a.path, "prefix", a.desired.Prefix, "workloads", len(a.desired.Workloads))
 	a.followEvents(ctx, a.desired.Prefix)
-	go a.watchFile(ctx)
+	go a.watchSource(ctx)
 	for {
 		a.dirty.Store(false)
 		a.reload(ctx)
@@ -206,53 +206,30 @@ func (a *agent) stepDone(r reconcile.Result) {
 	}
 }
 
-// reload reads the desired file, and parses it once it has stopped
-// changing. A file that cannot be read or does not parse keeps the last
-// good state.
+// reload loads the desired state from the source. A file that cannot be
+// read or does not parse keeps the last good state, and says why once.
 func (a *agent) reload(ctx context.Context) {
-	data, err := os.ReadFile(a.path)
+	d, err := a.source.Load(ctx)
 	if err == nil {
-		a.lastErr = ""
-		if bytes.Equal(data, a.lastData) {
-			return
-		}
-	}
-	for i := 0; err == nil && i < agentSettleTries; i++ {
-		// Never act on a half-written file: wait until two reads agree.
-		if sleep(ctx, agentSettle) != nil {
-			return
-		}
-		var again []byte
-		again, err = os.ReadFile(a.path)
-		if err == nil && bytes.Equal(again, data) {
-			break
-		}
-		data = again
+		d, err = withPrefix(d, a.prefix)
 	}
 	if err != nil {
-		if err.Error() != a.lastErr {
-			a.lastErr = err.Error()
-			a.log.Error("desired file unreadable: keeping the last good state", "file", a.path, "error", err.Error())
+		if err.Error() == a.lastErr {
+			return
 		}
-		return
-	}
-	if bytes.Equal(data, a.lastData) {
-		return
-	}
-	a.lastData = data
-	d, err := parseDesired(a.source, data, a.prefix)
-	var list spec.ErrorList
-	switch {
-	case errors.As(err, &list):
-		for _, e := range list {
-			a.log.Error("desired file broken: keeping the last good state",
-				"file", e.File, "line", e.Line, "col", e.Col, "error", e.Msg, "hint", e.Hint)
+		a.lastErr = err.Error()
+		var list spec.ErrorList
+		if errors.As(err, &list) {
+			for _, e := range list {
+				a.log.Error("desired file broken: keeping the last good state",
+					"file", e.File, "line", e.Line, "col", e.Col, "error", e.Msg, "hint", e.Hint)
+			}
+			return
 		}
-		return
-	case err != nil:
 		a.log.Error("desired file broken: keeping the last good state", "file", a.path, "error", err.Error())
 		return
 	}
+	a.lastErr = ""
 	if a.desired != nil && d.Prefix != a.desired.Prefix {
 		// Following a new prefix would orphan every container of the old one
 		// and start a second set beside them; the session refuses it too.
@@ -260,39 +237,20 @@ func (a *agent) reload(ctx context.Context) {
 			"file", a.path, "prefix", a.desired.Prefix, "new_prefix", d.Prefix)
 		return
 	}
+	if a.desired != nil && reflect.DeepEqual(d.Workloads, a.desired.Workloads) {
+		return
+	}
 	a.desired = d
 	a.log.Info("desired state loaded", "file", a.path, "prefix", d.Prefix, "workloads", len(d.Workloads))
 	a.followEvents(ctx, d.Prefix)
 }
 
-// watchFile marks the desired file dirty when its size or time changes.
-func (a *agent) watchFile(ctx context.Context) {
-	type stamp struct {
-		mod  time.Time
-		size int64
-		ok   bool
-	}
-	look := func() stamp {
-		st, err := os.Stat(a.path)
-		if err != nil {
-			return stamp{}
-		}
-		return stamp{st.ModTime(), st.Size(), true}
-	}
-	last := look()
-	t := time.NewTicker(agentFilePoll)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if now := look(); now != last {
-			last = now
-			a.dirty.Store(true)
-			a.poke()
-		}
+// watchSource marks the desired state dirty when the source says it changed
+// (fsnotify on its directory, settled, as the console's session uses it).
+func (a *agent) watchSource(ctx context.Context) {
+	for range a.source.Changes(ctx) {
+		a.dirty.Store(true)
+		a.poke()
 	}
 }
 
