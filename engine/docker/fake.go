@@ -144,7 +144,7 @@ func (f *Fake) Info(ctx context.Context) (_ EngineInfo, err error) {
 	if err := f.check(ctx, "info"); err != nil {
 		return EngineInfo{}, fmt.Errorf("info: %w", err)
 	}
-	return EngineInfo{Endpoint: f.endpoint, Version: "fake", APIVersion: "1.41", Simulated: true}, nil
+	return EngineInfo{ID: "fake:" + f.endpoint, Endpoint: f.endpoint, Version: "fake", APIVersion: "1.41", Simulated: true}, nil
 }
 
 // List returns copies of the containers labelled <prefix>.managed=true,

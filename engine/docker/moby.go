@@ -85,7 +85,12 @@ func (m *Moby) Info(ctx context.Context) (EngineInfo, error) {
 	if err != nil {
 		return EngineInfo{}, fmt.Errorf("engine version: %w", err)
 	}
+	sys, err := m.cli.Info(ctx, client.InfoOptions{})
+	if err != nil {
+		return EngineInfo{}, fmt.Errorf("engine info: %w", err)
+	}
 	return EngineInfo{
+		ID:         sys.Info.ID,
 		Endpoint:   m.cli.DaemonHost(),
 		Version:    v.Version,
 		APIVersion: m.cli.ClientVersion(),

@@ -87,6 +87,10 @@ type Image struct {
 
 // EngineInfo describes the engine a client talks to.
 type EngineInfo struct {
+	// ID is the engine's identity (the ID of `docker info`): the same for
+	// every endpoint that reaches one engine, so it, not Endpoint, names the
+	// engine in host locks and state files. "" when the engine did not say.
+	ID         string
 	Endpoint   string // e.g. unix:///var/run/docker.sock, or "fake"
 	Version    string // e.g. 20.10.24
 	APIVersion string // negotiated, e.g. 1.41

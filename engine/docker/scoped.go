@@ -1,0 +1,101 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrForeign is a mutating call on a container that does not carry the
+// managed label of the session's prefix: refused without reaching the engine.
+var ErrForeign = errors.New("refused: not a managed container of this prefix")
+
+// Scoped wraps c so that every mutating call acts only on containers that
+// carry "<prefix>.managed=true", as the engine says at the moment of the
+// call: the container is inspected first, and anything else is refused with
+// an error wrapping ErrForeign. Create is refused unless the new container
+// carries that label. Reads pass through.
+//
+// It is the engine half of rollcall's scope promise, as ReadOnly is of watch
+// mode: reconcile.Diff plans only for managed containers of the prefix, and
+// this wrapper makes a plan that names anything else impossible to carry out.
+func Scoped(c Client, prefix string) Client { return scoped{inner: c, prefix: prefix} }
+
+type scoped struct {
+	inner  Client
+	prefix string
+}
+
+// check refuses id unless the engine says it is managed under the prefix. A
+// container that is gone passes: the call itself then says not found.
+func (s scoped) check(ctx context.Context, verb, id string) error {
+	d, err := s.inner.Inspect(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: check scope: %w", verb, shortID(id), err)
+	}
+	if d.Labels[ManagedLabel(s.prefix)] != "true" {
+		return fmt.Errorf("%s %s (%s): %w %q", verb, shortID(id), d.Name, ErrForeign, s.prefix)
+	}
+	return nil
+}
+
+func (s scoped) Info(ctx context.Context) (EngineInfo, error) { return s.inner.Info(ctx) }
+
+func (s scoped) List(ctx context.Context, prefix string) ([]Container, error) {
+	return s.inner.List(ctx, prefix)
+}
+
+func (s scoped) Inspect(ctx context.Context, id string) (ContainerDetail, error) {
+	return s.inner.Inspect(ctx, id)
+}
+
+func (s scoped) ImageInspect(ctx context.Context, ref string) (Image, error) {
+	return s.inner.ImageInspect(ctx, ref)
+}
+
+func (s scoped) Events(ctx context.Context, prefix string, since time.Time) (<-chan Event, <-chan error) {
+	return s.inner.Events(ctx, prefix, since)
+}
+
+func (s scoped) Logs(ctx context.Context, id string, opts LogOptions) (<-chan LogLine, error) {
+	return s.inner.Logs(ctx, id, opts)
+}
+
+func (s scoped) Create(ctx context.Context, spec CreateSpec) (string, error) {
+	if spec.Labels[ManagedLabel(s.prefix)] != "true" {
+		return "", fmt.Errorf("create %s: %w %q", spec.Name, ErrForeign, s.prefix)
+	}
+	return s.inner.Create(ctx, spec)
+}
+
+func (s scoped) Stop(ctx context.Context, id string, grace time.Duration) error {
+	if err := s.check(ctx, "stop", id); err != nil {
+		return err
+	}
+	return s.inner.Stop(ctx, id, grace)
+}
+
+func (s scoped) Remove(ctx context.Context, id string) error {
+	if err := s.check(ctx, "remove", id); err != nil {
+		return err
+	}
+	return s.inner.Remove(ctx, id)
+}
+
+func (s scoped) Restart(ctx context.Context, id string, grace time.Duration) error {
+	if err := s.check(ctx, "restart", id); err != nil {
+		return err
+	}
+	return s.inner.Restart(ctx, id, grace)
+}
+
+func (s scoped) Update(ctx context.Context, id string, limits Limits) error {
+	if err := s.check(ctx, "update", id); err != nil {
+		return err
+	}
+	return s.inner.Update(ctx, id, limits)
+}

@@ -1,0 +1,95 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+)
+
+// scopedFake is an engine with one managed container of prefix "rollcall",
+// one of prefix "other", and one with no label at all.
+func scopedFake(t *testing.T) (f *Fake, ours, theirs, bare string) {
+	t.Helper()
+	f = NewFake(FakeOptions{Clock: NewManualClock(fakeEpoch), Seed: 1})
+	f.AddImage("web:v1", "sha256:web1", Behaviour{})
+	ctx := context.Background()
+	mk := func(name string, labels map[string]string) string {
+		id, err := f.Create(ctx, CreateSpec{Name: name, Image: "web:v1", Labels: labels})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	ours = mk("rollcall-web-0-aaaaaaaa", map[string]string{ManagedLabel("rollcall"): "true"})
+	theirs = mk("other-web-0-bbbbbbbb", map[string]string{ManagedLabel("other"): "true"})
+	bare = mk("postgres", nil)
+	f.ResetCalls()
+	return f, ours, theirs, bare
+}
+
+// TestScopedRefusesForeignContainers: the second lock on scope. Every
+// mutating call on a container without this prefix's managed label is
+// refused before it reaches the engine; our own pass.
+func TestScopedRefusesForeignContainers(t *testing.T) {
+	ctx := context.Background()
+	calls := []struct {
+		method string
+		call   func(c Client, id string) error
+	}{
+		{"Stop", func(c Client, id string) error { return c.Stop(ctx, id, time.Second) }},
+		{"Remove", func(c Client, id string) error { return c.Remove(ctx, id) }},
+		{"Restart", func(c Client, id string) error { return c.Restart(ctx, id, time.Second) }},
+		{"Update", func(c Client, id string) error { return c.Update(ctx, id, Limits{Memory: 1 << 20}) }},
+	}
+	var covered []string
+	for _, tt := range calls {
+		covered = append(covered, tt.method)
+		t.Run(tt.method, func(t *testing.T) {
+			f, ours, theirs, bare := scopedFake(t)
+			c := Scoped(f, "rollcall")
+			for _, id := range []string{theirs, bare} {
+				if err := tt.call(c, id); !errors.Is(err, ErrForeign) {
+					t.Fatalf("%s on a foreign container: err = %v, want ErrForeign", tt.method, err)
+				}
+			}
+			if m := f.Mutations(); len(m) != 0 {
+				t.Fatalf("refused calls reached the engine: %v", m)
+			}
+			if tt.method == "Remove" {
+				if err := f.Stop(ctx, ours, time.Second); err != nil {
+					t.Fatal(err)
+				}
+				f.ResetCalls()
+			}
+			if err := tt.call(c, ours); err != nil {
+				t.Fatalf("%s on our own container: %v", tt.method, err)
+			}
+			if m := f.Mutations(); len(m) != 1 {
+				t.Fatalf("our own %s: engine mutations %v, want one", tt.method, m)
+			}
+		})
+	}
+	covered = append(covered, "Create")
+	for _, m := range Mutating {
+		if !slices.Contains(covered, m) {
+			t.Errorf("mutating method %s is not covered by this test", m)
+		}
+	}
+}
+
+func TestScopedCreateNeedsTheManagedLabel(t *testing.T) {
+	ctx := context.Background()
+	f, _, _, _ := scopedFake(t)
+	c := Scoped(f, "rollcall")
+	for _, labels := range []map[string]string{nil, {ManagedLabel("other"): "true"}, {ManagedLabel("rollcall"): "false"}} {
+		if _, err := c.Create(ctx, CreateSpec{Name: "rollcall-x-0-cccccccc", Image: "web:v1", Labels: labels}); !errors.Is(err, ErrForeign) {
+			t.Fatalf("create with labels %v: err = %v, want ErrForeign", labels, err)
+		}
+	}
+	if _, err := c.Create(ctx, CreateSpec{Name: "rollcall-x-0-cccccccc", Image: "web:v1",
+		Labels: map[string]string{ManagedLabel("rollcall"): "true"}}); err != nil {
+		t.Fatalf("create of our own: %v", err)
+	}
+}
