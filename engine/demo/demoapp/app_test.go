@@ -1,4 +1,4 @@
-package main
+package demoapp
 
 import (
 	"bytes"
@@ -143,7 +143,7 @@ func TestProbe(t *testing.T) {
 	if err := probe(listen, time.Second); err == nil {
 		t.Errorf("probe(%s) on a 503 answer: nil, want an error", listen)
 	}
-	if code := run([]string{"-health", "-listen", listen}, io.Discard, io.Discard); code != 1 {
+	if code := Main([]string{"-health", "-listen", listen}, io.Discard, io.Discard); code != 1 {
 		t.Errorf("run -health on a 503 answer: exit %d, want 1", code)
 	}
 	srv.Close()

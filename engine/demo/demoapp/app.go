@@ -1,0 +1,218 @@
+// Package demoapp is the tiny HTTP workload that rollcall's demo, tests and
+// benchmarks roll, and the FROM scratch image it ships in (image.go). The
+// program runs from cmd/demoapp, and from rollcall itself when rollcall is
+// started as "demoapp" (the image's /demoapp) or as `rollcall demoapp`: that
+// is how a built or installed rollcall stages its demo with no Go toolchain
+// and no source tree. A scratch image has no shell, libc or any other file,
+// so the program depends on none.
+//
+//	GET /         "<version> <hostname>\n"
+//	GET /healthz  200 "ok" while ready and healthy, 503 otherwise
+//
+// Its faults are scripted by flags: it turns healthy after -ready-delay, turns
+// unhealthy after -fail-health-after, and exits with -exit-code after
+// -crash-after. With -health it is its own exec-form healthcheck: it probes
+// /healthz on the -listen port and exits 0 or 1, because a scratch image has
+// no curl or wget. A container serving on another port than :8080 needs the
+// same -listen in its healthcheck: ["CMD", "/demoapp", "-health", "-listen", ":9090"].
+//
+// On SIGTERM or SIGINT it stops accepting, lets in-flight requests finish
+// (up to 10s) and exits 0, which is what a zero-downtime roll relies on.
+// It logs one line per start and per shutdown to stdout, and every failed
+// health answer to stderr.
+//
+// It imports only the standard library: it is linked into rollcall and into
+// the demo image, and must not pull the engine, the console or moby along.
+package demoapp
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+// config is the parsed command line.
+type config struct {
+	listen          string
+	version         string
+	readyDelay      time.Duration
+	failHealthAfter time.Duration
+	crashAfter      time.Duration
+	exitCode        int
+	health          bool
+}
+
+const shutdownGrace = 10 * time.Second
+
+// Main runs the program with args (without the program name) and returns
+// its exit code: 0 after a clean shutdown or a healthy -health probe, 1 on
+// failure, 2 on a bad command line. It returns only once the server has shut
+// down; -crash-after exits the process on its own.
+func Main(args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseFlags(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if cfg.health {
+		if err := probe(cfg.listen, time.Second); err != nil {
+			fmt.Fprintln(stderr, "demoapp: health:", err)
+			return 1
+		}
+		return 0
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+
+	if cfg.crashAfter > 0 {
+		time.AfterFunc(cfg.crashAfter, func() {
+			fmt.Fprintf(stderr, "demoapp: crashing after %s with exit code %d\n", cfg.crashAfter, cfg.exitCode)
+			os.Exit(cfg.exitCode)
+		})
+	}
+
+	ln, err := net.Listen("tcp", cfg.listen)
+	if err != nil {
+		fmt.Fprintln(stderr, "demoapp:", err)
+		return 1
+	}
+	hostname, _ := os.Hostname()
+	a := newApp(cfg, hostname, time.Now(), stderr)
+	if err := serve(ctx, ln, a, stdout); err != nil {
+		fmt.Fprintln(stderr, "demoapp:", err)
+		return 1
+	}
+	return 0
+}
+
+// parseFlags parses args; errors and usage go to errOut.
+func parseFlags(args []string, errOut io.Writer) (config, error) {
+	var cfg config
+	fs := flag.NewFlagSet("demoapp", flag.ContinueOnError)
+	fs.SetOutput(errOut)
+	fs.StringVar(&cfg.listen, "listen", ":8080", "address to serve HTTP on")
+	fs.StringVar(&cfg.version, "version", "v1", "version string answered on /")
+	fs.DurationVar(&cfg.readyDelay, "ready-delay", 0, "health fails until this long after start")
+	fs.DurationVar(&cfg.failHealthAfter, "fail-health-after", 0, "health fails from this long after start on (0: never)")
+	fs.DurationVar(&cfg.crashAfter, "crash-after", 0, "exit with -exit-code this long after start (0: never)")
+	fs.IntVar(&cfg.exitCode, "exit-code", 1, "exit code used by -crash-after")
+	fs.BoolVar(&cfg.health, "health", false, "probe /healthz on the -listen port and exit 0 if healthy, else 1")
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	if fs.NArg() > 0 {
+		err := fmt.Errorf("unexpected arguments: %q", fs.Args())
+		fmt.Fprintln(errOut, "demoapp:", err)
+		return config{}, err
+	}
+	for name, d := range map[string]time.Duration{"ready-delay": cfg.readyDelay, "fail-health-after": cfg.failHealthAfter, "crash-after": cfg.crashAfter} {
+		if d < 0 {
+			err := fmt.Errorf("-%s must not be negative, got %s", name, d)
+			fmt.Fprintln(errOut, "demoapp:", err)
+			return config{}, err
+		}
+	}
+	return cfg, nil
+}
+
+// app answers the two endpoints. now is a field so tests can move time.
+type app struct {
+	cfg      config
+	hostname string
+	started  time.Time
+	now      func() time.Time
+	errLog   io.Writer
+}
+
+func newApp(cfg config, hostname string, started time.Time, errLog io.Writer) *app {
+	return &app{cfg: cfg, hostname: hostname, started: started, now: time.Now, errLog: errLog}
+}
+
+// healthy reports whether /healthz answers 200, and why not otherwise.
+func (a *app) healthy() (bool, string) {
+	up := a.now().Sub(a.started)
+	switch {
+	case up < a.cfg.readyDelay:
+		return false, fmt.Sprintf("not ready: up %s, ready after %s", up.Round(time.Millisecond), a.cfg.readyDelay)
+	case a.cfg.failHealthAfter > 0 && up >= a.cfg.failHealthAfter:
+		return false, fmt.Sprintf("failing: up %s, unhealthy from %s on", up.Round(time.Millisecond), a.cfg.failHealthAfter)
+	}
+	return true, ""
+}
+
+func (a *app) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	switch r.URL.Path {
+	case "/":
+		fmt.Fprintf(w, "%s %s\n", a.cfg.version, a.hostname)
+	case "/healthz":
+		ok, why := a.healthy()
+		if !ok {
+			fmt.Fprintln(a.errLog, "demoapp: health:", why)
+			http.Error(w, why, http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprint(w, "ok")
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// serve answers on ln until ctx ends, then drains in-flight requests.
+func serve(ctx context.Context, ln net.Listener, h http.Handler, out io.Writer) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	fmt.Fprintf(out, "demoapp: serving on %s\n", ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	fmt.Fprintln(out, "demoapp: shut down")
+	return nil
+}
+
+// probe asks /healthz on the loopback port of listen, so the check runs
+// inside the container's own network namespace.
+func probe(listen string, timeout time.Duration) error {
+	_, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return fmt.Errorf("parse -listen %q: %w", listen, err)
+	}
+	c := &http.Client{Timeout: timeout}
+	resp, err := c.Get("http://" + net.JoinHostPort("127.0.0.1", port) + "/healthz")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", resp.Status, body)
+	}
+	return nil
+}
