@@ -161,6 +161,16 @@ func (c *composeMap) service(name string, s composetypes.ServiceConfig) *yaml.No
 	if networks := c.networks(name, s.Networks); networks != nil {
 		add("networks", networks, "networks")
 	}
+	if len(s.PreStop) > 0 {
+		// compose runs a list of hooks; rollcall keeps one command, in a label.
+		if len(s.PreStop) > 1 {
+			k, v := at("pre_stop")
+			c.l.fail(placeAt(&yaml.Node{}, v, k), "merge them into one command", "services.%s.pre_stop: %d hooks; rollcall runs one", name, len(s.PreStop))
+		} else {
+			_, raw := at("pre_stop", "0", "command")
+			add("pre_stop", listNode(s.PreStop[0].Command, raw), "pre_stop")
+		}
+	}
 	if s.Deploy != nil && s.Deploy.UpdateConfig != nil {
 		if update := c.update(name, s.Deploy.UpdateConfig, replicas); update != nil {
 			add("update", update, "deploy", "update_config")
@@ -295,11 +305,12 @@ func (c *composeMap) resources(service string, s composetypes.ServiceConfig) *ya
 	return out
 }
 
-// networks maps the service's networks to the names of engine networks.
-// rollcall creates no network: an external one is joined by its name, any
-// other by its key (or its explicit name), with a warning, since compose
-// would have created it. compose's default network, which it adds to every
-// service that names none, is the engine's default bridge here.
+// networks maps the service's networks to the names of engine networks,
+// each with its aliases, in rollcall's mapping form. rollcall creates no
+// network: an external one is joined by its name, any other by its key (or
+// its explicit name), with a warning, since compose would have created it.
+// compose's default network, which it adds to every service that names
+// none, is the engine's default bridge here.
 func (c *composeMap) networks(service string, nets map[string]*composetypes.ServiceNetworkConfig) *yaml.Node {
 	_, written := c.raw.get("services", service, "networks")
 	wrote := func(name string) bool {
@@ -323,13 +334,23 @@ func (c *composeMap) networks(service string, nets map[string]*composetypes.Serv
 		}
 		return placeAt(&yaml.Node{}, k, v)
 	}
-	out := &yaml.Node{Kind: yaml.SequenceNode}
+	out := &yaml.Node{Kind: yaml.MappingNode}
+	join := func(key, name string) {
+		val := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}
+		if cfg := nets[key]; cfg != nil && len(cfg.Aliases) > 0 {
+			ak, av := c.raw.find("services", service, "networks", key, "aliases")
+			val = &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
+				placeAt(strNode("aliases"), ak), placeAt(listNode(cfg.Aliases, av), av, ak)}}
+			c.renames[service+".networks."+name+".aliases"] = "services." + service + ".networks." + key + ".aliases"
+		}
+		out.Content = append(out.Content, placeAt(strNode(name), place(key)), placeAt(val, place(key)))
+	}
 	for _, key := range slices.Sorted(maps.Keys(nets)) {
 		def := c.project.Networks[key]
 		_, explicit := c.raw.get("networks", key, "name")
 		switch {
 		case bool(def.External):
-			out.Content = append(out.Content, placeAt(strNode(cmp.Or(def.Name, key)), place(key)))
+			join(key, cmp.Or(def.Name, key))
 		case key == "default" && explicit == nil:
 			if wrote(key) {
 				c.l.warn(place(key), "name an external network to join one",
@@ -340,7 +361,7 @@ func (c *composeMap) networks(service string, nets map[string]*composetypes.Serv
 			if explicit != nil {
 				name = def.Name
 			}
-			out.Content = append(out.Content, placeAt(strNode(name), place(key)))
+			join(key, name)
 			c.l.warn(place(key), fmt.Sprintf("create it first (docker network create %s), or mark it `external: true`", name),
 				"services.%s.networks.%s: compose would create this network; rollcall creates none and joins the existing network %q", service, key, name)
 		}

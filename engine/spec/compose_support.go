@@ -41,7 +41,9 @@ var supportedAttributes = append([]tree.Path{
 	"services.*.stop_signal",
 	"services.*.stop_grace_period",
 	"services.*.restart",
-	"services.*.networks.*", // the name; per-network options are reported
+	"services.*.networks.*", // the name; per-network options but aliases are reported
+	"services.*.networks.*.aliases",
+	"services.*.pre_stop.[].command", // user, privileged, working_dir and environment are reported
 	"services.*.cpus",
 	"services.*.mem_limit",
 }, acceptedPaths...)

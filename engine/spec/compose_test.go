@@ -117,6 +117,7 @@ func TestParseComposeMapsRealWorldFiles(t *testing.T) {
 				Ports:       []Port{{HostIP: "127.0.0.1", HostPort: 8080, ContainerPort: 8080, Proto: "tcp"}},
 				Healthcheck: &Healthcheck{Test: []string{"CMD", "/app", "-health"}},
 				Networks:    []string{"backend"},
+				Aliases:     map[string][]string{"backend": {"api"}},
 			}),
 			"db": withDefaults(Workload{
 				Name: "db", Image: "postgres:16",
@@ -130,7 +131,7 @@ func TestParseComposeMapsRealWorldFiles(t *testing.T) {
 			"services.app.container_name", "services.app.entrypoint", "services.app.user", "services.app.working_dir",
 			"services.app.privileged", "services.app.cap_add", "services.app.volumes", "services.app.depends_on",
 			"services.app.logging", "services.app.ports[].app_protocol", "services.app.networks.backend",
-			"services.app.networks.backend.aliases", "services.app.secrets", "services.app.configs",
+			"services.app.secrets", "services.app.configs",
 			"services.app.healthcheck.start_interval", "services.app.deploy.placement", "services.app.deploy.rollback_config",
 			"services.app.deploy.restart_policy", "services.app.deploy.update_config.delay",
 			"services.app.deploy.resources.limits.pids",
@@ -174,7 +175,7 @@ func TestComposeWarningsPointAtTheField(t *testing.T) {
 	}
 	want := map[string][2]int{
 		"version": {3, 1}, "services.app.volumes": {14, 5}, "services.app.deploy.placement": {37, 7},
-		"services.app.networks.backend.aliases": {29, 9}, "services.db.ports[0]": {56, 9}, "services.adminer": {59, 3},
+		"services.app.networks.backend": {28, 7}, "services.db.ports[0]": {56, 9}, "services.adminer": {59, 3},
 	}
 	for _, w := range d.Warnings {
 		subject, _, _ := strings.Cut(w.Msg, ": ")
@@ -207,6 +208,8 @@ services:
       update_config: {parallelism: 2, order: stop-first, failure_action: continue, monitor: 30s}
     stop_grace_period: 1m30s
     restart: on-failure:3
+    networks: {front: {aliases: [www, shop]}}
+networks: {front: {external: true}}
 `), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -223,6 +226,7 @@ workloads:
     update: {parallelism: 2, order: stop-first, failure_action: continue, health_deadline: 30s}
     stop_grace_period: 1m30s
     restart: on-failure:3
+    networks: {front: {aliases: [www, shop]}}
 `)
 	if !reflect.DeepEqual(fromCompose.Workloads, fromYAML.Workloads) || len(fromCompose.Warnings) != 0 {
 		t.Errorf("compose:\n%s\nrollcall.yaml:\n%s", dump(fromCompose), dump(fromYAML))
@@ -376,4 +380,21 @@ func FuzzParseCompose(f *testing.F) {
 			located("error", e)
 		}
 	})
+}
+
+// TestComposePreStopIsOneHook: compose's pre_stop hook maps onto pre_stop;
+// more than one hook is an error, since a container keeps one command.
+func TestComposePreStopIsOneHook(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "compose.yaml")
+	d, err := ParseCompose(name, []byte("services:\n  web:\n    image: app\n    pre_stop:\n      - command: [/app, -drain]\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Workloads["web"].PreStop; !slices.Equal(got, []string{"/app", "-drain"}) {
+		t.Errorf("pre_stop = %q", got)
+	}
+	_, err = ParseCompose(name, []byte("services:\n  web:\n    image: app\n    pre_stop:\n      - command: [/a]\n      - command: [/b]\n"), nil)
+	if err == nil || !strings.Contains(err.Error(), "services.web.pre_stop: 2 hooks") || !strings.Contains(err.Error(), ":5:7:") {
+		t.Errorf("two hooks: err = %v", err)
+	}
 }

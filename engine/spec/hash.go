@@ -9,9 +9,17 @@ import (
 
 // Hash is the spec hash: it covers every field that needs a new container
 // (image reference and the image ID it resolved to, version, command,
-// environment, labels, ports, healthcheck, stop signal, networks). It leaves
-// out replicas, resources and the restart policy, which change in place, the
-// stop grace period, which is passed at stop time, and the update policy.
+// environment, labels, ports, healthcheck, stop signal, networks with their
+// aliases, pre_stop). It leaves out replicas, resources and the restart
+// policy, which change in place, the stop grace period, which is passed at
+// stop time, and the update policy (drain included).
+//
+// pre_stop is in because it is kept in a label at create: a container whose
+// label holds another command is not what the desired state asks for. It is
+// left out of the encoding when empty, and so are the aliases, so adding the
+// fields changed no hash of a workload that uses neither. Networks are
+// encoded with their aliases, so the one-off hash change of a workload with
+// networks rolls its containers onto the workload-name alias they lacked.
 //
 // The resolved image ID is part of the hash (DESIGN §4 names containers
 // <prefix>-<workload>-<slot>-<hash[:8]>): a tag rebuilt to a new image then
@@ -27,8 +35,18 @@ func Hash(w *Workload, imageID string) string {
 		labels = append(labels, k+"="+v)
 	}
 	sort.Strings(labels)
-	networks := append([]string(nil), w.Networks...)
-	sort.Strings(networks)
+	// Every network is encoded with its aliases, sorted by name.
+	type network struct {
+		Name    string
+		Aliases []string `json:",omitempty"`
+	}
+	var networks []network
+	for _, n := range w.Networks {
+		a := append([]string(nil), w.Aliases[n]...)
+		sort.Strings(a)
+		networks = append(networks, network{n, a})
+	}
+	sort.Slice(networks, func(i, j int) bool { return networks[i].Name < networks[j].Name })
 	// A struct with fixed field order gives a canonical encoding.
 	canon := struct {
 		Image       string
@@ -40,8 +58,9 @@ func Hash(w *Workload, imageID string) string {
 		Ports       []Port
 		Healthcheck *Healthcheck
 		StopSignal  string
-		Networks    []string
-	}{w.Image, imageID, w.Version, w.Command, env, labels, w.Ports, w.Healthcheck, w.StopSignal, networks}
+		Networks    []network
+		PreStop     []string `json:",omitempty"`
+	}{w.Image, imageID, w.Version, w.Command, env, labels, w.Ports, w.Healthcheck, w.StopSignal, networks, w.PreStop}
 	b, err := json.Marshal(canon)
 	if err != nil {
 		panic("spec: hash: " + err.Error()) // plain data always marshals

@@ -21,7 +21,8 @@ workloads:
     stop_signal: SIGTERM
     stop_grace_period: 10s
     restart: unless-stopped
-    networks: [front, back]
+    networks: {front: {aliases: [www]}, back: ~}
+    pre_stop: [CMD, /app, -drain]
 `))
 	if err != nil {
 		panic(err)
@@ -49,6 +50,11 @@ func TestHashCoversFieldsThatNeedANewContainer(t *testing.T) {
 		{"healthcheck removed", func(w *Workload) { w.Healthcheck = nil }},
 		{"stop_signal", func(w *Workload) { w.StopSignal = "SIGINT" }},
 		{"networks", func(w *Workload) { w.Networks = []string{"front"} }},
+		{"aliases", func(w *Workload) { w.Aliases["front"] = []string{"www2"} }},
+		{"an alias moved to another network", func(w *Workload) { w.Aliases = map[string][]string{"back": {"www"}} }},
+		{"aliases removed", func(w *Workload) { w.Aliases = nil }},
+		{"pre_stop", func(w *Workload) { w.PreStop = []string{"/app", "-quit"} }},
+		{"pre_stop removed", func(w *Workload) { w.PreStop = nil }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.field, func(t *testing.T) {
@@ -77,7 +83,7 @@ func TestHashLeavesOutFieldsChangedInPlace(t *testing.T) {
 		{"restart", func(w *Workload) { w.Restart = "always" }},
 		{"stop_grace_period", func(w *Workload) { w.StopGrace = time.Minute }},
 		{"update policy", func(w *Workload) {
-			w.Update = UpdatePolicy{StrategyBlueGreen, 3, OrderStopFirst, time.Second, time.Minute, FailureRollback}
+			w.Update = UpdatePolicy{StrategyBlueGreen, 3, OrderStopFirst, time.Second, time.Minute, FailureRollback, 5 * time.Second}
 		}},
 		{"network order", func(w *Workload) { w.Networks = []string{"back", "front"} }},
 	}
@@ -104,5 +110,26 @@ func TestHashIgnoresMapOrder(t *testing.T) {
 	b := parse("workloads:\n  web: {image: x, environment: [C=3, A=1, B=2], labels: {q: 2, p: 1}}\n")
 	if a != b {
 		t.Error("the order of environment and labels changed the hash")
+	}
+}
+
+func TestHashIgnoresAliasOrder(t *testing.T) {
+	a, b := hashBase(), hashBase()
+	a.Aliases["front"] = []string{"www", "shop"}
+	b.Aliases["front"] = []string{"shop", "www"}
+	if Hash(a, "sha256:1") != Hash(b, "sha256:1") {
+		t.Error("the order of aliases changed the hash")
+	}
+}
+
+// TestHashOfAWorkloadWithoutTheNewFieldsIsUnchanged pins the hash of a
+// workload with no networks and no pre_stop to what it was before aliases
+// and pre_stop were added: an upgrade of rollcall must not roll it.
+func TestHashOfAWorkloadWithoutTheNewFieldsIsUnchanged(t *testing.T) {
+	w := hashBase()
+	w.Networks, w.Aliases, w.PreStop = nil, nil, nil
+	const before = "dbfd41d23d096f1ffc720c293b707b6f4acffe584edea57a9225ddf157317479"
+	if got := Hash(w, "sha256:1"); got != before {
+		t.Errorf("hash = %s, want %s as before pre_stop and aliases", got, before)
 	}
 }

@@ -32,6 +32,11 @@ func defaultUpdate() UpdatePolicy {
 		MinReady: 5 * time.Second, HealthDeadline: 60 * time.Second, FailureAction: FailurePause}
 }
 
+func withDrain(u UpdatePolicy, d time.Duration) UpdatePolicy {
+	u.Drain = d
+	return u
+}
+
 func TestLoadDesignExampleParsesToExactStruct(t *testing.T) {
 	d, err := Load(filepath.Join("testdata", "full.yaml"))
 	if err != nil {
@@ -55,7 +60,9 @@ func TestLoadDesignExampleParsesToExactStruct(t *testing.T) {
 			StopSignal: "SIGTERM",
 			StopGrace:  10 * time.Second,
 			Restart:    "unless-stopped",
-			Update:     defaultUpdate(),
+			Networks:   []string{"front"},
+			PreStop:    []string{"/demoapp", "-drain"},
+			Update:     withDrain(defaultUpdate(), 5*time.Second),
 		}},
 	}
 	if !reflect.DeepEqual(d, want) {
@@ -149,8 +156,23 @@ func TestParseAccepts(t *testing.T) {
 			func(d *Desired) any { return d.Workloads["web"].Restart }, "no"},
 		{"networks keep their order", doc("    networks: [front, back]\n"),
 			func(d *Desired) any { return d.Workloads["web"].Networks }, []string{"front", "back"}},
+		{"networks as compose's mapping keep their order and aliases", doc("    networks: {front: {aliases: [www, shop.example]}, back: ~, side: {}}\n"),
+			func(d *Desired) any { return [2]any{d.Workloads["web"].Networks, d.Workloads["web"].Aliases} },
+			[2]any{[]string{"front", "back", "side"}, map[string][]string{"front": {"www", "shop.example"}}}},
+		{"no aliases leaves Aliases nil", doc("    networks: {front: {aliases: []}}\n"),
+			func(d *Desired) any { return d.Workloads["web"].Aliases }, map[string][]string(nil)},
+		{"pre_stop in exec form is the argv", doc("    pre_stop: [CMD, /demoapp, -drain]\n"),
+			func(d *Desired) any { return d.Workloads["web"].PreStop }, []string{"/demoapp", "-drain"}},
+		{"pre_stop as a plain list", doc("    pre_stop: [/app, drain, --wait]\n"),
+			func(d *Desired) any { return d.Workloads["web"].PreStop }, []string{"/app", "drain", "--wait"}},
+		{"pre_stop as a string is split on whitespace", doc("    pre_stop: /app drain\n"),
+			func(d *Desired) any { return d.Workloads["web"].PreStop }, []string{"/app", "drain"}},
+		{"pre_stop CMD-SHELL runs /bin/sh", doc("    pre_stop: [CMD-SHELL, \"kill -TERM 1\"]\n"),
+			func(d *Desired) any { return d.Workloads["web"].PreStop }, []string{"/bin/sh", "-c", "kill -TERM 1"}},
+		{"update.drain", doc("    update: {drain: 2500ms}\n"),
+			func(d *Desired) any { return d.Workloads["web"].Update.Drain }, 2500 * time.Millisecond},
 		{"update fields", doc("    update: {strategy: blue-green, parallelism: 2, order: stop-first, min_ready: 0s, health_deadline: 1m30s, failure_action: rollback}\n"),
-			func(d *Desired) any { return d.Workloads["web"].Update }, UpdatePolicy{StrategyBlueGreen, 2, OrderStopFirst, 0, 90 * time.Second, FailureRollback}},
+			func(d *Desired) any { return d.Workloads["web"].Update }, UpdatePolicy{StrategyBlueGreen, 2, OrderStopFirst, 0, 90 * time.Second, FailureRollback, 0}},
 		{"a null value counts as absent", doc("    replicas:\n    update: ~\n"),
 			func(d *Desired) any { return [2]any{d.Workloads["web"].Replicas, d.Workloads["web"].Update} }, [2]any{1, defaultUpdate()}},
 		{"replicas 0 keeps the workload", doc("    replicas: 0\n"),
@@ -202,7 +224,7 @@ func TestParseErrors(t *testing.T) {
 		{"workloads must be a mapping", "workloads: [web]\n", "1:12", "workloads: expected a mapping, got a list", ""},
 		{"the document must be a mapping", "- web\n", "1:1", "expected a mapping with a workloads key, got a list", ""},
 		{"one document per file", "workloads: {}\n---\nworkloads: {}\n", "2:1", "second YAML document", ""},
-		{"YAML syntax errors carry their line", "workloads:\n  web: [\n", "2:1", "invalid YAML", ""},
+		{"YAML syntax errors are where the parser found them", "workloads:\n  web: [\n", "3:1", "invalid YAML", "not closed"},
 		{"tab indentation gets a hint", "workloads:\n\tweb: {}\n", "2:1", "invalid YAML", "tabs"},
 		{"an unknown alias points at the alias", "workloads:\n  web: *nope\n", "2:8", "unknown anchor", "anchor"},
 
@@ -244,7 +266,18 @@ func TestParseErrors(t *testing.T) {
 		{"environment list keys are unique", doc("    environment: [A=1, A=2]\n"), "4:24", `duplicate key "A"`, ""},
 		{"labels may not use the document's prefix", doc("    labels: {rollcall.slot: \"1\"}\n"), "4:14", `label "rollcall.slot" uses the reserved prefix`, "rollcall's own"},
 		{"labels may not use a custom prefix", "prefix: acme\n" + doc("    labels: [acme.x=1]\n"), "5:14", `label "acme.x" uses the reserved prefix`, `"acme."`},
-		{"networks is a list", doc("    networks: {front: {}}\n"), "4:15", "web.networks: expected a list, got a mapping", ""},
+		{"networks is a list or a mapping", doc("    networks: front\n"), "4:15", `web.networks: expected a list or a mapping, got string "front"`, "aliases"},
+		{"a network takes only aliases", doc("    networks: {front: {ipv4_address: 10.0.0.2}}\n"), "4:24", "web.networks.front.ipv4_address: unknown key", "valid keys: aliases"},
+		{"aliases is a list", doc("    networks: {front: {aliases: www}}\n"), "4:33", "web.networks.front.aliases: expected a list", ""},
+		{"an alias is a DNS name", doc("    networks: {front: {aliases: [\"a b\"]}}\n"), "4:34", `web.networks.front.aliases[0]: invalid alias "a b"`, "DNS name"},
+		{"aliases are unique", doc("    networks: {front: {aliases: [a, a]}}\n"), "4:37", `alias "a" is listed twice`, ""},
+		{"the default bridge takes no aliases", doc("    networks: {bridge: {aliases: [a]}}\n"), "4:25", "the engine's bridge network takes no aliases", "user-defined"},
+		{"networks in a mapping are unique", doc("    networks: {a: ~, a: ~}\n"), "4:22", "web.networks.a: duplicate key", ""},
+		{"pre_stop is not empty", doc("    pre_stop: []\n"), "4:15", "web.pre_stop: empty command", "leave pre_stop out"},
+		{"pre_stop CMD needs a command", doc("    pre_stop: [CMD]\n"), "4:15", "web.pre_stop: CMD needs a command", ""},
+		{"pre_stop is no healthcheck NONE", doc("    pre_stop: [NONE]\n"), "4:15", "NONE is a healthcheck word", ""},
+		{"update.drain is a duration", doc("    update: {drain: 5}\n"), "4:21", "web.update.drain", ""},
+		{"update.drain is not negative", doc("    update: {drain: -1s}\n"), "4:21", "web.update.drain", ""},
 		{"networks are unique", doc("    networks: [a, a]\n"), "4:19", `network "a" is listed twice`, ""},
 		{"healthcheck is a mapping", doc("    healthcheck: [CMD, x]\n"), "4:18", "web.healthcheck: expected a mapping, got a list", ""},
 		{"healthcheck retries is an integer", doc("    healthcheck: {retries: x}\n"), "4:28", "healthcheck.retries: expected an integer", ""},

@@ -70,7 +70,15 @@ type Workload struct {
 	StopGrace   time.Duration
 	Restart     string
 	Networks    []string
-	Update      UpdatePolicy
+	// Aliases are the DNS aliases a container takes on a network beyond the
+	// workload name, which it takes on every network it joins (as compose
+	// does with service names), by network name.
+	Aliases map[string][]string
+	// PreStop is the command (argv) exec'd in a container before it is
+	// stopped; nil: none. It is kept in a label at create, so an old
+	// container runs the one it was created with.
+	PreStop []string
+	Update  UpdatePolicy
 }
 
 // Port is one published port, from "[[HOST_IP:]HOST_PORT:]CONTAINER_PORT[/PROTO]".
@@ -105,6 +113,9 @@ type UpdatePolicy struct {
 	MinReady       time.Duration
 	HealthDeadline time.Duration
 	FailureAction  string
+	// Drain is how long a stop waits after pre_stop, cut short once the
+	// container reports unhealthy (or the proxy lets it go).
+	Drain time.Duration
 }
 
 // Defaults, applied by Load to anything left unset.

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -11,10 +12,11 @@ import (
 
 var (
 	workloadKeys = []string{"image", "version", "replicas", "command", "environment", "labels", "ports",
-		"healthcheck", "resources", "stop_signal", "stop_grace_period", "restart", "networks", "update"}
+		"healthcheck", "resources", "stop_signal", "stop_grace_period", "restart", "networks", "pre_stop", "update"}
 	healthcheckKeys = []string{"test", "interval", "timeout", "retries", "start_period", "disable"}
 	resourcesKeys   = []string{"cpus", "memory"}
-	updateKeys      = []string{"strategy", "parallelism", "order", "min_ready", "health_deadline", "failure_action"}
+	updateKeys      = []string{"strategy", "parallelism", "order", "min_ready", "health_deadline", "failure_action", "drain"}
+	networkKeys     = []string{"aliases"}
 )
 
 // workload reads one workload with its defaults filled in, and its ports for
@@ -87,7 +89,9 @@ func (l *loader) workload(f field) (*Workload, []binding) {
 				w.Restart = s
 			}
 		case "networks":
-			w.Networks = l.networks(g)
+			w.Networks, w.Aliases = l.networks(g, f.name)
+		case "pre_stop":
+			w.PreStop = l.preStop(g)
 		case "update":
 			l.update(g, &w.Update)
 		}
@@ -198,26 +202,132 @@ func (l *loader) keyValues(f field, labels bool) map[string]string {
 	return out
 }
 
-func (l *loader) networks(f field) []string {
-	items, ok := l.list(f.val, f.path)
-	if !ok {
+// networks reads networks: a list of names, or compose's mapping of each
+// name to null or {aliases: [...]}. A container joins every network with
+// the workload name as a DNS alias; aliases adds more on that network. The
+// engine's predefined networks (bridge, host, none) take no aliases.
+func (l *loader) networks(f field, workload string) ([]string, map[string][]string) {
+	var names []string
+	var aliases map[string][]string
+	add := func(node *yaml.Node, path, name string) bool {
+		switch {
+		case name == "":
+			l.fail(node, "", "%s: empty network name", path)
+		case slices.Contains(names, name):
+			l.fail(node, "", "%s: network %q is listed twice", path, name)
+		default:
+			names = append(names, name)
+			return true
+		}
+		return false
+	}
+	switch f.val.Kind {
+	case yaml.SequenceNode:
+		items, _ := l.list(f.val, f.path)
+		for i, item := range items {
+			if s, ok := l.str(item, index(f.path, i)); ok {
+				add(item, index(f.path, i), s)
+			}
+		}
+	case yaml.MappingNode:
+		for _, g := range l.fields(f.val, f.path, nil) {
+			if !add(g.key, g.path, g.name) || isNull(g.val) {
+				continue
+			}
+			if a := l.networkAliases(g, workload); len(a) > 0 {
+				if aliases == nil {
+					aliases = map[string][]string{}
+				}
+				aliases[g.name] = a
+			}
+		}
+	default:
+		l.fail(f.val, "e.g. [front], or {front: {aliases: [www]}}", "%s: expected a list or a mapping, got %s", f.path, describe(f.val))
+	}
+	return names, aliases
+}
+
+// predefinedNetworks are the engine's own networks, where a container has no
+// DNS alias.
+var predefinedNetworks = []string{"bridge", "host", "none"}
+
+// PredefinedNetwork reports whether name is one of the engine's own
+// networks (bridge, host, none), on which containers take no DNS aliases.
+func PredefinedNetwork(name string) bool { return slices.Contains(predefinedNetworks, name) }
+
+// dnsNameRE is a DNS name: labels of letters, digits and '-', joined by dots.
+var dnsNameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$`)
+
+// networkAliases reads one network's {aliases: [...]}.
+func (l *loader) networkAliases(f field, workload string) []string {
+	if !l.mapping(f.val, f.path) {
 		return nil
 	}
-	var names []string
-	for i, item := range items {
-		path := index(f.path, i)
-		s, ok := l.str(item, path)
-		switch {
-		case !ok:
-		case s == "":
-			l.fail(item, "", "%s: empty network name", path)
-		case slices.Contains(names, s):
-			l.fail(item, "", "%s: network %q is listed twice", path, s)
-		default:
-			names = append(names, s)
+	var out []string
+	for _, g := range l.fields(f.val, f.path, networkKeys) {
+		if isNull(g.val) {
+			continue
+		}
+		items, ok := l.list(g.val, g.path)
+		if !ok {
+			continue
+		}
+		if len(items) > 0 && PredefinedNetwork(f.name) {
+			l.fail(g.key, "DNS aliases work on user-defined networks only (docker network create NAME)",
+				"%s: the engine's %s network takes no aliases", g.path, f.name)
+			continue
+		}
+		for i, item := range items {
+			path := index(g.path, i)
+			s, ok := l.str(item, path)
+			switch {
+			case !ok:
+			case !dnsNameRE.MatchString(s) || len(s) > 253:
+				l.fail(item, "a DNS name: letters, digits and '-', in labels joined by dots", "%s: invalid alias %q", path, s)
+			case s == workload:
+				l.warn(item, "leave it out", "%s: %q is already the alias of every container of the workload", path, s)
+			case slices.Contains(out, s):
+				l.fail(item, "", "%s: alias %q is listed twice", path, s)
+			default:
+				out = append(out, s)
+			}
 		}
 	}
-	return names
+	return out
+}
+
+// preStop reads pre_stop, the command exec'd in a container before it is
+// stopped: exec form as a healthcheck test (["CMD", "/app", "-drain"]), a
+// plain list of arguments, or one string split on whitespace. ["CMD-SHELL",
+// "..."] runs through /bin/sh, with a warning, since scratch images have no
+// shell. The result is the argv to exec.
+func (l *loader) preStop(f field) []string {
+	args := l.command(f)
+	if len(args) == 0 {
+		if f.val.Kind == yaml.SequenceNode && len(f.val.Content) == 0 {
+			l.fail(f.val, "leave pre_stop out for none", "%s: empty command", f.path)
+		}
+		return nil
+	}
+	switch args[0] {
+	case "CMD":
+		if len(args) < 2 {
+			l.fail(f.val, `e.g. ["CMD", "/app", "-drain"]`, "%s: CMD needs a command after it", f.path)
+			return nil
+		}
+		return args[1:]
+	case "CMD-SHELL":
+		if len(args) != 2 {
+			l.fail(f.val, `e.g. ["CMD-SHELL", "kill -USR1 1"]`, "%s: CMD-SHELL takes exactly one shell command", f.path)
+			return nil
+		}
+		l.warn(f.val, `scratch and distroless images have no shell; use ["CMD", "/binary", "args"]`, "%s: CMD-SHELL runs through /bin/sh", f.path)
+		return []string{"/bin/sh", "-c", args[1]}
+	case "NONE":
+		l.fail(f.val, "leave pre_stop out for none", "%s: NONE is a healthcheck word", f.path)
+		return nil
+	}
+	return args
 }
 
 func (l *loader) healthcheck(f field) *Healthcheck {
@@ -382,6 +492,10 @@ func (l *loader) update(f field, u *UpdatePolicy) {
 		case "failure_action":
 			if s, ok := l.oneOf(g.val, g.path, FailurePause, FailureRollback, FailureContinue); ok {
 				u.FailureAction = s
+			}
+		case "drain":
+			if d, ok := l.duration(g.val, g.path); ok {
+				u.Drain = d
 			}
 		}
 	}
