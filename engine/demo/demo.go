@@ -13,9 +13,10 @@
 //
 // With no engine the same scenario runs on the in-memory fake engine.
 //
-// It only ever touches containers labelled rollcall-demo.managed=true. It
-// imports engine/docker, engine/spec and engine/reconcile; never session,
-// tui or theme.
+// It only ever touches containers labelled <prefix>.managed=true, and acts
+// only through a session (engine/session) under the host lock the caller
+// holds: the starting state is converged by an unattended session, like
+// apply. It never imports tui or theme.
 package demo
 
 import (
@@ -29,7 +30,8 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
-	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -87,23 +89,38 @@ func NewFake(ready time.Duration) *docker.Fake {
 	return f
 }
 
-// Stage builds the images (real engine), converges the starting state,
-// crashes worker/0, and writes the desired state to dir/rollcall.yaml. It
-// returns that path. Progress lines go to log.
-func Stage(ctx context.Context, c docker.Client, dir string, log io.Writer) (string, error) {
-	m, _ := c.(*docker.Moby)
-	return stage(ctx, c, m, Prefix, dir, log)
+// StageOptions are what staging acts with.
+type StageOptions struct {
+	Prefix  string        // "" means Prefix
+	Dir     string        // where the desired file goes; "" means Dir(prefix)
+	Lock    *session.Lock // the host lock the caller holds for the prefix; required
+	Journal *journal.Journal
+	Log     io.Writer // progress lines
+	// Executable is the binary the demo images are built from on a real
+	// engine; "" means this process's own.
+	Executable string
 }
 
-// stage is Stage under any prefix. images, when not nil, is the engine the
-// demo images are built on.
-func stage(ctx context.Context, c docker.Client, images *docker.Moby, prefix, dir string, log io.Writer) (string, error) {
-	if m := images; m != nil {
-		for _, img := range []struct{ tag, version string }{{ImageV1, "v1"}, {ImageV2, "v2"}} {
-			fmt.Fprintf(log, "building %s (FROM scratch, on the local engine)\n", img.tag)
-			if _, err := docker.BuildDemoappImage(ctx, m, img.tag, img.version); err != nil {
-				return "", fmt.Errorf("build %s: %w", img.tag, err)
-			}
+// Stage builds the images (real engine), converges the starting state with
+// a session under opts.Lock, crashes worker/0, and writes the desired state
+// to rollcall.yaml in opts.Dir. It returns that path.
+func Stage(ctx context.Context, c docker.Client, opts StageOptions) (string, error) {
+	if opts.Prefix == "" {
+		opts.Prefix = Prefix
+	}
+	if opts.Dir == "" {
+		opts.Dir = Dir(opts.Prefix)
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if opts.Lock == nil {
+		return "", errors.New("stage the demo: the host lock is required")
+	}
+	prefix, log := opts.Prefix, opts.Log
+	if m, ok := c.(*docker.Moby); ok {
+		if err := buildImages(ctx, m, log); err != nil {
+			return "", err
 		}
 	}
 	start, err := spec.Parse("demo start state", []byte(startYAML(prefix)))
@@ -115,16 +132,23 @@ func stage(ctx context.Context, c docker.Client, images *docker.Moby, prefix, di
 		return "", fmt.Errorf("demo desired state: %w", err)
 	}
 	fmt.Fprintf(log, "starting the out-of-date state under prefix %s\n", prefix)
-	if _, err := reconcile.Converge(ctx, c, start, reconcile.ConvergeOptions{Poll: 200 * time.Millisecond}); err != nil {
-		return "", fmt.Errorf("start the demo state: %w", err)
+	s := session.New(session.Options{
+		Client: c, Source: session.StaticSource("demo start state", start), Mode: session.ModeAuto,
+		Prefix: prefix, Journal: opts.Journal, JournalMode: "demo", Lock: opts.Lock, Settle: -1,
+		// The demo's own containers, from its own earlier runs: going back
+		// to the start state is the point.
+		Unattended: &session.Unattended{AllowMassStop: true},
+	})
+	if out := session.Converge(ctx, s); !out.Converged {
+		return "", fmt.Errorf("start the demo state: %s", out.Reason)
 	}
 	if err := crash(ctx, c, prefix, "worker", 0); err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return "", err
 	}
-	path := filepath.Join(dir, "rollcall.yaml")
+	path := filepath.Join(opts.Dir, "rollcall.yaml")
 	if err := os.WriteFile(path, []byte(desired), 0o644); err != nil {
 		return "", err
 	}
@@ -138,7 +162,8 @@ func crash(ctx context.Context, c docker.Client, prefix, workload string, slot i
 		return err
 	}
 	for _, ct := range cs {
-		if ct.Labels[docker.WorkloadLabel(prefix)] != workload || ct.Labels[docker.SlotLabel(prefix)] != fmt.Sprint(slot) {
+		if ct.Labels[docker.ManagedLabel(prefix)] != "true" || ct.Labels[docker.WorkloadLabel(prefix)] != workload ||
+			ct.Labels[docker.SlotLabel(prefix)] != fmt.Sprint(slot) {
 			continue
 		}
 		switch k := c.(type) {
@@ -155,13 +180,11 @@ func crash(ctx context.Context, c docker.Client, prefix, workload string, slot i
 	return fmt.Errorf("crash %s/%d: no such container", workload, slot)
 }
 
-// Clean stops and removes every container of the demo's prefix and the
-// desired file in dir. It returns how many containers it removed.
-func Clean(ctx context.Context, c docker.Client, dir string) (int, error) {
-	return clean(ctx, c, Prefix, dir)
-}
-
-func clean(ctx context.Context, c docker.Client, prefix, dir string) (int, error) {
+// Clean stops and removes every container of the prefix the demo made, and
+// the desired file in dir. The caller holds the host lock of the prefix.
+// It returns how many containers it removed.
+func Clean(ctx context.Context, c docker.Client, prefix, dir string) (int, error) {
+	c = docker.Scoped(c, prefix)
 	cs, err := c.List(ctx, prefix)
 	if err != nil {
 		return 0, err
@@ -188,5 +211,5 @@ func clean(ctx context.Context, c docker.Client, prefix, dir string) (int, error
 	return n, errors.Join(errs...)
 }
 
-// Dir is where the demo keeps its desired file.
-func Dir() string { return filepath.Join(os.TempDir(), "rollcall-demo") }
+// Dir is where the demo keeps the desired file of a prefix.
+func Dir(prefix string) string { return filepath.Join(os.TempDir(), prefix) }

@@ -1,0 +1,34 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/rollcall/rollcall/engine/demo/demoapp"
+	"github.com/rollcall/rollcall/engine/docker"
+)
+
+// executable is the program the demo images run: this process's own
+// executable, since rollcall runs as demoapp when it is started under that
+// name. So a built or installed rollcall stages its demo with no Go
+// toolchain and no source tree. A test binary is no demoapp: tests put a
+// compiled one here.
+var executable = os.Executable
+
+// buildImages builds the demo's images, ImageV1 and ImageV2, FROM scratch on
+// m from executable.
+func buildImages(ctx context.Context, m *docker.Moby, log io.Writer) error {
+	exe, err := executable()
+	if err != nil {
+		return fmt.Errorf("build the demo images: find this program: %w", err)
+	}
+	for _, img := range []struct{ tag, version string }{{ImageV1, "v1"}, {ImageV2, "v2"}} {
+		fmt.Fprintf(log, "building %s (FROM scratch, on the local engine)\n", img.tag)
+		if _, err := demoapp.BuildImage(ctx, m, exe, img.tag, img.version); err != nil {
+			return fmt.Errorf("build %s: %w", img.tag, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,325 @@
+// Package dockertest is the one harness of rollcall's tests against the real
+// Docker engine (DESIGN §10). A test takes the shared adapter from Engine, a
+// label prefix of its own from Prefix (every container of it is removed in
+// cleanup) and the demoapp image from DemoappImage. A package's TestMain
+// runs its tests under Main, which then sweeps what a dead test left and
+// removes the images the run built.
+//
+// Tests skip only when no engine answers and ROLLCALL_REQUIRE_DOCKER is not
+// "1"; with it set (CI sets it), a missing engine fails them. Everything a
+// run makes is named after Run, so concurrent runs never see each other.
+//
+// It needs the go command (demoapp is compiled from this module, statically)
+// and the docker command line (for the sweep and image removal, which the
+// adapter has no call for). It imports engine/docker and engine/demo/demoapp
+// only, never engine/demo, reconcile or session, so that their internal
+// tests can use it.
+package dockertest
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rollcall/rollcall/engine/demo/demoapp"
+	"github.com/rollcall/rollcall/engine/docker"
+)
+
+// RequireEnv is the variable that turns a missing engine from a skip into
+// a failure when it is "1".
+const RequireEnv = "ROLLCALL_REQUIRE_DOCKER"
+
+// Run names this test process: "rc" and 8 hex digits. Every prefix and
+// image tag the process makes starts with it.
+var Run = "rc" + randomHex(4)
+
+// setupTimeout bounds connecting to the engine, compiling demoapp and
+// building one image.
+const setupTimeout = 5 * time.Minute
+
+var (
+	engineOnce sync.Once
+	engine     *docker.Moby
+	engineErr  error
+	noEngine   bool // engineErr means no engine answered, not a broken setup
+
+	mu       sync.Mutex
+	binDir   string                // the compiled demoapp's folder, removed by Main
+	binPath  string                // the compiled demoapp, once it is
+	images   = map[string]string{} // version → ID of DemoappImage's builds
+	built    []string              // tags and IDs to remove at the end of the run
+	prefixes = map[string]string{} // prefix → the test holding it
+)
+
+// Main runs m's tests, then force-removes every container left with a
+// label or name of this run and removes the images it built. Use it as
+// func TestMain(m *testing.M) { os.Exit(dockertest.Main(m)) }.
+func Main(m *testing.M) int {
+	code := m.Run()
+	if engine != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		if err := Sweep(ctx, Run); err != nil {
+			fmt.Fprintln(os.Stderr, "dockertest: sweep:", err)
+		}
+		removeImages(ctx)
+		cancel()
+		engine.Close()
+	}
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	return code
+}
+
+// Skip skips t for want of what err describes (an engine, tmux), or fails
+// it when ROLLCALL_REQUIRE_DOCKER is "1".
+func Skip(t testing.TB, err error) {
+	t.Helper()
+	if os.Getenv(RequireEnv) == "1" {
+		t.Fatalf("%v, and %s=1", err, RequireEnv)
+	}
+	t.Skipf("%v (set %s=1 to fail instead)", err, RequireEnv)
+}
+
+// Engine returns the process's adapter to the engine the environment names
+// (DOCKER_HOST, as the docker CLI reads it), or skips t (see Skip) when no
+// engine answers. Main closes it; tests must not.
+func Engine(t testing.TB) *docker.Moby {
+	t.Helper()
+	engineOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+		defer cancel()
+		m, err := docker.NewMoby(ctx, "")
+		if err != nil {
+			engineErr, noEngine = err, true
+			return
+		}
+		if _, err := exec.LookPath("docker"); err != nil {
+			m.Close()
+			engineErr = fmt.Errorf("the real-engine tests need the docker command line: %w", err)
+			return
+		}
+		engine = m
+	})
+	if noEngine {
+		Skip(t, fmt.Errorf("no docker engine: %w", engineErr))
+	}
+	if engineErr != nil {
+		t.Fatal(engineErr)
+	}
+	return engine
+}
+
+var notAlnum = regexp.MustCompile(`[^a-z0-9]+`)
+
+// maxPrefix is the longest label prefix rollcall.yaml takes.
+const maxPrefix = 40
+
+// Prefix returns a label prefix of t's own, Run and t's name
+// ("rc1a2b3c4d-crashsurplus"), and in t's cleanup force-removes every
+// container of it (see Sweep). It skips t when there is no engine. A test
+// that needs room for a longer prefix of its own (prefix+"-web") has a
+// short name.
+func Prefix(t testing.TB) string {
+	t.Helper()
+	Engine(t)
+	name := notAlnum.ReplaceAllString(strings.ToLower(strings.TrimPrefix(t.Name(), "Test")), "-")
+	name = strings.Trim(name, "-")
+	p := strings.TrimRight((Run + "-" + name)[:min(len(Run)+1+len(name), maxPrefix)], "-.")
+	mu.Lock()
+	other, taken := prefixes[p]
+	prefixes[p] = t.Name()
+	mu.Unlock()
+	if taken {
+		t.Fatalf("prefix %s is %s's too: rename one of the tests", p, other)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := Sweep(ctx, p); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+		mu.Lock()
+		delete(prefixes, p) // free again for -count > 1
+		mu.Unlock()
+	})
+	return p
+}
+
+// Sweep force-removes every container of prefix: one with a label whose key
+// starts with prefix and then "." or "-" (managed or not, or of a prefix
+// made from this one), or a name that starts with prefix and "-".
+func Sweep(ctx context.Context, prefix string) error {
+	out, err := CLI(ctx, "ps", "-a", "--no-trunc", "--format", "{{.ID}}\t{{.Names}}\t{{.Labels}}")
+	if err != nil {
+		return fmt.Errorf("sweep %s: %w", prefix, err)
+	}
+	var ids []string
+	for _, line := range strings.Split(out, "\n") {
+		fields := strings.SplitN(line, "\t", 3)
+		if len(fields) == 3 && ofPrefix(prefix, fields[1], fields[2]) {
+			ids = append(ids, fields[0])
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	if _, err := CLI(ctx, append([]string{"rm", "-f", "-v"}, ids...)...); err != nil && !strings.Contains(err.Error(), "No such container") {
+		return fmt.Errorf("sweep %s: %w", prefix, err)
+	}
+	return nil
+}
+
+// ofPrefix reports whether a container of names and labels (as docker ps
+// prints them) belongs to prefix.
+func ofPrefix(prefix, names, labels string) bool {
+	for _, n := range strings.Split(names, ",") {
+		if strings.HasPrefix(strings.TrimPrefix(n, "/"), prefix+"-") {
+			return true
+		}
+	}
+	for _, kv := range strings.Split(labels, ",") {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, prefix+".") || strings.HasPrefix(k, prefix+"-") {
+			return true
+		}
+	}
+	return false
+}
+
+// CLI runs the docker command line, for what rollcall never does itself
+// (kill, update or start a container by hand), and returns its stdout.
+func CLI(ctx context.Context, args ...string) (string, error) {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, "docker", args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("docker %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return strings.TrimSpace(stdout.String()), nil
+}
+
+// DemoappTag is the tag DemoappImage gives the image of version.
+func DemoappTag(version string) string { return "rollcall-demoapp:" + Run + "-" + version }
+
+// DemoappImage builds the demoapp image of version (its default command
+// answers "<version> <hostname>"), once per process, and returns its tag
+// (DemoappTag) and ID. It skips t when there is no engine; Main removes it.
+func DemoappImage(t testing.TB, version string) (tag, id string) {
+	t.Helper()
+	m := Engine(t)
+	tag = DemoappTag(version)
+	mu.Lock()
+	defer mu.Unlock()
+	if id, ok := images[version]; ok {
+		return tag, id
+	}
+	id = buildLocked(t, m, tag, version)
+	images[version] = id
+	return tag, id
+}
+
+// BuildDemoapp builds the demoapp image of version under tag, anew on every
+// call (so a test can move a tag), and returns its ID. It skips t when there
+// is no engine; Main removes tag and the image once the run is over.
+func BuildDemoapp(t testing.TB, tag, version string) string {
+	t.Helper()
+	m := Engine(t)
+	mu.Lock()
+	defer mu.Unlock()
+	return buildLocked(t, m, tag, version)
+}
+
+func buildLocked(t testing.TB, m *docker.Moby, tag, version string) string {
+	t.Helper()
+	bin, err := demoappBinaryLocked()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+	defer cancel()
+	id, err := demoapp.BuildImage(ctx, m, bin, tag, version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	built = append(built, tag, id)
+	return id
+}
+
+// DemoappBinary compiles cmd/demoapp statically (CGO_ENABLED=0) for Linux,
+// once per process, and returns its path; Main removes it.
+func DemoappBinary(t testing.TB) string {
+	t.Helper()
+	mu.Lock()
+	defer mu.Unlock()
+	bin, err := demoappBinaryLocked()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+func demoappBinaryLocked() (string, error) {
+	if binPath != "" {
+		return binPath, nil
+	}
+	if binDir == "" {
+		dir, err := os.MkdirTemp("", "rollcall-demoapp-")
+		if err != nil {
+			return "", fmt.Errorf("compile demoapp: %w", err)
+		}
+		binDir = dir
+	}
+	out := filepath.Join(binDir, "demoapp")
+	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s", "-o", out, "github.com/rollcall/rollcall/cmd/demoapp")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("compile demoapp: %w: %s", err, bytes.TrimSpace(msg))
+	}
+	binPath = out
+	return out, nil
+}
+
+// removeImages removes the tags the run built, then each image it built
+// that no tag names any more: an image another tag still names (one of the
+// same content, built elsewhere) stays.
+func removeImages(ctx context.Context) {
+	var ids []string
+	for i := 0; i < len(built); i += 2 {
+		tag, id := built[i], built[i+1]
+		if _, err := CLI(ctx, "rmi", tag); err != nil && !strings.Contains(err.Error(), "No such image") {
+			fmt.Fprintln(os.Stderr, "dockertest:", err)
+		}
+		ids = append(ids, id)
+	}
+	for _, id := range ids {
+		img, err := engine.ImageInspect(ctx, id)
+		if errors.Is(err, docker.ErrNotFound) || (err == nil && slices.ContainsFunc(img.RepoTags, func(t string) bool { return t != "<none>:<none>" })) {
+			continue
+		}
+		if _, err := CLI(ctx, "rmi", id); err != nil && !strings.Contains(err.Error(), "No such image") {
+			fmt.Fprintln(os.Stderr, "dockertest:", err)
+		}
+	}
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
+}
