@@ -40,6 +40,12 @@ type Client interface {
 	Restart(ctx context.Context, id string, grace time.Duration) error
 	// Update changes CPU and memory limits and the restart policy in place.
 	Update(ctx context.Context, id string, limits Limits) error
+	// Exec runs cmd (an argv, no shell) in a running container, as docker
+	// exec does, and waits for it to end or ctx to end. It returns the
+	// command's exit code and its stdout and stderr together (the last 4
+	// KiB). A command that ran and failed is a nonzero exit code, not an
+	// error; a container that is gone is ErrNotFound.
+	Exec(ctx context.Context, id string, cmd []string) (exitCode int, output string, err error)
 
 	// Events streams container events for managed containers of prefix, from
 	// since (zero: from now). Connection errors are offered on the error
@@ -56,7 +62,8 @@ type Client interface {
 
 // Mutating names the Client methods that change engine state. The read-only
 // wrapper refuses exactly these.
-var Mutating = []string{"Create", "Stop", "Remove", "Restart", "Update"}
+// Exec is among them: what a command does inside a container is unknown.
+var Mutating = []string{"Create", "Stop", "Remove", "Restart", "Update", "Exec"}
 
 // Typed errors, for callers that branch on them. Wrap them with %w.
 var (
@@ -73,3 +80,8 @@ func WorkloadLabel(prefix string) string { return prefix + ".workload" }
 func SlotLabel(prefix string) string     { return prefix + ".slot" }
 func SpecLabel(prefix string) string     { return prefix + ".spec" }
 func VersionLabel(prefix string) string  { return prefix + ".version" }
+
+// PreStopLabel holds the pre_stop command a container was created with, as a
+// JSON list of strings: a stop runs that command, not the one the desired
+// state holds now.
+func PreStopLabel(prefix string) string { return prefix + ".pre-stop" }

@@ -45,6 +45,7 @@ type Fake struct {
 	nextPort   int                       // next ephemeral host port
 
 	calls  []string
+	execs  []string // "name: cmd args", every command run by Exec
 	inject injector
 
 	history []Event // recent events, for replay to new subscribers
@@ -313,6 +314,41 @@ func (f *Fake) Update(ctx context.Context, id string, limits Limits) (err error)
 	}
 	f.setLimits(c, limits, now)
 	return nil
+}
+
+// Exec runs a command in a running container. The image's Behaviour says
+// how it ends (ExecExitCode) and what it does (ExecDrains: the container
+// turns unhealthy one probe interval later, as demoapp -drain makes it).
+// The command is recorded in Execs.
+func (f *Fake) Exec(ctx context.Context, id string, cmd []string) (_ int, _ string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.advance()
+	c := f.lookup(id)
+	defer f.record("exec", nameOr(c, id), &err)
+	if err := f.check(ctx, "exec"); err != nil {
+		return 0, "", fmt.Errorf("exec %s: %w", nameOr(c, id), err)
+	}
+	if c == nil {
+		return 0, "", fmt.Errorf("exec %s: %w", id, ErrNotFound)
+	}
+	if len(cmd) == 0 {
+		return 0, "", fmt.Errorf("exec %s: empty command", c.Name)
+	}
+	if c.State != StateRunning {
+		return 0, "", fmt.Errorf("exec %s: container %s is not running", cmd[0], c.Name)
+	}
+	f.execs = append(f.execs, c.Name+": "+strings.Join(cmd, " "))
+	code := c.behaviour.ExecExitCode
+	f.log(c, now, "stdout", "exec "+strings.Join(cmd, " "))
+	if code != 0 {
+		return code, fmt.Sprintf("%s: exit status %d", cmd[0], code), nil
+	}
+	if c.behaviour.ExecDrains && c.HasHealthcheck && !c.drainDue {
+		c.drainDue = true
+		c.drainAt = now.Add(c.interval)
+	}
+	return 0, "", nil
 }
 
 // Events streams the events of containers labelled <prefix>.managed=true.

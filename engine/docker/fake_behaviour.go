@@ -28,6 +28,12 @@ type Behaviour struct {
 	// FailStart makes every start fail: Create removes the container again
 	// and returns an error.
 	FailStart bool
+	// ExecExitCode is the exit code of every command Exec runs.
+	ExecExitCode int
+	// ExecDrains makes a command that exits 0 turn a running container
+	// with a healthcheck unhealthy one probe interval later, as a pre_stop
+	// that drains does.
+	ExecDrains bool
 }
 
 // AddImage makes the image id available under ref, with the behaviour its
@@ -53,11 +59,14 @@ type fakeContainer struct {
 	knownImage bool // behaviour came from an image the fake knows; else nothing happens by itself
 	interval   time.Duration
 	stopSignal string
+	spec       *CreateSpec // what Create was given; nil for AddContainer's
 
 	readyDue  bool // the health turns at readyAt
 	readyAt   time.Time
 	crashDue  bool // the process exits at crashAt
 	crashAt   time.Time
+	drainDue  bool // the health turns unhealthy at drainAt (an exec drained it)
+	drainAt   time.Time
 	restartAt time.Time // when a restarting container runs again
 
 	healthMarks []healthMark // health changes since the last start, oldest first
@@ -110,6 +119,7 @@ func (f *Fake) newContainer(spec CreateSpec, imageID string, now time.Time) *fak
 		knownImage: true,
 		interval:   defaultProbeInterval,
 		stopSignal: spec.StopSignal,
+		spec:       &spec,
 	}
 	if c.Limits.Restart == "" {
 		c.Limits.Restart = "no"
@@ -163,6 +173,7 @@ func (f *Fake) start(c *fakeContainer, at time.Time) error {
 	c.Error = ""
 	c.crashDue = c.behaviour.CrashAfter > 0
 	c.crashAt = at.Add(c.behaviour.CrashAfter)
+	c.drainDue = false
 	c.healthMarks = nil
 	f.emit(c, "start", at, nil)
 	f.log(c, at, "stdout", "starting "+c.Image+" as "+c.Name)
@@ -215,6 +226,7 @@ func (f *Fake) exit(c *fakeContainer, at time.Time, code int, oom, byUser bool) 
 	c.FinishedAt = at
 	c.readyDue = false
 	c.crashDue = false
+	c.drainDue = false
 	if oom {
 		f.emit(c, "oom", at, nil)
 	}
@@ -292,6 +304,7 @@ const (
 	dueReady = iota
 	dueCrash
 	dueRestart
+	dueDrain
 )
 
 // advance applies every state change due by the clock's now, earliest
@@ -325,6 +338,10 @@ func (f *Fake) advance() time.Time {
 			f.setHealth(next, h, nextAt, true)
 		case dueCrash:
 			f.crash(next, nextAt)
+		case dueDrain:
+			next.drainDue = false
+			next.readyDue = false
+			f.setHealth(next, HealthUnhealthy, nextAt, true)
 		case dueRestart:
 			next.RestartCount++
 			// A start that fails leaves the container exited, its Error set.
@@ -337,12 +354,17 @@ func (f *Fake) advance() time.Time {
 func (c *fakeContainer) due() (time.Time, int, bool) {
 	switch c.State {
 	case StateRunning:
+		at, kind, ok := time.Time{}, 0, false
 		switch {
 		case c.readyDue && (!c.crashDue || !c.crashAt.Before(c.readyAt)):
-			return c.readyAt, dueReady, true
+			at, kind, ok = c.readyAt, dueReady, true
 		case c.crashDue:
-			return c.crashAt, dueCrash, true
+			at, kind, ok = c.crashAt, dueCrash, true
 		}
+		if c.drainDue && (!ok || c.drainAt.Before(at)) {
+			at, kind, ok = c.drainAt, dueDrain, true
+		}
+		return at, kind, ok
 	case StateRestarting:
 		return c.restartAt, dueRestart, true
 	}

@@ -14,7 +14,7 @@ var ErrInjected = errors.New("injected failure (fake engine)")
 
 // fakeMethods are the keys of the Client methods in the call log and in
 // FailCall and FailNext: the method names in lower case.
-var fakeMethods = []string{"info", "list", "inspect", "imageinspect", "create", "stop", "remove", "restart", "update", "events", "logs"}
+var fakeMethods = []string{"info", "list", "inspect", "imageinspect", "create", "stop", "remove", "restart", "update", "exec", "events", "logs"}
 
 type injector struct {
 	rate   float64
@@ -123,6 +123,25 @@ func (f *Fake) Calls() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.calls)
+}
+
+// Execs returns every command Exec ran, in order, as "name: cmd args".
+func (f *Fake) Execs() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.execs)
+}
+
+// CreatedWith returns the spec a container was created with (by ID, name or
+// unique ID prefix); false for one that AddContainer made or that is gone.
+func (f *Fake) CreatedWith(id string) (CreateSpec, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := f.lookup(id)
+	if c == nil || c.spec == nil {
+		return CreateSpec{}, false
+	}
+	return *c.spec, true
 }
 
 // Mutations returns the calls of the Mutating methods only, as Calls does.

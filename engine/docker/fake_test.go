@@ -1065,3 +1065,67 @@ func TestFakeEventHistoryIsBounded(t *testing.T) {
 		t.Errorf("last replayed event = %+v, want the latest update", last)
 	}
 }
+
+// TestFakeExec: a command runs only in a running container and is recorded;
+// the image's Behaviour gives its exit code, and a draining one turns the
+// container unhealthy one probe interval later.
+func TestFakeExec(t *testing.T) {
+	f, clock := newTestFake(t)
+	f.AddImage("drain:v1", "sha256:drain1", Behaviour{ExecDrains: true})
+	f.AddImage("nodrain:v1", "sha256:nodrain1", Behaviour{ExecExitCode: 3})
+	drains := mustCreate(t, f, managedSpec("rollcall-web-0-aaaaaaaa", "drain:v1"))
+	fails := mustCreate(t, f, managedSpec("rollcall-web-1-bbbbbbbb", "nodrain:v1"))
+	clock.Advance(time.Second)
+
+	code, out, err := f.Exec(testCtx, drains, []string{"/demoapp", "-drain"})
+	if err != nil || code != 0 {
+		t.Fatalf("exec in a draining container: %d %q %v", code, out, err)
+	}
+	if h := mustInspect(t, f, drains).Health; h != HealthHealthy {
+		t.Errorf("right after the exec: health %q, want still healthy", h)
+	}
+	clock.Advance(time.Second)
+	if h := mustInspect(t, f, drains).Health; h != HealthUnhealthy {
+		t.Errorf("one interval after the exec: health %q, want unhealthy", h)
+	}
+
+	code, out, err = f.Exec(testCtx, fails, []string{"/demoapp", "-drain"})
+	if err != nil || code != 3 || !strings.Contains(out, "exit status 3") {
+		t.Errorf("exec that fails: %d %q %v; want exit 3 and no error", code, out, err)
+	}
+	clock.Advance(5 * time.Second)
+	if h := mustInspect(t, f, fails).Health; h != HealthHealthy {
+		t.Errorf("a failed exec drained the container: health %q", h)
+	}
+
+	if err := f.Stop(testCtx, fails, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.Exec(testCtx, fails, []string{"/x"}); err == nil || errors.Is(err, ErrNotFound) {
+		t.Errorf("exec in a stopped container: %v, want a plain error", err)
+	}
+	if _, _, err := f.Exec(testCtx, "nope", []string{"/x"}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("exec in a missing container: %v, want ErrNotFound", err)
+	}
+	want := []string{"rollcall-web-0-aaaaaaaa: /demoapp -drain", "rollcall-web-1-bbbbbbbb: /demoapp -drain"}
+	if got := f.Execs(); !slices.Equal(got, want) {
+		t.Errorf("Execs = %q, want %q", got, want)
+	}
+	if m := f.Mutations(); !slices.Contains(m, "exec:rollcall-web-0-aaaaaaaa") {
+		t.Errorf("mutations %q lack the exec", m)
+	}
+}
+
+// TestFakeKeepsTheCreateSpec: the aliases and networks a container was
+// created with can be read back.
+func TestFakeKeepsTheCreateSpec(t *testing.T) {
+	f, _ := newTestFake(t)
+	spec := managedSpec("rollcall-web-0-aaaaaaaa", "web:v1")
+	spec.Networks = []string{"front"}
+	spec.Aliases = map[string][]string{"front": {"web", "www"}}
+	id := mustCreate(t, f, spec)
+	got, ok := f.CreatedWith(id)
+	if !ok || !slices.Equal(got.Networks, spec.Networks) || !slices.Equal(got.Aliases["front"], []string{"web", "www"}) {
+		t.Errorf("CreatedWith = %+v %v", got, ok)
+	}
+}

@@ -191,7 +191,7 @@ func (m *Moby) Create(ctx context.Context, spec CreateSpec) (string, error) {
 	}
 	id := res.ID
 
-	err = m.connectExtraNetworks(ctx, id, spec.Networks)
+	err = m.connectExtraNetworks(ctx, id, spec.Networks, spec.Aliases)
 	if err == nil {
 		_, err = m.cli.ContainerStart(ctx, id, client.ContainerStartOptions{})
 		if err != nil {
@@ -214,9 +214,10 @@ func (m *Moby) Create(ctx context.Context, spec CreateSpec) (string, error) {
 // connectExtraNetworks connects every network after the first, which
 // createOptions already put in the create call: API 1.41 takes only one
 // network at create.
-func (m *Moby) connectExtraNetworks(ctx context.Context, id string, networks []string) error {
+func (m *Moby) connectExtraNetworks(ctx context.Context, id string, networks []string, aliases map[string][]string) error {
 	for _, n := range networks[min(1, len(networks)):] {
-		if _, err := m.cli.NetworkConnect(ctx, n, client.NetworkConnectOptions{Container: id}); err != nil {
+		opts := client.NetworkConnectOptions{Container: id, EndpointConfig: endpoint(aliases[n])}
+		if _, err := m.cli.NetworkConnect(ctx, n, opts); err != nil {
 			return fmt.Errorf("connect %s to network %s: %w", shortID(id), n, engineErr(err))
 		}
 	}
@@ -276,8 +277,9 @@ func createOptions(spec CreateSpec) (client.ContainerCreateOptions, error) {
 	var netCfg *network.NetworkingConfig
 	if len(spec.Networks) > 0 {
 		host.NetworkMode = container.NetworkMode(spec.Networks[0])
+		first := spec.Networks[0]
 		netCfg = &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{
-			spec.Networks[0]: {},
+			first: endpoint(spec.Aliases[first]),
 		}}
 	}
 	return client.ContainerCreateOptions{
@@ -286,6 +288,11 @@ func createOptions(spec CreateSpec) (client.ContainerCreateOptions, error) {
 		HostConfig:       host,
 		NetworkingConfig: netCfg,
 	}, nil
+}
+
+// endpoint is a network endpoint with the given DNS aliases.
+func endpoint(aliases []string) *network.EndpointSettings {
+	return &network.EndpointSettings{Aliases: slices.Clone(aliases)}
 }
 
 // memoryResources sets NanoCPUs and Memory, and MemorySwap equal to Memory:

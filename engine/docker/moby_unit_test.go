@@ -75,6 +75,7 @@ func TestCreateOptionsSetEverythingExplicitly(t *testing.T) {
 		StopTimeout: 1500 * time.Millisecond,
 		Limits:      Limits{NanoCPUs: 5e8, Memory: 64 << 20, Restart: "on-failure:2"},
 		Networks:    []string{"front", "back"},
+		Aliases:     map[string][]string{"front": {"web", "www"}, "back": {"web"}},
 	}
 	o, err := createOptions(spec)
 	if err != nil {
@@ -107,6 +108,9 @@ func TestCreateOptionsSetEverythingExplicitly(t *testing.T) {
 	}
 	if h.NetworkMode != "front" || len(o.NetworkingConfig.EndpointsConfig) != 1 || o.NetworkingConfig.EndpointsConfig["front"] == nil {
 		t.Errorf("network mode %q, endpoints %v; want only the first network at create", h.NetworkMode, o.NetworkingConfig.EndpointsConfig)
+	}
+	if ep := o.NetworkingConfig.EndpointsConfig["front"]; ep == nil || !slices.Equal(ep.Aliases, []string{"web", "www"}) {
+		t.Errorf("front endpoint %+v, want aliases web, www", ep)
 	}
 
 	spec.Healthcheck, spec.Limits, spec.Networks, spec.StopTimeout = nil, Limits{}, nil, 0

@@ -55,3 +55,7 @@ func (readOnly) Restart(_ context.Context, id string, _ time.Duration) error {
 func (readOnly) Update(_ context.Context, id string, _ Limits) error {
 	return fmt.Errorf("update %s: %w", id, ErrReadOnly)
 }
+
+func (readOnly) Exec(_ context.Context, id string, _ []string) (int, string, error) {
+	return 0, "", fmt.Errorf("exec %s: %w", id, ErrReadOnly)
+}

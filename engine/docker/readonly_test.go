@@ -45,6 +45,7 @@ func TestReadOnlyRefusesEveryMutatingMethod(t *testing.T) {
 		{"Remove", func(c Client, id string) error { return c.Remove(ctx, id) }},
 		{"Restart", func(c Client, id string) error { return c.Restart(ctx, id, time.Second) }},
 		{"Update", func(c Client, id string) error { return c.Update(ctx, id, Limits{Memory: 1 << 20}) }},
+		{"Exec", func(c Client, id string) error { _, _, err := c.Exec(ctx, id, []string{"/app", "-drain"}); return err }},
 	}
 	var covered []string
 	for _, tt := range tests {

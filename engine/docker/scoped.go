@@ -99,3 +99,10 @@ func (s scoped) Update(ctx context.Context, id string, limits Limits) error {
 	}
 	return s.inner.Update(ctx, id, limits)
 }
+
+func (s scoped) Exec(ctx context.Context, id string, cmd []string) (int, string, error) {
+	if err := s.check(ctx, "exec", id); err != nil {
+		return 0, "", err
+	}
+	return s.inner.Exec(ctx, id, cmd)
+}

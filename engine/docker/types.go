@@ -129,6 +129,9 @@ type CreateSpec struct {
 	StopTimeout time.Duration
 	Limits      Limits
 	Networks    []string
+	// Aliases are the container's DNS aliases on each network, by network
+	// name. The engine's default bridge takes none.
+	Aliases map[string][]string
 }
 
 // Event is one engine event about a managed container.

@@ -42,6 +42,9 @@ func (r *recorder) Restart(_ context.Context, id string, _ time.Duration) error 
 func (r *recorder) Update(_ context.Context, id string, _ docker.Limits) error {
 	return r.do("update", id)
 }
+func (r *recorder) Exec(_ context.Context, id string, cmd []string) (int, string, error) {
+	return 0, "", r.do("exec", id)
+}
 func (r *recorder) Info(context.Context) (docker.EngineInfo, error) { panic("unexpected Info") }
 func (r *recorder) List(context.Context, string) ([]docker.Container, error) {
 	panic("unexpected List")
