@@ -1,17 +1,13 @@
-package docker
+package docker_test
 
-// Integration tests of the moby adapter against the real Docker engine.
-//
-// Every container carries labels of a prefix unique to the run and the test
-// ("rctest<hex>-<test>"), and each test force-removes its own containers in
-// cleanup, so parallel tests and concurrent runs never see each other. The
-// tests skip only when no engine answers and ROLLCALL_REQUIRE_DOCKER is not
-// "1"; with it set, a missing engine fails.
+// Integration tests of the moby adapter against the real Docker engine,
+// through the real-engine harness (engine/docker/dockertest): each test runs
+// in parallel under a label prefix of its own, whose containers are
+// force-removed in cleanup, and skips only when no engine answers and
+// ROLLCALL_REQUIRE_DOCKER is not "1".
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -20,141 +16,42 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
+
+	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/dockertest"
 )
 
-var (
-	mobyRun         = "rctest" + randomHex(4) // per run: prefixes and image tags
-	mobyDemoTag     = "rollcall-demoapp:" + mobyRun
-	mobyEmptyTag    = "rollcall-empty:" + mobyRun // FROM scratch, no files at all
-	mobyKeepTag     = "rollcall-demoapp:test"     // survives the run, so the next build is cached
-	mobySetupOnce   sync.Once
-	mobyEngine      *Moby
-	mobyDemoID      string
-	mobySetupErr    error
-	mobyNoEngine    bool
-	mobyTestTimeout = 60 * time.Second
-)
+// mobyTestTimeout bounds all that one test does with the engine.
+const mobyTestTimeout = 60 * time.Second
 
-func randomHex(n int) string {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		panic(err)
-	}
-	return hex.EncodeToString(b)
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if mobyEngine != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		sweepRun(ctx, mobyEngine)
-		if mobyDemoID != "" {
-			mobyEngine.cli.ImageTag(ctx, client.ImageTagOptions{Source: mobyDemoTag, Target: mobyKeepTag})
-		}
-		for _, tag := range []string{mobyDemoTag, mobyEmptyTag} {
-			mobyEngine.cli.ImageRemove(ctx, tag, client.ImageRemoveOptions{PruneChildren: true})
-		}
-		cancel()
-		mobyEngine.Close()
-	}
-	os.Exit(code)
-}
-
-// sweepRun force-removes any container left with a label of this run, in
-// case a test died before its cleanup.
-func sweepRun(ctx context.Context, m *Moby) {
-	res, err := m.cli.ContainerList(ctx, client.ContainerListOptions{All: true})
-	if err != nil {
-		return
-	}
-	for _, c := range res.Items {
-		for k := range c.Labels {
-			if strings.HasPrefix(k, mobyRun) {
-				m.cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-				break
-			}
-		}
-	}
-}
-
-// needEngine returns the shared adapter, with the demoapp image built, or
-// skips (or fails, with ROLLCALL_REQUIRE_DOCKER=1) when no engine answers.
-func needEngine(t *testing.T) *Moby {
-	t.Helper()
-	mobySetupOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		m, err := NewMoby(ctx, "")
-		if err != nil {
-			mobySetupErr, mobyNoEngine = err, true
-			return
-		}
-		mobyEngine = m
-		if mobyDemoID, err = BuildDemoappImage(ctx, m, mobyDemoTag, "v1"); err != nil {
-			mobySetupErr = err
-			return
-		}
-		if _, err = m.BuildImage(ctx, mobyEmptyTag, map[string][]byte{
-			"Dockerfile": []byte("FROM scratch\nLABEL rollcall.test=empty\n"),
-		}); err != nil {
-			mobySetupErr = err
-		}
-	})
-	if mobySetupErr != nil {
-		if mobyNoEngine && os.Getenv("ROLLCALL_REQUIRE_DOCKER") != "1" {
-			t.Skipf("no docker engine (set ROLLCALL_REQUIRE_DOCKER=1 to fail instead): %v", mobySetupErr)
-		}
-		t.Fatalf("docker engine setup: %v", mobySetupErr)
-	}
-	return mobyEngine
-}
+func TestMain(m *testing.M) { os.Exit(dockertest.Main(m)) }
 
 // engineTest is one integration test's engine, prefix and context.
 type engineTest struct {
-	t      *testing.T
-	m      *Moby
-	prefix string
-	ctx    context.Context
+	t       *testing.T
+	m       *docker.Moby
+	prefix  string
+	ctx     context.Context
+	image   string // the demoapp image: its tag and ID
+	imageID string
 }
 
-var nonLabel = regexp.MustCompile(`[^a-z0-9]+`)
-
 // newEngineTest runs t in parallel with the other engine tests, under a
-// prefix of its own whose containers are force-removed in cleanup.
+// prefix of its own whose containers are force-removed in cleanup, with the
+// demoapp image (v1) built.
 func newEngineTest(t *testing.T) *engineTest {
 	t.Helper()
-	m := needEngine(t)
+	m := dockertest.Engine(t)
+	image, imageID := dockertest.DemoappImage(t, "v1")
 	t.Parallel()
-	name := strings.Trim(nonLabel.ReplaceAllString(strings.ToLower(strings.TrimPrefix(t.Name(), "TestMoby")), "-"), "-")
-	et := &engineTest{t: t, m: m, prefix: mobyRun + "-" + name}
 	ctx, cancel := context.WithTimeout(context.Background(), mobyTestTimeout)
-	et.ctx = ctx
-	t.Cleanup(func() {
-		defer cancel()
-		cctx, ccancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer ccancel()
-		for _, label := range []string{ManagedLabel(et.prefix), et.unmanagedLabel()} {
-			f := client.Filters{}
-			f.Add("label", label+"=true")
-			res, err := m.cli.ContainerList(cctx, client.ContainerListOptions{All: true, Filters: f})
-			if err != nil {
-				t.Errorf("cleanup: list %s: %v", label, err)
-				continue
-			}
-			for _, c := range res.Items {
-				if _, err := m.cli.ContainerRemove(cctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
-					t.Errorf("cleanup: remove %s: %v", c.ID[:12], err)
-				}
-			}
-		}
-	})
-	return et
+	t.Cleanup(cancel)
+	return &engineTest{t: t, m: m, prefix: dockertest.Prefix(t), ctx: ctx, image: image, imageID: imageID}
 }
 
 // unmanagedLabel marks the test's containers that lack the managed label,
@@ -162,8 +59,8 @@ func newEngineTest(t *testing.T) *engineTest {
 func (et *engineTest) unmanagedLabel() string { return et.prefix + ".unmanaged" }
 
 // fastHealth probes every 200ms, so health settles within a second or two.
-func fastHealth() *Healthcheck {
-	return &Healthcheck{
+func fastHealth() *docker.Healthcheck {
+	return &docker.Healthcheck{
 		Test:     []string{"CMD", "/demoapp", "-health"},
 		Interval: 200 * time.Millisecond,
 		Timeout:  time.Second,
@@ -173,30 +70,30 @@ func fastHealth() *Healthcheck {
 
 // spec is a managed demoapp container called <prefix>-<name>, publishing
 // 8080 on an ephemeral loopback port. args replace the image's CMD.
-func (et *engineTest) spec(name string, args ...string) CreateSpec {
+func (et *engineTest) spec(name string, args ...string) docker.CreateSpec {
 	p := et.prefix
-	return CreateSpec{
+	return docker.CreateSpec{
 		Name:    p + "-" + name,
-		Image:   mobyDemoTag,
+		Image:   et.image,
 		Command: args,
 		Env:     []string{"GREETING=hello"},
 		Labels: map[string]string{
-			ManagedLabel(p):  "true",
-			WorkloadLabel(p): "web",
-			SlotLabel(p):     "0",
-			SpecLabel(p):     "0123456789abcdef",
-			VersionLabel(p):  "1",
-			"traefik.enable": "true",
+			docker.ManagedLabel(p):  "true",
+			docker.WorkloadLabel(p): "web",
+			docker.SlotLabel(p):     "0",
+			docker.SpecLabel(p):     "0123456789abcdef",
+			docker.VersionLabel(p):  "1",
+			"traefik.enable":        "true",
 		},
-		Ports:       []PortSpec{{ContainerPort: 8080}},
+		Ports:       []docker.PortSpec{{ContainerPort: 8080}},
 		Healthcheck: fastHealth(),
 		StopSignal:  "SIGTERM",
 		StopTimeout: 5 * time.Second,
-		Limits:      Limits{Restart: "no"},
+		Limits:      docker.Limits{Restart: "no"},
 	}
 }
 
-func (et *engineTest) create(spec CreateSpec) string {
+func (et *engineTest) create(spec docker.CreateSpec) string {
 	et.t.Helper()
 	id, err := et.m.Create(et.ctx, spec)
 	if err != nil {
@@ -205,7 +102,7 @@ func (et *engineTest) create(spec CreateSpec) string {
 	return id
 }
 
-func (et *engineTest) inspect(id string) ContainerDetail {
+func (et *engineTest) inspect(id string) docker.ContainerDetail {
 	et.t.Helper()
 	d, err := et.m.Inspect(et.ctx, id)
 	if err != nil {
@@ -214,7 +111,7 @@ func (et *engineTest) inspect(id string) ContainerDetail {
 	return d
 }
 
-func (et *engineTest) list() []Container {
+func (et *engineTest) list() []docker.Container {
 	et.t.Helper()
 	cs, err := et.m.List(et.ctx, et.prefix)
 	if err != nil {
@@ -241,9 +138,9 @@ func (et *engineTest) waitFor(what string, timeout time.Duration, cond func() (b
 }
 
 // waitHealth waits until the container's health is want.
-func (et *engineTest) waitHealth(id string, want Health, timeout time.Duration) ContainerDetail {
+func (et *engineTest) waitHealth(id string, want docker.Health, timeout time.Duration) docker.ContainerDetail {
 	et.t.Helper()
-	var d ContainerDetail
+	var d docker.ContainerDetail
 	et.waitFor(fmt.Sprintf("%s turns %s", shortID(id), want), timeout, func() (bool, string) {
 		d = et.inspect(id)
 		return d.Health == want, fmt.Sprintf("state %s, health %q", d.State, d.Health)
@@ -267,7 +164,7 @@ func TestMobyInfo(t *testing.T) {
 
 func TestMobyNewMobyFailsFastWithoutEngine(t *testing.T) {
 	start := time.Now()
-	_, err := NewMoby(context.Background(), "tcp://127.0.0.1:1")
+	_, err := docker.NewMoby(context.Background(), "tcp://127.0.0.1:1")
 	if err == nil {
 		t.Fatal("NewMoby on a closed port: nil error")
 	}
@@ -286,19 +183,19 @@ func TestMobyRoundTrip(t *testing.T) {
 		t.Fatalf("List = %d containers, want exactly the created %s", len(cs), shortID(id))
 	}
 	c := cs[0]
-	if c.Name != spec.Name || c.Image != mobyDemoTag || c.ImageID != mobyDemoID {
-		t.Errorf("List: name %q image %q (%s), want %q %q (%s)", c.Name, c.Image, c.ImageID, spec.Name, mobyDemoTag, mobyDemoID)
+	if c.Name != spec.Name || c.Image != et.image || c.ImageID != et.imageID {
+		t.Errorf("List: name %q image %q (%s), want %q %q (%s)", c.Name, c.Image, c.ImageID, spec.Name, et.image, et.imageID)
 	}
 	for k, v := range spec.Labels {
 		if c.Labels[k] != v {
 			t.Errorf("List: label %s = %q, want %q", k, c.Labels[k], v)
 		}
 	}
-	if c.State != StateRunning || !c.HasHealthcheck || c.Created.IsZero() || c.StartedAt.IsZero() || !c.FinishedAt.IsZero() {
+	if c.State != docker.StateRunning || !c.HasHealthcheck || c.Created.IsZero() || c.StartedAt.IsZero() || !c.FinishedAt.IsZero() {
 		t.Errorf("List: state %s, healthcheck %v, created %v, started %v, finished %v; want a running container with a healthcheck, started and not finished",
 			c.State, c.HasHealthcheck, c.Created, c.StartedAt, c.FinishedAt)
 	}
-	if c.Limits != (Limits{Restart: "no"}) {
+	if c.Limits != (docker.Limits{Restart: "no"}) {
 		t.Errorf("List: limits %+v, want none and restart no", c.Limits)
 	}
 	if len(c.Ports) != 1 || c.Ports[0].ContainerPort != 8080 || c.Ports[0].Proto != "tcp" || c.Ports[0].HostIP != "127.0.0.1" || c.Ports[0].HostPort == 0 {
@@ -331,7 +228,7 @@ func TestMobyRoundTrip(t *testing.T) {
 		t.Fatalf("Stop: %v", err)
 	}
 	d = et.inspect(id)
-	if d.State != StateExited || d.ExitCode != 0 || d.FinishedAt.Before(d.StartedAt) {
+	if d.State != docker.StateExited || d.ExitCode != 0 || d.FinishedAt.Before(d.StartedAt) {
 		t.Errorf("after Stop: state %s, exit %d, finished %v; want exited 0 (demoapp drains on SIGTERM) after the start %v", d.State, d.ExitCode, d.FinishedAt, d.StartedAt)
 	}
 	if err := et.m.Stop(et.ctx, id, time.Second); err != nil {
@@ -348,16 +245,16 @@ func TestMobyRoundTrip(t *testing.T) {
 		"Remove":  et.m.Remove(et.ctx, id),
 		"Stop":    et.m.Stop(et.ctx, id, time.Second),
 		"Restart": et.m.Restart(et.ctx, id, time.Second),
-		"Update":  et.m.Update(et.ctx, id, Limits{NanoCPUs: 1e9, Memory: 64 << 20}),
+		"Update":  et.m.Update(et.ctx, id, docker.Limits{NanoCPUs: 1e9, Memory: 64 << 20}),
 	} {
-		if !errors.Is(err, ErrNotFound) {
+		if !errors.Is(err, docker.ErrNotFound) {
 			t.Errorf("%s of a removed container: %v, want ErrNotFound", name, err)
 		}
 	}
-	if _, err := et.m.Inspect(et.ctx, id); !errors.Is(err, ErrNotFound) {
+	if _, err := et.m.Inspect(et.ctx, id); !errors.Is(err, docker.ErrNotFound) {
 		t.Errorf("Inspect of a removed container: %v, want ErrNotFound", err)
 	}
-	if _, err := et.m.Logs(et.ctx, id, LogOptions{}); !errors.Is(err, ErrNotFound) {
+	if _, err := et.m.Logs(et.ctx, id, docker.LogOptions{}); !errors.Is(err, docker.ErrNotFound) {
 		t.Errorf("Logs of a removed container: %v, want ErrNotFound", err)
 	}
 }
@@ -365,17 +262,17 @@ func TestMobyRoundTrip(t *testing.T) {
 func TestMobyHealthStartingThenHealthy(t *testing.T) {
 	et := newEngineTest(t)
 	id := et.create(et.spec("ready", "-ready-delay", "1s"))
-	if d := et.inspect(id); d.Health != HealthStarting {
-		t.Errorf("health right after create = %q, want %q (ready only after 1s)", d.Health, HealthStarting)
+	if d := et.inspect(id); d.Health != docker.HealthStarting {
+		t.Errorf("health right after create = %q, want %q (ready only after 1s)", d.Health, docker.HealthStarting)
 	}
-	d := et.waitHealth(id, HealthHealthy, 15*time.Second)
+	d := et.waitHealth(id, docker.HealthHealthy, 15*time.Second)
 	if len(d.HealthLog) == 0 {
 		t.Fatal("healthy, but the health log is empty")
 	}
 	if last := d.HealthLog[len(d.HealthLog)-1]; last.ExitCode != 0 || last.End.Before(last.Start) {
 		t.Errorf("last health probe = %+v, want exit 0", last)
 	}
-	if c := et.list(); len(c) != 1 || c[0].Health != HealthHealthy {
+	if c := et.list(); len(c) != 1 || c[0].Health != docker.HealthHealthy {
 		t.Errorf("List after healthy = %+v, want one healthy container", c)
 	}
 }
@@ -383,8 +280,8 @@ func TestMobyHealthStartingThenHealthy(t *testing.T) {
 func TestMobyHealthTurnsUnhealthy(t *testing.T) {
 	et := newEngineTest(t)
 	id := et.create(et.spec("sick", "-fail-health-after", "1s"))
-	d := et.waitHealth(id, HealthUnhealthy, 15*time.Second)
-	if d.State != StateRunning {
+	d := et.waitHealth(id, docker.HealthUnhealthy, 15*time.Second)
+	if d.State != docker.StateRunning {
 		t.Errorf("unhealthy container state = %s, want running (health does not stop it)", d.State)
 	}
 	// Inspect carries the probes' output. On a loaded machine a probe may
@@ -407,10 +304,10 @@ func TestMobyCrashedContainer(t *testing.T) {
 	spec := et.spec("crashy", "-crash-after", "300ms", "-exit-code", "3")
 	spec.Limits.Restart = "on-failure:1"
 	id := et.create(spec)
-	var d ContainerDetail
+	var d docker.ContainerDetail
 	et.waitFor("the engine gives up restarting", 20*time.Second, func() (bool, string) {
 		d = et.inspect(id)
-		return d.State == StateExited && d.RestartCount == 1, fmt.Sprintf("state %s, restarts %d", d.State, d.RestartCount)
+		return d.State == docker.StateExited && d.RestartCount == 1, fmt.Sprintf("state %s, restarts %d", d.State, d.RestartCount)
 	})
 	if d.ExitCode != 3 || d.OOMKilled || d.FinishedAt.Before(d.StartedAt) || d.Limits.Restart != "on-failure:1" {
 		t.Errorf("crashed container: exit %d, OOM %v, started %v, finished %v, restart %q; want exit 3, no OOM, finished after started, on-failure:1",
@@ -424,10 +321,10 @@ func TestMobyNoHealthcheckDisablesTheImages(t *testing.T) {
 	spec.Healthcheck = nil
 	id := et.create(spec)
 	d := et.inspect(id)
-	if d.HasHealthcheck || d.Health != HealthNone || len(d.HealthLog) != 0 {
+	if d.HasHealthcheck || d.Health != docker.HealthNone || len(d.HealthLog) != 0 {
 		t.Errorf("container without healthcheck: has %v, health %q, log %d; want none", d.HasHealthcheck, d.Health, len(d.HealthLog))
 	}
-	r, err := et.m.cli.ContainerInspect(et.ctx, id, client.ContainerInspectOptions{})
+	r, err := docker.MobyClient(et.m).ContainerInspect(et.ctx, id, client.ContainerInspectOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -439,7 +336,7 @@ func TestMobyNoHealthcheckDisablesTheImages(t *testing.T) {
 func TestMobyUpdateInPlace(t *testing.T) {
 	et := newEngineTest(t)
 	spec := et.spec("limits")
-	spec.Limits = Limits{NanoCPUs: 5e8, Memory: 64 << 20, Restart: "no"}
+	spec.Limits = docker.Limits{NanoCPUs: 5e8, Memory: 64 << 20, Restart: "no"}
 	id := et.create(spec)
 	before := et.inspect(id)
 	if before.Limits != spec.Limits {
@@ -449,19 +346,19 @@ func TestMobyUpdateInPlace(t *testing.T) {
 
 	steps := []struct {
 		name string
-		set  Limits
-		want Limits
+		set  docker.Limits
+		want docker.Limits
 	}{
-		{"lower memory below the current swap", Limits{NanoCPUs: 1e9, Memory: 32 << 20, Restart: "on-failure:3"}, Limits{NanoCPUs: 1e9, Memory: 32 << 20, Restart: "on-failure:3"}},
-		{"raise memory above the current swap", Limits{NanoCPUs: 25e7, Memory: 128 << 20, Restart: "unless-stopped"}, Limits{NanoCPUs: 25e7, Memory: 128 << 20, Restart: "unless-stopped"}},
-		{"empty restart keeps the policy", Limits{NanoCPUs: 25e7, Memory: 96 << 20}, Limits{NanoCPUs: 25e7, Memory: 96 << 20, Restart: "unless-stopped"}},
+		{"lower memory below the current swap", docker.Limits{NanoCPUs: 1e9, Memory: 32 << 20, Restart: "on-failure:3"}, docker.Limits{NanoCPUs: 1e9, Memory: 32 << 20, Restart: "on-failure:3"}},
+		{"raise memory above the current swap", docker.Limits{NanoCPUs: 25e7, Memory: 128 << 20, Restart: "unless-stopped"}, docker.Limits{NanoCPUs: 25e7, Memory: 128 << 20, Restart: "unless-stopped"}},
+		{"empty restart keeps the policy", docker.Limits{NanoCPUs: 25e7, Memory: 96 << 20}, docker.Limits{NanoCPUs: 25e7, Memory: 96 << 20, Restart: "unless-stopped"}},
 	}
 	for _, s := range steps {
 		if err := et.m.Update(et.ctx, id, s.set); err != nil {
 			t.Fatalf("%s: Update(%+v): %v", s.name, s.set, err)
 		}
 		after := et.inspect(id)
-		if after.ID != id || !after.StartedAt.Equal(before.StartedAt) || after.State != StateRunning || after.RestartCount != 0 {
+		if after.ID != id || !after.StartedAt.Equal(before.StartedAt) || after.State != docker.StateRunning || after.RestartCount != 0 {
 			t.Errorf("%s: after Update: %s started %v (%s, restarts %d), want the same running container started %v",
 				s.name, shortID(after.ID), after.StartedAt, after.State, after.RestartCount, before.StartedAt)
 		}
@@ -471,12 +368,12 @@ func TestMobyUpdateInPlace(t *testing.T) {
 		et.assertSwap(id, s.want.Memory)
 	}
 
-	for _, lift := range []Limits{{NanoCPUs: 0, Memory: 96 << 20}, {NanoCPUs: 25e7, Memory: 0}} {
+	for _, lift := range []docker.Limits{{NanoCPUs: 0, Memory: 96 << 20}, {NanoCPUs: 25e7, Memory: 0}} {
 		if err := et.m.Update(et.ctx, id, lift); err == nil || !strings.Contains(err.Error(), "cannot lift") {
 			t.Errorf("Update(%+v) lifting a limit: %v, want a cannot-lift error", lift, err)
 		}
 	}
-	if err := et.m.Update(et.ctx, id, Limits{NanoCPUs: 1e9, Memory: 64 << 20, Restart: "sometimes"}); err == nil {
+	if err := et.m.Update(et.ctx, id, docker.Limits{NanoCPUs: 1e9, Memory: 64 << 20, Restart: "sometimes"}); err == nil {
 		t.Error("Update with an unknown restart policy: nil error")
 	}
 }
@@ -484,7 +381,7 @@ func TestMobyUpdateInPlace(t *testing.T) {
 // assertSwap checks that the container has no swap beyond its memory.
 func (et *engineTest) assertSwap(id string, memory int64) {
 	et.t.Helper()
-	r, err := et.m.cli.ContainerInspect(et.ctx, id, client.ContainerInspectOptions{})
+	r, err := docker.MobyClient(et.m).ContainerInspect(et.ctx, id, client.ContainerInspectOptions{})
 	if err != nil {
 		et.t.Fatal(err)
 	}
@@ -501,7 +398,7 @@ func TestMobyRestartInPlace(t *testing.T) {
 		t.Fatalf("Restart: %v", err)
 	}
 	after := et.inspect(id)
-	if after.ID != id || after.State != StateRunning || !after.StartedAt.After(before.StartedAt) {
+	if after.ID != id || after.State != docker.StateRunning || !after.StartedAt.After(before.StartedAt) {
 		t.Errorf("after Restart: %s %s started %v, want %s running, started after %v", shortID(after.ID), after.State, after.StartedAt, shortID(id), before.StartedAt)
 	}
 }
@@ -511,7 +408,7 @@ func TestMobyNameConflict(t *testing.T) {
 	spec := et.spec("twice")
 	first := et.create(spec)
 	_, err := et.m.Create(et.ctx, spec)
-	if !errors.Is(err, ErrConflict) {
+	if !errors.Is(err, docker.ErrConflict) {
 		t.Fatalf("second Create(%s): %v, want ErrConflict", spec.Name, err)
 	}
 	if !strings.Contains(err.Error(), "create "+spec.Name) {
@@ -525,8 +422,8 @@ func TestMobyNameConflict(t *testing.T) {
 func TestMobyCreateMissingImage(t *testing.T) {
 	et := newEngineTest(t)
 	spec := et.spec("ghost")
-	spec.Image = "rollcall-nope:" + mobyRun
-	if _, err := et.m.Create(et.ctx, spec); !errors.Is(err, ErrNotFound) {
+	spec.Image = "rollcall-nope:" + dockertest.Run
+	if _, err := et.m.Create(et.ctx, spec); !errors.Is(err, docker.ErrNotFound) {
 		t.Errorf("Create from a missing image: %v, want ErrNotFound", err)
 	}
 	if cs := et.list(); len(cs) != 0 {
@@ -537,17 +434,17 @@ func TestMobyCreateMissingImage(t *testing.T) {
 func TestMobyStartFailureRemovesTheContainer(t *testing.T) {
 	et := newEngineTest(t)
 	spec := et.spec("broken", "/nope")
-	spec.Image = mobyEmptyTag // no entrypoint, so /nope is the whole command
+	spec.Image = et.emptyImage() // no entrypoint, so /nope is the whole command
 	_, err := et.m.Create(et.ctx, spec)
 	if err == nil {
 		t.Fatal("Create of a container whose command does not exist: nil error")
 	}
-	if !strings.Contains(err.Error(), "start "+spec.Name) || errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
+	if !strings.Contains(err.Error(), "start "+spec.Name) || errors.Is(err, docker.ErrConflict) || errors.Is(err, docker.ErrNotFound) {
 		t.Errorf("Create error = %v, want a start error", err)
 	}
 	f := client.Filters{}
 	f.Add("name", spec.Name)
-	res, lerr := et.m.cli.ContainerList(et.ctx, client.ContainerListOptions{All: true, Filters: f})
+	res, lerr := docker.MobyClient(et.m).ContainerList(et.ctx, client.ContainerListOptions{All: true, Filters: f})
 	if lerr != nil {
 		t.Fatal(lerr)
 	}
@@ -555,25 +452,43 @@ func TestMobyStartFailureRemovesTheContainer(t *testing.T) {
 		t.Errorf("after the failed start, %d containers named %s remain, want none", len(res.Items), spec.Name)
 	}
 	// The name is free again, so a corrected retry is not a conflict.
-	spec.Image, spec.Command = mobyDemoTag, nil
+	spec.Image, spec.Command = et.image, nil
 	et.create(spec)
+}
+
+// emptyImage builds an image FROM scratch with no files at all, removed in
+// cleanup.
+func (et *engineTest) emptyImage() string {
+	et.t.Helper()
+	tag := "rollcall-empty:" + et.prefix
+	if _, err := et.m.BuildImage(et.ctx, tag, map[string][]byte{
+		"Dockerfile": []byte("FROM scratch\nLABEL rollcall.test=empty\n"),
+	}); err != nil {
+		et.t.Fatal(err)
+	}
+	et.t.Cleanup(func() {
+		if _, err := dockertest.CLI(context.Background(), "rmi", tag); err != nil {
+			et.t.Errorf("cleanup: %v", err)
+		}
+	})
+	return tag
 }
 
 // startUnmanaged starts a demoapp container straight through the moby
 // client, without the managed label, as something else on the host would.
 func (et *engineTest) startUnmanaged(name string) string {
 	et.t.Helper()
-	res, err := et.m.cli.ContainerCreate(et.ctx, client.ContainerCreateOptions{
+	res, err := docker.MobyClient(et.m).ContainerCreate(et.ctx, client.ContainerCreateOptions{
 		Name: et.prefix + "-" + name,
 		Config: &container.Config{
-			Image:  mobyDemoTag,
-			Labels: map[string]string{et.unmanagedLabel(): "true", WorkloadLabel(et.prefix): "web"},
+			Image:  et.image,
+			Labels: map[string]string{et.unmanagedLabel(): "true", docker.WorkloadLabel(et.prefix): "web"},
 		},
 	})
 	if err != nil {
 		et.t.Fatalf("create unmanaged %s: %v", name, err)
 	}
-	if _, err := et.m.cli.ContainerStart(et.ctx, res.ID, client.ContainerStartOptions{}); err != nil {
+	if _, err := docker.MobyClient(et.m).ContainerStart(et.ctx, res.ID, client.ContainerStartOptions{}); err != nil {
 		et.t.Fatalf("start unmanaged %s: %v", name, err)
 	}
 	return res.ID
@@ -606,7 +521,7 @@ func TestMobyEvents(t *testing.T) {
 	managed := et.create(et.spec("web-0"))
 
 	seen := map[string]bool{}
-	var got []Event
+	var got []docker.Event
 	deadline := time.After(20 * time.Second)
 	for !seen["start"] || !seen["health_status: healthy"] {
 		select {
@@ -620,7 +535,7 @@ func TestMobyEvents(t *testing.T) {
 			}
 			if ev.ContainerID == managed {
 				seen[ev.Action] = true
-				if ev.Name != et.prefix+"-web-0" || ev.Attributes[ManagedLabel(et.prefix)] != "true" || ev.Time.Before(subscribed.Add(-time.Second)) {
+				if ev.Name != et.prefix+"-web-0" || ev.Attributes[docker.ManagedLabel(et.prefix)] != "true" || ev.Time.Before(subscribed.Add(-time.Second)) {
 					t.Errorf("event %+v: want the container's name, its labels and a current time", ev)
 				}
 			}
@@ -674,7 +589,7 @@ func waitClosed[T any](t *testing.T, what string, ch <-chan T) {
 	}
 }
 
-func eventActions(evs []Event) []string {
+func eventActions(evs []docker.Event) []string {
 	out := make([]string, len(evs))
 	for i, ev := range evs {
 		out[i] = shortID(ev.ContainerID) + " " + ev.Action
@@ -690,11 +605,11 @@ func TestMobyLogs(t *testing.T) {
 
 	lctx, cancel := context.WithCancel(et.ctx)
 	defer cancel()
-	lines, err := et.m.Logs(lctx, id, LogOptions{Follow: true})
+	lines, err := et.m.Logs(lctx, id, docker.LogOptions{Follow: true})
 	if err != nil {
 		t.Fatalf("Logs: %v", err)
 	}
-	var stdout, stderr []LogLine
+	var stdout, stderr []docker.LogLine
 	deadline := time.After(15 * time.Second)
 	for len(stdout) == 0 || len(stderr) == 0 {
 		select {
@@ -725,11 +640,11 @@ func TestMobyLogs(t *testing.T) {
 	}
 	cancel()
 
-	tail, err := et.m.Logs(et.ctx, id, LogOptions{Tail: 1})
+	tail, err := et.m.Logs(et.ctx, id, docker.LogOptions{Tail: 1})
 	if err != nil {
 		t.Fatalf("Logs(Tail 1): %v", err)
 	}
-	var got []LogLine
+	var got []docker.LogLine
 	for l := range tail {
 		got = append(got, l)
 	}
@@ -740,22 +655,22 @@ func TestMobyLogs(t *testing.T) {
 
 func TestMobyImageInspect(t *testing.T) {
 	et := newEngineTest(t)
-	img, err := et.m.ImageInspect(et.ctx, mobyDemoTag)
+	img, err := et.m.ImageInspect(et.ctx, et.image)
 	if err != nil {
-		t.Fatalf("ImageInspect(%s): %v", mobyDemoTag, err)
+		t.Fatalf("ImageInspect(%s): %v", et.image, err)
 	}
-	if img.ID != mobyDemoID || !slices.Contains(img.RepoTags, mobyDemoTag) {
-		t.Errorf("ImageInspect(%s) = %+v, want ID %s and the tag", mobyDemoTag, img, mobyDemoID)
+	if img.ID != et.imageID || !slices.Contains(img.RepoTags, et.image) {
+		t.Errorf("ImageInspect(%s) = %+v, want ID %s and the tag", et.image, img, et.imageID)
 	}
-	missing := "rollcall-nope:" + mobyRun
-	if _, err := et.m.ImageInspect(et.ctx, missing); !errors.Is(err, ErrNotFound) {
+	missing := "rollcall-nope:" + dockertest.Run
+	if _, err := et.m.ImageInspect(et.ctx, missing); !errors.Is(err, docker.ErrNotFound) {
 		t.Errorf("ImageInspect(%s): %v, want ErrNotFound", missing, err)
 	}
 }
 
 func TestMobyBuildImageErrors(t *testing.T) {
 	et := newEngineTest(t)
-	tag := "rollcall-broken:" + mobyRun
+	tag := "rollcall-broken:" + dockertest.Run
 	if _, err := et.m.BuildImage(et.ctx, tag, map[string][]byte{"demoapp": nil}); err == nil {
 		t.Error("BuildImage without a Dockerfile: nil error")
 	}
@@ -763,32 +678,6 @@ func TestMobyBuildImageErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("BuildImage copying a missing file: %v, want the builder's error", err)
 	}
-	if _, err := BuildDemoappImage(et.ctx, et.m, tag, "v1\nRUN x"); err == nil {
-		t.Error("BuildDemoappImage with a version that breaks the Dockerfile: nil error")
-	}
 }
 
-func TestMobyDemoappImage(t *testing.T) {
-	et := newEngineTest(t)
-	r, err := et.m.cli.ImageInspect(et.ctx, mobyDemoTag)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := r.Config
-	if cfg == nil || !slices.Equal(cfg.Entrypoint, []string{"/demoapp"}) || !slices.Equal(cfg.Cmd, []string{"-version", "v1"}) ||
-		cfg.Labels["rollcall.demoapp.version"] != "v1" || cfg.Healthcheck != nil {
-		t.Errorf("demoapp image config = %+v, want entrypoint /demoapp, cmd -version v1, the version label and no healthcheck", cfg)
-	}
-	// A rebuild reuses the compiled binary and takes about a second.
-	start := time.Now()
-	tag := "rollcall-demoapp:" + mobyRun + "-v2"
-	t.Cleanup(func() {
-		et.m.cli.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{PruneChildren: true})
-	})
-	if _, err := BuildDemoappImage(et.ctx, et.m, tag, "v2"); err != nil {
-		t.Fatalf("BuildDemoappImage v2: %v", err)
-	}
-	if took := time.Since(start); took > 15*time.Second {
-		t.Errorf("second BuildDemoappImage took %s, want a few seconds at most", took)
-	}
-}
+func shortID(id string) string { return strings.TrimPrefix(id, "sha256:")[:12] }
