@@ -20,6 +20,7 @@ type Result struct {
 type ApplyOptions struct {
 	OnStart func(Step)   // before a step runs
 	OnDone  func(Result) // after it ran
+	Run     RunOptions   // how each step runs (its drain)
 }
 
 // Apply runs every executable step in order, the only place in this package
@@ -42,7 +43,7 @@ func Apply(ctx context.Context, c docker.Client, steps []Step, opts ApplyOptions
 			opts.OnStart(s)
 		}
 		began := time.Now()
-		err := Run(ctx, c, s)
+		err := RunWith(ctx, c, s, opts.Run)
 		r := Result{Step: s, Err: err, Duration: time.Since(began)}
 		results = append(results, r)
 		if opts.OnDone != nil {
@@ -55,8 +56,16 @@ func Apply(ctx context.Context, c docker.Client, steps []Step, opts ApplyOptions
 	return results, errors.Join(errs...)
 }
 
-// Run executes one step against the engine.
+// Run executes one step against the engine, as RunWith with no options.
 func Run(ctx context.Context, c docker.Client, s Step) error {
+	return RunWith(ctx, c, s, RunOptions{})
+}
+
+// RunWith executes one step against the engine. A stop or roll drains the
+// container first (see the package doc): a pre_stop that fails does not
+// keep the container from stopping, and the step's error then wraps
+// ErrPreStop.
+func RunWith(ctx context.Context, c docker.Client, s Step, opts RunOptions) error {
 	switch s.Action {
 	case ActStart:
 		if s.Create == nil {
@@ -71,11 +80,25 @@ func Run(ctx context.Context, c docker.Client, s Step) error {
 		}
 		return nil
 	case ActStop, ActRoll:
+		var drained error
+		if len(s.PreStop) > 0 || s.Drain > 0 {
+			gone, err := drain(ctx, c, s, opts)
+			if gone {
+				return nil
+			}
+			if ctx.Err() != nil {
+				return fmt.Errorf("%s %s %s: drain: %w", s.Action, s.Target(), s.Container, ctx.Err())
+			}
+			drained = err
+		}
 		if err := c.Stop(ctx, s.ContainerID, s.Grace); err != nil && !errors.Is(err, docker.ErrNotFound) {
-			return fmt.Errorf("%s %s %s: %w", s.Action, s.Target(), s.Container, err)
+			return fmt.Errorf("%s %s %s: %w", s.Action, s.Target(), s.Container, errors.Join(err, drained))
 		}
 		if err := c.Remove(ctx, s.ContainerID); err != nil && !errors.Is(err, docker.ErrNotFound) {
-			return fmt.Errorf("%s %s %s: remove: %w", s.Action, s.Target(), s.Container, err)
+			return fmt.Errorf("%s %s %s: remove: %w", s.Action, s.Target(), s.Container, errors.Join(err, drained))
+		}
+		if drained != nil {
+			return fmt.Errorf("%s %s %s: stopped after the drain anyway: %w", s.Action, s.Target(), s.Container, drained)
 		}
 		return nil
 	case ActRestart:

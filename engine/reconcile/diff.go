@@ -62,8 +62,10 @@ func Diff(d *spec.ResolvedDesired, o *Observed) Plan {
 		var wp WorkloadPlan
 		if w := desired[name]; w != nil {
 			wp = diffWorkload(prefix, w, cs, o)
+			addDrains(prefix, &wp, cs, w.Update.Drain)
 		} else {
 			wp = diffExtra(prefix, name, cs)
+			addDrains(prefix, &wp, cs, 0)
 		}
 		sortSteps(wp.Steps)
 		if len(wp.Steps) > 0 || len(wp.Failures) > 0 || wp.Error != "" || len(wp.Notes) > 0 {

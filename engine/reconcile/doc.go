@@ -13,7 +13,7 @@
 //
 //  1. No up-to-date container in the slot: START one. A stale or legacy
 //     container in the slot keeps running.
-//  2. An up-to-date HEALTHY container: ROLL (stop and remove) the stale and
+//  2. An up-to-date HEALTHY container: ROLL (drain, stop and remove) the stale and
 //     legacy containers and STOP duplicates, keeping the healthy one created
 //     first.
 //  3. The up-to-date container is booting: WAIT, saying for what and until when.
@@ -55,6 +55,30 @@
 // rollback the plan stops the new container and marks the step Hold, so the
 // caller puts the spec on hold. With pause the caller stops acting; with continue the slot stops
 // counting as mid-roll, so the other slots go on.
+//
+// Drain before stop (DESIGN §3 pre_stop, update.drain). Every stop and roll
+// of a running container drains it first; Diff puts the data on the step
+// (PreStop, Drain) and RunWith does it:
+//
+//   - PreStop is the command the container was created with, read from its
+//     pre-stop label, never the desired state's: an old container may be
+//     another version that drains another way. It is exec'd in the
+//     container (bounded by 30s).
+//   - Then the stop waits up to Drain (the workload's update.drain; 0 for a
+//     workload no longer desired), cut short once the engine reports the
+//     container unhealthy (its healthcheck now fails, so a proxy with
+//     active health checks has let it go), once it no longer runs, or once
+//     RunOptions.Released says the proxy no longer routes to it.
+//   - A pre_stop that fails (it cannot run, or exits nonzero) never blocks
+//     the stop: the step still waits the drain, which the healthcheck may
+//     cut short, then stops and removes the container, and returns an
+//     error wrapping ErrPreStop that says so. The effect is in place, so
+//     the next plan no longer holds the step; the error is for the plan
+//     view and the journal. A failing pre_stop cannot keep an old
+//     container alive, and a stop was only ever planned once its
+//     replacement served, so it never touches the container that serves.
+//   - A container that is gone when the drain starts or looks makes the
+//     step a no-op (I6).
 //
 // A workload whose image the engine lacks gets an Error and no steps at all:
 // nothing of it is started or stopped. Managed containers without a workload

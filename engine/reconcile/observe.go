@@ -142,6 +142,9 @@ func CreateSpec(prefix string, w *spec.Resolved, slot int) *docker.CreateSpec {
 	labels[docker.SlotLabel(prefix)] = strconv.Itoa(slot)
 	labels[docker.SpecLabel(prefix)] = w.Hash
 	labels[docker.VersionLabel(prefix)] = w.Version
+	if v := preStopLabel(w.Workload); v != "" {
+		labels[docker.PreStopLabel(prefix)] = v
+	}
 	env := make([]string, 0, len(w.Environment))
 	for k, v := range w.Environment {
 		env = append(env, k+"="+v)
@@ -170,6 +173,7 @@ func CreateSpec(prefix string, w *spec.Resolved, slot int) *docker.CreateSpec {
 		StopTimeout: w.StopGrace,
 		Limits:      DesiredLimits(w.Workload),
 		Networks:    append([]string(nil), w.Networks...),
+		Aliases:     networkAliases(w.Workload),
 	}
 }
 

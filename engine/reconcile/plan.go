@@ -45,6 +45,12 @@ type Step struct {
 	Create *docker.CreateSpec // start
 	Grace  time.Duration      // stop, roll, restart
 	Limits docker.Limits      // update
+
+	// Stop and roll of a running container drain it first: PreStop (from
+	// its label: the command it was created with) is exec'd in it, then
+	// the stop waits up to Drain, less once it is unhealthy.
+	PreStop []string
+	Drain   time.Duration
 }
 
 // Executable reports whether the step calls the engine (every action but wait).
@@ -191,6 +197,9 @@ func (p Plan) String() string {
 			line := fmt.Sprintf("%-7s %-3s %s  %s", s.Action, slotText(s.Slot), s.Container, s.Reason)
 			if s.Action == ActWait && !s.Until.IsZero() {
 				line += " (until " + s.Until.UTC().Format(time.TimeOnly) + ")"
+			}
+			if d := s.DrainText(); d != "" {
+				line += " (" + d + ")"
 			}
 			lines = append(lines, line)
 		}
