@@ -50,6 +50,9 @@ import (
 )
 
 func main() {
+	if code, ok := runAsDemoapp(os.Args); ok { // the demo image's /demoapp
+		os.Exit(code)
+	}
 	// The first SIGINT or SIGTERM ends the command's context, so it winds
 	// down and says where it stopped; a second one kills the process.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -174,6 +177,7 @@ file (rollcall.yaml), one slot at a time, without downtime.
 		newHistoryCmd(e, g),
 		newVersionCmd(e, g),
 		newDemoCmd(e, g),
+		newDemoappCmd(e),
 	)
 	addConsole(root, e, g)
 	return root
