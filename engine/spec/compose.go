@@ -31,7 +31,7 @@ func IsComposeFile(path string) bool {
 // LoadCompose reads the compose file at path and maps it as ParseCompose
 // does. A file that cannot be read gives the wrapped os error.
 func LoadCompose(path string, environ []string) (*Desired, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read desired state: %w", err)
 	}
@@ -175,6 +175,9 @@ func decodeRaw(name string, data []byte) (root *yaml.Node, e *Error) {
 	}
 	if len(doc.Content) == 0 {
 		return nil, nil
+	}
+	if e := aliasBudget(name, &doc); e != nil {
+		return nil, e
 	}
 	return deref(doc.Content[0]), nil
 }

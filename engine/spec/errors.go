@@ -74,10 +74,16 @@ var (
 	yamlAnchorRE = regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`)
 )
 
-// syntaxError turns an error of the YAML library, which carries at most a
-// line inside its message, into an *Error.
+// syntaxError turns an error of the YAML library into an *Error at the
+// line and column where the parser found the problem (locateSyntax), with
+// a hint for the usual causes. Failing that, it takes the one line the
+// library's message carries.
 func syntaxError(file string, data []byte, err error) *Error {
 	e := &Error{File: file, Line: 1, Col: 1, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+	if p, ok := locateSyntax(data); ok {
+		e.Line, e.Col, e.Msg, e.Hint = p.line, p.col, "invalid YAML: "+p.msg, p.hint(data)
+		return e
+	}
 	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
 		if n, perr := strconv.Atoi(m[1]); perr == nil && n > 0 {
 			e.Line = n

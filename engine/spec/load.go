@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -14,10 +13,10 @@ import (
 const stopAllHint = "to stop everything, write `workloads: {}` explicitly"
 
 // Load reads the desired-state file at path and parses it as Parse does.
-// A file that cannot be read gives the wrapped os error; every other
+// A file that cannot be read (ReadFile) gives a wrapped error; every other
 // failure is an ErrorList.
 func Load(path string) (*Desired, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read desired state: %w", err)
 	}
@@ -108,6 +107,9 @@ func (l *loader) decode(data []byte) (root *yaml.Node, e *Error) {
 	}
 	if len(doc.Content) == 0 {
 		return nil, nil
+	}
+	if e := aliasBudget(l.file, &doc); e != nil {
+		return nil, e
 	}
 	return deref(doc.Content[0]), nil
 }
