@@ -6,8 +6,9 @@
 // and no source tree. A scratch image has no shell, libc or any other file,
 // so the program depends on none.
 //
-//	GET /         "<version> <hostname>\n"
-//	GET /healthz  200 "ok" while ready and healthy, 503 otherwise
+//	GET /         "<version> <hostname>\n" (after -latency)
+//	GET /healthz  200 "ok" while ready, healthy and not draining, 503 otherwise
+//	GET|POST /drain  starts draining: /healthz fails from then on, / still answers
 //
 // Its faults are scripted by flags: it turns healthy after -ready-delay, turns
 // unhealthy after -fail-health-after, and exits with -exit-code after
@@ -15,9 +16,16 @@
 // /healthz on the -listen port and exits 0 or 1, because a scratch image has
 // no curl or wget. A container serving on another port than :8080 needs the
 // same -listen in its healthcheck: ["CMD", "/demoapp", "-health", "-listen", ":9090"].
+// With -drain it is its own pre_stop, ["CMD", "/demoapp", "-drain"]: it asks
+// /drain on the -listen port, so the serving process fails its healthcheck
+// from then on (a proxy with active health checks stops sending it new
+// requests) while it goes on answering what it gets. A scratch image has no
+// /tmp to touch a file in, so the signal is an HTTP call on loopback.
 //
 // On SIGTERM or SIGINT it stops accepting, lets in-flight requests finish
 // (up to 10s) and exits 0, which is what a zero-downtime roll relies on.
+// -graceful=false turns that off, for the control run of the zero-downtime
+// test: it then closes every connection at once, in-flight ones too.
 // It logs one line per start and per shutdown to stdout, and every failed
 // health answer to stderr.
 //
@@ -35,6 +43,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -48,6 +57,9 @@ type config struct {
 	crashAfter      time.Duration
 	exitCode        int
 	health          bool
+	drain           bool
+	graceful        bool
+	latency         time.Duration
 }
 
 const shutdownGrace = 10 * time.Second
@@ -65,10 +77,18 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if cfg.health {
-		if err := probe(cfg.listen, time.Second); err != nil {
+		if err := probe(cfg.listen, "/healthz", time.Second); err != nil {
 			fmt.Fprintln(stderr, "demoapp: health:", err)
 			return 1
 		}
+		return 0
+	}
+	if cfg.drain {
+		if err := probe(cfg.listen, "/drain", time.Second); err != nil {
+			fmt.Fprintln(stderr, "demoapp: drain:", err)
+			return 1
+		}
+		fmt.Fprintln(stdout, "demoapp: draining")
 		return 0
 	}
 
@@ -89,7 +109,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	hostname, _ := os.Hostname()
 	a := newApp(cfg, hostname, time.Now(), stderr)
-	if err := serve(ctx, ln, a, stdout); err != nil {
+	if err := serve(ctx, ln, a, stdout, cfg.graceful); err != nil {
 		fmt.Fprintln(stderr, "demoapp:", err)
 		return 1
 	}
@@ -108,6 +128,9 @@ func parseFlags(args []string, errOut io.Writer) (config, error) {
 	fs.DurationVar(&cfg.crashAfter, "crash-after", 0, "exit with -exit-code this long after start (0: never)")
 	fs.IntVar(&cfg.exitCode, "exit-code", 1, "exit code used by -crash-after")
 	fs.BoolVar(&cfg.health, "health", false, "probe /healthz on the -listen port and exit 0 if healthy, else 1")
+	fs.BoolVar(&cfg.drain, "drain", false, "tell the app on the -listen port to drain (its health fails from then on) and exit 0 if it took it, else 1")
+	fs.BoolVar(&cfg.graceful, "graceful", true, "on SIGTERM finish in-flight requests before exiting; false closes them at once")
+	fs.DurationVar(&cfg.latency, "latency", 0, "how long each answer on / takes")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -116,7 +139,7 @@ func parseFlags(args []string, errOut io.Writer) (config, error) {
 		fmt.Fprintln(errOut, "demoapp:", err)
 		return config{}, err
 	}
-	for name, d := range map[string]time.Duration{"ready-delay": cfg.readyDelay, "fail-health-after": cfg.failHealthAfter, "crash-after": cfg.crashAfter} {
+	for name, d := range map[string]time.Duration{"ready-delay": cfg.readyDelay, "fail-health-after": cfg.failHealthAfter, "crash-after": cfg.crashAfter, "latency": cfg.latency} {
 		if d < 0 {
 			err := fmt.Errorf("-%s must not be negative, got %s", name, d)
 			fmt.Fprintln(errOut, "demoapp:", err)
@@ -126,13 +149,14 @@ func parseFlags(args []string, errOut io.Writer) (config, error) {
 	return cfg, nil
 }
 
-// app answers the two endpoints. now is a field so tests can move time.
+// app answers the endpoints. now is a field so tests can move time.
 type app struct {
 	cfg      config
 	hostname string
 	started  time.Time
 	now      func() time.Time
 	errLog   io.Writer
+	draining atomic.Bool
 }
 
 func newApp(cfg config, hostname string, started time.Time, errLog io.Writer) *app {
@@ -143,6 +167,8 @@ func newApp(cfg config, hostname string, started time.Time, errLog io.Writer) *a
 func (a *app) healthy() (bool, string) {
 	up := a.now().Sub(a.started)
 	switch {
+	case a.draining.Load():
+		return false, "draining"
 	case up < a.cfg.readyDelay:
 		return false, fmt.Sprintf("not ready: up %s, ready after %s", up.Round(time.Millisecond), a.cfg.readyDelay)
 	case a.cfg.failHealthAfter > 0 && up >= a.cfg.failHealthAfter:
@@ -152,6 +178,13 @@ func (a *app) healthy() (bool, string) {
 }
 
 func (a *app) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/drain" && (r.Method == http.MethodGet || r.Method == http.MethodPost) {
+		if !a.draining.Swap(true) {
+			fmt.Fprintln(a.errLog, "demoapp: draining: health fails from now on")
+		}
+		fmt.Fprint(w, "draining")
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -159,6 +192,13 @@ func (a *app) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.URL.Path {
 	case "/":
+		if a.cfg.latency > 0 {
+			select {
+			case <-time.After(a.cfg.latency):
+			case <-r.Context().Done():
+				return
+			}
+		}
 		fmt.Fprintf(w, "%s %s\n", a.cfg.version, a.hostname)
 	case "/healthz":
 		ok, why := a.healthy()
@@ -173,8 +213,9 @@ func (a *app) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serve answers on ln until ctx ends, then drains in-flight requests.
-func serve(ctx context.Context, ln net.Listener, h http.Handler, out io.Writer) error {
+// serve answers on ln until ctx ends, then drains in-flight requests; not
+// graceful, it closes them at once.
+func serve(ctx context.Context, ln net.Listener, h http.Handler, out io.Writer, graceful bool) error {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	fmt.Fprintf(out, "demoapp: serving on %s\n", ln.Addr())
 	errc := make(chan error, 1)
@@ -184,6 +225,12 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler, out io.Writer) 
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
+	}
+	if !graceful {
+		srv.Close()
+		<-errc
+		fmt.Fprintln(out, "demoapp: closed every connection (-graceful=false)")
+		return nil
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
@@ -197,15 +244,15 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler, out io.Writer) 
 	return nil
 }
 
-// probe asks /healthz on the loopback port of listen, so the check runs
-// inside the container's own network namespace.
-func probe(listen string, timeout time.Duration) error {
+// probe asks path (/healthz, /drain) on the loopback port of listen, so the
+// call runs inside the container's own network namespace.
+func probe(listen, path string, timeout time.Duration) error {
 	_, port, err := net.SplitHostPort(listen)
 	if err != nil {
 		return fmt.Errorf("parse -listen %q: %w", listen, err)
 	}
 	c := &http.Client{Timeout: timeout}
-	resp, err := c.Get("http://" + net.JoinHostPort("127.0.0.1", port) + "/healthz")
+	resp, err := c.Get("http://" + net.JoinHostPort("127.0.0.1", port) + path)
 	if err != nil {
 		return err
 	}

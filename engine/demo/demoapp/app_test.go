@@ -3,6 +3,7 @@ package demoapp
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -20,13 +21,13 @@ func TestParseFlags(t *testing.T) {
 		want    config
 		wantErr bool
 	}{
-		{name: "defaults", args: nil, want: config{listen: ":8080", version: "v1", exitCode: 1}},
+		{name: "defaults", args: nil, want: config{listen: ":8080", version: "v1", exitCode: 1, graceful: true}},
 		{
 			name: "every flag",
 			args: []string{"-listen", ":9090", "-version", "v2", "-ready-delay", "2s", "-fail-health-after", "1m",
-				"-crash-after", "30s", "-exit-code", "3", "-health"},
+				"-crash-after", "30s", "-exit-code", "3", "-health", "-drain", "-graceful=false", "-latency", "50ms"},
 			want: config{listen: ":9090", version: "v2", readyDelay: 2 * time.Second, failHealthAfter: time.Minute,
-				crashAfter: 30 * time.Second, exitCode: 3, health: true},
+				crashAfter: 30 * time.Second, exitCode: 3, health: true, drain: true, latency: 50 * time.Millisecond},
 		},
 		{name: "bad duration", args: []string{"-ready-delay", "soon"}, wantErr: true},
 		{name: "negative duration", args: []string{"-crash-after", "-1s"}, wantErr: true},
@@ -81,6 +82,8 @@ func TestHandler(t *testing.T) {
 		{name: "root still answers while unhealthy", path: "/", up: time.Hour, wantCode: 200, wantBody: "v7 box-1\n"},
 		{name: "unknown path", path: "/nope", wantCode: 404},
 		{name: "POST refused", method: http.MethodPost, path: "/", wantCode: 405},
+		{name: "drain answers", path: "/drain", wantCode: 200, wantBody: "draining", wantStderr: true},
+		{name: "drain by POST", method: http.MethodPost, path: "/drain", wantCode: 200, wantBody: "draining", wantStderr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -134,23 +137,23 @@ func TestProbe(t *testing.T) {
 	}
 	listen := ":" + port
 
-	if err := probe(listen, time.Second); err != nil {
+	if err := probe(listen, "/healthz", time.Second); err != nil {
 		t.Errorf("probe(%s) on a 200 answer: %v, want nil", listen, err)
 	}
 	mu.Lock()
 	code = http.StatusServiceUnavailable
 	mu.Unlock()
-	if err := probe(listen, time.Second); err == nil {
+	if err := probe(listen, "/healthz", time.Second); err == nil {
 		t.Errorf("probe(%s) on a 503 answer: nil, want an error", listen)
 	}
 	if code := Main([]string{"-health", "-listen", listen}, io.Discard, io.Discard); code != 1 {
 		t.Errorf("run -health on a 503 answer: exit %d, want 1", code)
 	}
 	srv.Close()
-	if err := probe(listen, time.Second); err == nil {
+	if err := probe(listen, "/healthz", time.Second); err == nil {
 		t.Errorf("probe(%s) with nothing listening: nil, want an error", listen)
 	}
-	if err := probe("8080", time.Second); err == nil {
+	if err := probe("8080", "/healthz", time.Second); err == nil {
 		t.Error("probe with a -listen lacking a port: nil, want an error")
 	}
 }
@@ -173,7 +176,7 @@ func TestServeDrainsInFlight(t *testing.T) {
 	defer cancel()
 	var out syncBuffer
 	served := make(chan error, 1)
-	go func() { served <- serve(ctx, ln, h, &out) }()
+	go func() { served <- serve(ctx, ln, h, &out, true) }()
 
 	type result struct {
 		body string
@@ -245,3 +248,77 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestDrainFailsHealthAndKeepsServing: after -drain, the serving process
+// fails its healthcheck and still answers on /, and -drain exits 0 only when
+// the app took it.
+func TestDrainFailsHealthAndKeepsServing(t *testing.T) {
+	a := newApp(config{version: "v1"}, "box", time.Now(), io.Discard)
+	srv := httptest.NewServer(a)
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	listen := ":" + port
+	if code := Main([]string{"-health", "-listen", listen}, io.Discard, io.Discard); code != 0 {
+		t.Fatalf("-health before the drain: exit %d, want 0", code)
+	}
+	if code := Main([]string{"-drain", "-listen", listen}, io.Discard, io.Discard); code != 0 {
+		t.Fatalf("-drain: exit %d, want 0", code)
+	}
+	if code := Main([]string{"-health", "-listen", listen}, io.Discard, io.Discard); code != 1 {
+		t.Errorf("-health after the drain: exit %d, want 1", code)
+	}
+	resp, err := http.Get(srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(body) != "v1 box\n" {
+		t.Errorf("/ while draining: %d %q, want 200 \"v1 box\\n\"", resp.StatusCode, body)
+	}
+	srv.Close()
+	if code := Main([]string{"-drain", "-listen", listen}, io.Discard, io.Discard); code != 1 {
+		t.Errorf("-drain with nothing listening: exit %d, want 1", code)
+	}
+}
+
+// TestServeNotGracefulDropsInFlight is the control of the zero-downtime
+// test: with -graceful=false the stop signal cuts a request in flight.
+func TestServeNotGracefulDropsInFlight(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newApp(config{version: "v1", latency: 5 * time.Second}, "box", time.Now(), io.Discard)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- serve(ctx, ln, a, io.Discard, false) }()
+	got := make(chan error, 1)
+	go func() {
+		resp, err := http.Get("http://" + ln.Addr().String() + "/")
+		if err == nil {
+			_, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err == nil {
+				err = errNone
+			}
+		}
+		got <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // the request is in its latency
+	cancel()
+	select {
+	case err := <-got:
+		if err == errNone {
+			t.Error("the in-flight request got an answer; want it cut")
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the in-flight request was neither answered nor cut")
+	}
+	if err := <-served; err != nil {
+		t.Errorf("serve: %v", err)
+	}
+}
+
+var errNone = errors.New("answered")
