@@ -69,6 +69,8 @@ func (f *fileSource) Name() string { return f.path }
 
 // Load parses the file. A file that changes while being read is read again
 // (a few times at most), so a half-written file is not taken for a whole one.
+// Anything but a regular file (a FIFO, a device) and a file over
+// spec.MaxDocumentBytes is an error, never a blocked or unbounded read.
 func (f *fileSource) Load(ctx context.Context) (*spec.Desired, error) {
 	var data []byte
 	for attempt := 0; ; attempt++ {
@@ -76,7 +78,7 @@ func (f *fileSource) Load(ctx context.Context) (*spec.Desired, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read desired state: %w", err)
 		}
-		data, err = os.ReadFile(f.path)
+		data, err = spec.ReadFile(f.path) // a regular file, at most spec.MaxDocumentBytes
 		if err != nil {
 			return nil, fmt.Errorf("read desired state: %w", err)
 		}

@@ -16,9 +16,9 @@ import (
 
 // URLSource defaults.
 const (
-	DefaultURLInterval = 5 * time.Second  // between two polls
-	DefaultURLTimeout  = 10 * time.Second // for one whole answer, body included
-	MaxURLBody         = 10 << 20         // bytes; a longer body is refused
+	DefaultURLInterval = 5 * time.Second       // between two polls
+	DefaultURLTimeout  = 10 * time.Second      // for one whole answer, body included
+	MaxURLBody         = spec.MaxDocumentBytes // bytes; a longer body is refused
 )
 
 // URLOptions tune a URLSource; a zero field takes its default.

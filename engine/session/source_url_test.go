@@ -181,16 +181,16 @@ func TestURLSourceFailuresKeepLastGood(t *testing.T) {
 				_, _ = w.Write([]byte(`{"workloads": {"web": {"image": "web:v2", "replicas": "many"}}}`))
 			}
 		}},
-		{name: "oversized, with a length", msg: "refused", answer: func(*controlPlane) func(http.ResponseWriter, *http.Request) {
+		{name: "oversized, with a length", msg: "refused: the limit is 4 MiB", answer: func(*controlPlane) func(http.ResponseWriter, *http.Request) {
 			return func(w http.ResponseWriter, _ *http.Request) {
 				w.Header().Set("Content-Length", strconv.Itoa(MaxURLBody+1))
 				_, _ = w.Write([]byte(strings.Repeat("#", MaxURLBody+1)))
 			}
 		}},
-		{name: "oversized, chunked", msg: "body over 10 MiB refused", answer: func(*controlPlane) func(http.ResponseWriter, *http.Request) {
+		{name: "oversized, chunked", msg: "body over 4 MiB refused", answer: func(*controlPlane) func(http.ResponseWriter, *http.Request) {
 			return func(w http.ResponseWriter, _ *http.Request) {
 				chunk := []byte(strings.Repeat("#", 1<<20))
-				for range 11 {
+				for range 5 {
 					if _, err := w.Write(chunk); err != nil {
 						return
 					}
