@@ -119,7 +119,7 @@ func Stage(ctx context.Context, c docker.Client, opts StageOptions) (string, err
 	}
 	prefix, log := opts.Prefix, opts.Log
 	if m, ok := c.(*docker.Moby); ok {
-		if err := buildImages(ctx, m, log); err != nil {
+		if err := buildImages(ctx, m, opts.Executable, log); err != nil {
 			return "", err
 		}
 	}

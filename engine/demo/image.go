@@ -10,19 +10,18 @@ import (
 	"github.com/rollcall/rollcall/engine/docker"
 )
 
-// executable is the program the demo images run: this process's own
-// executable, since rollcall runs as demoapp when it is started under that
-// name. So a built or installed rollcall stages its demo with no Go
-// toolchain and no source tree. A test binary is no demoapp: tests put a
-// compiled one here.
-var executable = os.Executable
-
 // buildImages builds the demo's images, ImageV1 and ImageV2, FROM scratch on
-// m from executable.
-func buildImages(ctx context.Context, m *docker.Moby, log io.Writer) error {
-	exe, err := executable()
-	if err != nil {
-		return fmt.Errorf("build the demo images: find this program: %w", err)
+// m from the executable exe. "" means this process's own executable, since
+// rollcall runs as demoapp when it is started under that name: so a built or
+// installed rollcall stages its demo with no Go toolchain and no source tree.
+// A test binary is no demoapp: tests pass a compiled one.
+func buildImages(ctx context.Context, m *docker.Moby, exe string, log io.Writer) error {
+	if exe == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("build the demo images: find this program: %w", err)
+		}
+		exe = self
 	}
 	for _, img := range []struct{ tag, version string }{{ImageV1, "v1"}, {ImageV2, "v2"}} {
 		fmt.Fprintf(log, "building %s (FROM scratch, on the local engine)\n", img.tag)

@@ -2,46 +2,47 @@ package demo
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/dockertest"
+	"github.com/rollcall/rollcall/engine/session"
 )
 
-// TestDemoOnRealEngine: on the real engine the demo creates containers only
-// under its own prefix, in the out-of-date state the console opens on, and
-// clean leaves nothing behind. It runs under a per-run prefix, so a demo an
-// operator has running on the same host is not disturbed.
+func TestMain(m *testing.M) { os.Exit(dockertest.Main(m)) }
+
+// TestDemoOnRealEngine: on the real engine the demo builds its images from
+// a demoapp executable, creates containers only under its own prefix, in the
+// out-of-date state the console opens on, and clean leaves nothing behind.
+// It runs under a per-run prefix, so a demo an operator has running on the
+// same host is not disturbed.
 func TestDemoOnRealEngine(t *testing.T) {
+	m := dockertest.Engine(t)
+	prefix := dockertest.Prefix(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	defer cancel()
-	m, err := docker.NewMoby(ctx, "")
-	if err != nil {
-		if os.Getenv("ROLLCALL_REQUIRE_DOCKER") == "1" {
-			t.Fatalf("no Docker engine, and ROLLCALL_REQUIRE_DOCKER=1: %v", err)
-		}
-		t.Skipf("no Docker engine: %v", err)
+	// Stage builds the images only on the bare adapter, and the guard
+	// wraps it: build them here, as Stage would, from a compiled demoapp.
+	if err := buildImages(ctx, m, dockertest.DemoappBinary(t), io.Discard); err != nil {
+		t.Fatal(err)
 	}
-	defer m.Close()
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	prefix := "rcdemo" + hex.EncodeToString(b)
-	t.Cleanup(func() {
-		out, _ := exec.Command("docker", "ps", "-aq", "--filter", "label="+prefix+".managed=true").Output()
-		if ids := strings.Fields(string(out)); len(ids) > 0 {
-			_ = exec.Command("docker", append([]string{"rm", "-f"}, ids...)...).Run()
-		}
-	})
+	info, err := m.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := session.AcquireLock(info, prefix, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
 	g := &guard{Client: m, prefix: prefix, t: t}
 	dir := t.TempDir()
-	if _, err := stage(ctx, g, m, prefix, dir, io.Discard); err != nil {
+	if _, err := Stage(ctx, g, StageOptions{Prefix: prefix, Dir: dir, Lock: lock}); err != nil {
 		t.Fatal(err)
 	}
 	cs, err := m.List(ctx, prefix)
@@ -61,7 +62,7 @@ func TestDemoOnRealEngine(t *testing.T) {
 		t.Errorf("%d crashed containers, want worker/0", crashed)
 	}
 
-	n, err := clean(ctx, g, prefix, dir)
+	n, err := Clean(ctx, g, prefix, dir)
 	if err != nil || n != 6 {
 		t.Fatalf("clean removed %d, err %v; want 6", n, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/dockertest"
 	"github.com/rollcall/rollcall/engine/reconcile"
 )
 
@@ -96,7 +97,7 @@ func TestRealCrashSurplusExtra(t *testing.T) {
 func TestRealUnmanagedUntouched(t *testing.T) {
 	rt := newRealTest(t)
 	stray := rt.docker("run", "-d", "--name", rt.prefix+"-web-0-stray",
-		"--label", realTestLabel+"="+rt.prefix,
+		"--label", testLabel(rt.prefix)+"=true",
 		"--label", docker.WorkloadLabel(rt.prefix)+"=web",
 		"--label", docker.SlotLabel(rt.prefix)+"=0",
 		"-p", "127.0.0.1::8080", imageV1)
@@ -238,21 +239,15 @@ func TestRealCancelledMidRoll(t *testing.T) {
 func TestRealRebuiltTag(t *testing.T) {
 	rt := newRealTest(t)
 	tag := "rollcall-demoapp:" + rt.prefix
-	before, after := realRun+"-a", realRun+"-b"
+	before, after := dockertest.Run+"-a", dockertest.Run+"-b"
 	rt.removeImageInCleanup(tag)
-	first, err := docker.BuildDemoappImage(rt.ctx, rt.engine, tag, before)
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := dockertest.BuildDemoapp(t, tag, before)
 	rt.removeImageInCleanup(first)
 	d := rt.desired(demoWorkload("web", tag, 2))
 	rt.converge(d, reconcile.ConvergeOptions{})
 	old := rt.converged(d)["web"] // on the first image
 
-	second, err := docker.BuildDemoappImage(rt.ctx, rt.engine, tag, after)
-	if err != nil {
-		t.Fatal(err)
-	}
+	second := dockertest.BuildDemoapp(t, tag, after)
 	if second == first {
 		t.Fatalf("rebuilt %s with another version, yet the image ID is still %s", tag, first)
 	}
@@ -284,11 +279,10 @@ func TestRealRebuiltTag(t *testing.T) {
 // stays empty.
 func TestRealNameTakenByOtherPrefix(t *testing.T) {
 	rt := newRealTest(t)
-	label := "labels: {" + realTestLabel + ": " + rt.prefix + "}" // the same in both, so the cleanup finds the other prefix's container
-	other := rt.desiredAt(rt.prefix+"-web", demoWorkload("api", imageV1, 1, label))
+	other := rt.desiredAt(rt.prefix+"-web", demoWorkload("api", imageV1, 1)) // swept with rt.prefix, which it starts with
 	rt.converge(other, reconcile.ConvergeOptions{})
 
-	ours := rt.desired(demoWorkload("web-api", imageV1, 1, label))
+	ours := rt.desired(demoWorkload("web-api", imageV1, 1))
 	var starts, failedStarts int
 	began := time.Now()
 	results, err := rt.tryConverge(rt.ctx, ours, reconcile.ConvergeOptions{MaxRounds: 20})

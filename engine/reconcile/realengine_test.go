@@ -1,17 +1,11 @@
 package reconcile_test
 
-// The real-engine harness shared by the integration tests (integration_test.go)
+// The real-engine helpers shared by the integration tests (integration_test.go)
 // and the zero-downtime proof (zerodowntime_test.go). They drive
 // reconcile.Converge through the moby adapter against the local Docker
-// engine, with desired states parsed from YAML text by the real loader.
-//
-// Every test has a label prefix of its own, "rcit<run>-<test>", so parallel
-// tests and concurrent runs never see each other's containers. Cleanup
-// force-removes every container carrying the test's managed label, or the
-// run's test label (containers made behind rollcall's back), and the image
-// tags the test built; TestMain sweeps whatever a dead test left and removes
-// the run's demoapp images. The tests skip only when no engine answers and
-// ROLLCALL_REQUIRE_DOCKER is not "1"; with it set, a missing engine fails.
+// engine, with desired states parsed from YAML text by the real loader. The
+// engine, the per-test prefix, the demoapp images and the sweep of every
+// container of the prefix come from the one harness, engine/docker/dockertest.
 //
 // The engine's healthcheck probes are docker execs, which are dear: on this
 // project's 2-CPU test host, three containers probed every 200ms kept more
@@ -20,42 +14,27 @@ package reconcile_test
 // turned unhealthy. So the tests probe every second and give a probe 5s.
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/dockertest"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
 var (
-	realRun       = "rcit" + randomHex(4)                 // per test binary: prefixes, labels, image tags
-	realTestLabel = realRun + ".test"                     // on containers made behind rollcall's back
-	imageV1       = "rollcall-demoapp:" + realRun + "-v1" // answers "v1 <hostname>"
-	imageV2       = "rollcall-demoapp:" + realRun + "-v2" // answers "v2 <hostname>"
-
-	realOnce     sync.Once
-	realEngine   *docker.Moby
-	realSetupErr error
-	realNoEngine bool
-
-	realPrefixesMu sync.Mutex
-	realPrefixes   = map[string]string{} // prefix -> running test, to catch two tests sharing one
+	imageV1 = dockertest.DemoappTag("v1") // answers "v1 <hostname>"
+	imageV2 = dockertest.DemoappTag("v2") // answers "v2 <hostname>"
 )
 
 const (
@@ -68,99 +47,11 @@ const (
 	testTimeout = 3 * time.Minute
 )
 
-func randomHex(n int) string {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		panic(err)
-	}
-	return hex.EncodeToString(b)
-}
+func TestMain(m *testing.M) { os.Exit(dockertest.Main(m)) }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if realEngine != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		if err := sweepRun(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "sweep:", err)
-		}
-		if _, err := dockerCLI(ctx, "rmi", imageV1, imageV2); err != nil && !strings.Contains(err.Error(), "No such image") {
-			fmt.Fprintln(os.Stderr, "remove test images:", err)
-		}
-		cancel()
-		realEngine.Close()
-	}
-	os.Exit(code)
-}
-
-// sweepRun force-removes any container with a label of this run, in case a
-// test died before its cleanup.
-func sweepRun(ctx context.Context) error {
-	out, err := dockerCLI(ctx, "ps", "-a", "--format", "{{.ID}}\t{{.Labels}}")
-	if err != nil {
-		return err
-	}
-	var ids []string
-	for _, line := range strings.Split(out, "\n") {
-		id, labels, _ := strings.Cut(line, "\t")
-		if id != "" && strings.Contains(labels, realRun) {
-			ids = append(ids, id)
-		}
-	}
-	return removeContainers(ctx, ids)
-}
-
-func removeContainers(ctx context.Context, ids []string) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	_, err := dockerCLI(ctx, append([]string{"rm", "-f", "-v"}, ids...)...)
-	return err
-}
-
-// dockerCLI runs the docker command line, which the tests use for what
-// rollcall never does itself: kill, update or start a container by hand.
-func dockerCLI(ctx context.Context, args ...string) (string, error) {
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, "docker", args...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("docker %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return strings.TrimSpace(stdout.String()), nil
-}
-
-// needEngine returns the shared adapter with both demoapp images built, or
-// skips (fails, with ROLLCALL_REQUIRE_DOCKER=1) when no engine answers.
-func needEngine(t *testing.T) *docker.Moby {
-	t.Helper()
-	realOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		m, err := docker.NewMoby(ctx, "")
-		if err != nil {
-			realSetupErr, realNoEngine = err, true
-			return
-		}
-		realEngine = m
-		if _, err := exec.LookPath("docker"); err != nil {
-			realSetupErr = fmt.Errorf("the tests need the docker command line: %w", err)
-			return
-		}
-		for tag, version := range map[string]string{imageV1: "v1", imageV2: "v2"} {
-			if _, err := docker.BuildDemoappImage(ctx, m, tag, version); err != nil {
-				realSetupErr = err
-				return
-			}
-		}
-	})
-	if realSetupErr != nil {
-		if realNoEngine && os.Getenv("ROLLCALL_REQUIRE_DOCKER") != "1" {
-			t.Skipf("no docker engine (set ROLLCALL_REQUIRE_DOCKER=1 to fail instead): %v", realSetupErr)
-		}
-		t.Fatalf("docker engine setup: %v", realSetupErr)
-	}
-	return realEngine
-}
+// testLabel marks the containers a test makes behind rollcall's back, so
+// the sweep of its prefix finds them too.
+func testLabel(prefix string) string { return prefix + ".test" }
 
 // realTest is one integration test's engine, prefix and context.
 type realTest struct {
@@ -171,51 +62,28 @@ type realTest struct {
 	images []string        // tags and IDs this test built, removed in cleanup
 }
 
-var notAlnum = regexp.MustCompile(`[^a-z0-9]+`)
-
 // newRealTest runs t in parallel with the other engine tests, under a prefix
-// of its own whose containers (and images) are removed in cleanup.
+// of its own whose containers (and images) are removed in cleanup, with the
+// demoapp images v1 and v2 built.
 func newRealTest(t *testing.T) *realTest {
 	t.Helper()
-	m := needEngine(t)
+	m := dockertest.Engine(t)
+	dockertest.DemoappImage(t, "v1")
+	dockertest.DemoappImage(t, "v2")
 	t.Parallel()
-	name := notAlnum.ReplaceAllString(strings.ToLower(strings.TrimPrefix(t.Name(), "TestReal")), "")
-	prefix := realRun + "-" + name[:min(len(name), 40-len(realRun)-1)]
-	realPrefixesMu.Lock()
-	other, taken := realPrefixes[prefix]
-	realPrefixes[prefix] = t.Name()
-	realPrefixesMu.Unlock()
-	if taken {
-		t.Fatalf("prefix %s is %s's too: rename one of the tests", prefix, other)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	rt := &realTest{t: t, engine: m, prefix: prefix, ctx: ctx}
-	t.Cleanup(func() {
+	rt := &realTest{t: t, engine: m, ctx: ctx}
+	t.Cleanup(func() { // after the sweep of the prefix, registered below
 		defer cancel()
-		defer func() {
-			realPrefixesMu.Lock()
-			delete(realPrefixes, prefix) // free again for -count > 1
-			realPrefixesMu.Unlock()
-		}()
 		cctx, ccancel := context.WithTimeout(context.Background(), time.Minute)
 		defer ccancel()
-		var ids []string
-		for _, label := range []string{docker.ManagedLabel(prefix) + "=true", realTestLabel + "=" + prefix} {
-			out, err := dockerCLI(cctx, "ps", "-aq", "--filter", "label="+label)
-			if err != nil {
-				t.Errorf("cleanup: %v", err)
-			}
-			ids = append(ids, strings.Fields(out)...)
-		}
-		if err := removeContainers(cctx, ids); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
 		for _, img := range rt.images {
-			if _, err := dockerCLI(cctx, "rmi", img); err != nil && !strings.Contains(err.Error(), "No such image") {
+			if _, err := dockertest.CLI(cctx, "rmi", img); err != nil && !strings.Contains(err.Error(), "No such image") {
 				t.Errorf("cleanup: %v", err)
 			}
 		}
 	})
+	rt.prefix = dockertest.Prefix(t)
 	return rt
 }
 
@@ -394,7 +262,7 @@ func (rt *realTest) waitFor(what string, timeout time.Duration, cond func() (boo
 // docker runs the docker command line, failing the test on an error.
 func (rt *realTest) docker(args ...string) string {
 	rt.t.Helper()
-	out, err := dockerCLI(rt.ctx, args...)
+	out, err := dockertest.CLI(rt.ctx, args...)
 	if err != nil {
 		rt.t.Fatal(err)
 	}
