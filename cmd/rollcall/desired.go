@@ -143,7 +143,7 @@ func readDesired(e env, f desiredFlags, prefix string) (*spec.Desired, []byte, d
 	if src.kind == sourceURL {
 		return nil, nil, src, usageErr(errors.New("agent follows a file: give it a rollcall.yaml or a compose file; plan and apply read a URL"))
 	}
-	data, err := os.ReadFile(src.path)
+	data, err := spec.ReadFile(src.path) // a regular file, at most spec.MaxDocumentBytes
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil, src, withHint(fmt.Errorf("no desired-state file at %s", src.path), missingFileHint)
@@ -179,9 +179,9 @@ func withPrefix(d *spec.Desired, prefix string) (*spec.Desired, error) {
 // printWarnings shows the spec's warnings, in the errors' own file:line:col form.
 func printWarnings(w io.Writer, d *spec.Desired) {
 	for _, e := range d.Warnings {
-		fmt.Fprintf(w, "%s:%d:%d: warning: %s\n", e.File, e.Line, e.Col, e.Msg)
+		fmt.Fprintf(w, "%s:%d:%d: warning: %s\n", termSafe(e.File), e.Line, e.Col, termSafe(e.Msg))
 		if e.Hint != "" {
-			fmt.Fprintf(w, "  hint: %s\n", e.Hint)
+			fmt.Fprintf(w, "  hint: %s\n", termSafe(e.Hint))
 		}
 	}
 }

@@ -67,6 +67,8 @@ func usageErr(err error) error {
 // report prints err for the operator and returns the exit code. Errors in
 // the desired-state file keep their "file:line:col: message" form, so an
 // editor can jump to them; everything else is one line after "rollcall: ".
+// Either is terminal-safe: an error may quote a file, an engine answer or
+// a container's labels.
 func report(w io.Writer, err error) int {
 	if err == nil {
 		return exitOK
@@ -84,15 +86,15 @@ func report(w io.Writer, err error) int {
 	var ue *usageError
 	switch {
 	case errors.As(err, &list):
-		fmt.Fprintln(w, list.Error())
+		fmt.Fprintln(w, termSafeLines(list.Error()))
 	case errors.As(err, &ue):
 		command := ue.command
 		if command == "" {
 			command = "rollcall"
 		}
-		fmt.Fprintf(w, "rollcall: %s\nRun '%s --help' for usage.\n", oneLine(err.Error()), command)
+		fmt.Fprintf(w, "rollcall: %s\nRun '%s --help' for usage.\n", termSafe(oneLine(err.Error())), command)
 	default:
-		fmt.Fprintf(w, "rollcall: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(w, "rollcall: %s\n", termSafe(oneLine(err.Error())))
 	}
 	return code
 }

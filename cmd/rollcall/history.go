@@ -33,7 +33,7 @@ tab-aligned plain text when piped; --json prints the journal's own lines
 				return withHint(err, "pass --journal PATH to read another journal")
 			}
 			if skipped > 0 {
-				fmt.Fprintf(e.stderr, "rollcall: %s: skipped %d unreadable line(s)\n", g.journal, skipped)
+				fmt.Fprintf(e.stderr, "rollcall: %s: skipped %d unreadable line(s)\n", termSafe(g.journal), skipped)
 			}
 			if asJSON {
 				enc := json.NewEncoder(e.stdout)
@@ -46,7 +46,7 @@ tab-aligned plain text when piped; --json prints the journal's own lines
 				return nil
 			}
 			if len(entries) == 0 {
-				fmt.Fprintf(e.stderr, "no steps in the journal yet (%s)\n", g.journal)
+				fmt.Fprintf(e.stderr, "no steps in the journal yet (%s)\n", termSafe(g.journal))
 				return nil
 			}
 			printHistory(screenFor(e, g, e.stdout), entries)
@@ -60,29 +60,34 @@ tab-aligned plain text when piped; --json prints the journal's own lines
 
 var historyHeader = []string{"TIME", "USER", "MODE", "ACTION", "TARGET", "CONTAINER", "RESULT", "TOOK", "REASON / ERROR"}
 
+// historyRow is the cells of one entry. The journal keeps what the engine
+// and the operator gave it, raw, so every cell passes termSafe: a
+// container's name or an engine error never replays control sequences.
 func historyRow(s screen, en journal.Entry) []string {
-	target := en.Workload + "/" + slotText(en.Slot)
-	result := s.render(s.st.OK, s.st.Glyphs.Done+" "+en.Result)
-	detail := en.Reason
+	target := termSafe(en.Workload) + "/" + slotText(en.Slot)
+	result := s.render(s.st.OK, s.st.Glyphs.Done+" "+termSafe(en.Result))
+	detail := termSafe(en.Reason)
 	if en.Result != journal.ResultOK {
-		result = s.render(s.st.Bad, s.st.Glyphs.Failed+" "+en.Result)
-		detail = s.render(s.st.Bad, oneLine(en.Error))
+		result = s.render(s.st.Bad, s.st.Glyphs.Failed+" "+termSafe(en.Result))
+		detail = s.render(s.st.Bad, termSafe(oneLine(en.Error)))
 	}
 	return []string{
-		en.Time.Local().Format(time.DateTime), en.User, en.Mode,
-		s.render(s.st.Action(en.Action), en.Action), target,
-		s.render(s.st.Muted, en.Container), result,
+		en.Time.Local().Format(time.DateTime), termSafe(en.User), termSafe(en.Mode),
+		s.render(s.st.Action(en.Action), termSafe(en.Action)), target,
+		s.render(s.st.Muted, termSafe(en.Container)), result,
 		(time.Duration(en.DurationMS) * time.Millisecond).String(), detail,
 	}
 }
 
 func printHistory(s screen, entries []journal.Entry) {
 	if !s.styled {
-		tw := tabwriter.NewWriter(s.w, 0, 0, 2, ' ', 0)
+		var b strings.Builder
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		for _, cells := range append([][]string{historyHeader}, rows(s, entries)...) {
 			fmt.Fprintln(tw, strings.Join(cells, "\t"))
 		}
 		tw.Flush()
+		s.printf("%s", boundLines(b.String()))
 		return
 	}
 	t := table.New().
@@ -96,7 +101,7 @@ func printHistory(s screen, entries []journal.Entry) {
 			}
 			return lipgloss.NewStyle().PaddingRight(2)
 		})
-	s.printf("%s\n", t.Render())
+	s.printf("%s\n", boundLines(t.Render()))
 }
 
 func rows(s screen, entries []journal.Entry) [][]string {

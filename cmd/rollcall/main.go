@@ -34,9 +34,12 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -125,8 +128,17 @@ type globals struct {
 	theme      string
 }
 
-// run executes one command line and returns the process exit code.
-func run(ctx context.Context, e env, args []string) int {
+// run executes one command line and returns the process exit code. A
+// panic is a bug: it is reported and exits 1, never 2, which plan keeps
+// for "changes pending" (a crash of the Go runtime itself exits 2, which
+// is why every read is bounded).
+func run(ctx context.Context, e env, args []string) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(e.stderr, "rollcall: internal error: %s (a bug: please report it with this trace)\n%s", termSafe(fmt.Sprint(r)), debug.Stack())
+			code = exitFailed
+		}
+	}()
 	root := newRoot(e)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
@@ -136,6 +148,9 @@ func run(ctx context.Context, e env, args []string) int {
 // newRoot builds the command tree. The root command opens the console.
 func newRoot(e env) *cobra.Command {
 	g := &globals{}
+	// Without a state directory the journal has no default: a command
+	// that needs it says so (needsJournal), the others run.
+	journalPath, journalErr := journal.DefaultPath()
 	root := &cobra.Command{
 		Use:   "rollcall [-f FILE] [--watch|--auto]",
 		Short: "Zero-downtime container rollouts on one Docker host",
@@ -152,9 +167,17 @@ file (rollcall.yaml), one slot at a time, without downtime.
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Args:          cobra.NoArgs,
-		PersistentPreRunE: func(*cobra.Command, []string) error {
-			_, err := theme.ParseName(g.theme)
-			return usageErr(err)
+		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
+			if _, err := theme.ParseName(g.theme); err != nil {
+				return usageErr(err)
+			}
+			if g.journal == "" && needsJournal(c) {
+				if journalErr == nil {
+					journalErr = errors.New("--journal is empty")
+				}
+				return fmt.Errorf("journal: %w", journalErr)
+			}
+			return nil
 		},
 	}
 	root.SetIn(e.stdin)
@@ -167,7 +190,7 @@ file (rollcall.yaml), one slot at a time, without downtime.
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.dockerHost, "docker-host", "", "engine endpoint, e.g. unix:///var/run/docker.sock (default: DOCKER_HOST, as the docker CLI)")
 	pf.StringVar(&g.prefix, "prefix", "", "label prefix of the managed containers (overrides the file's prefix)")
-	pf.StringVar(&g.journal, "journal", journal.DefaultPath(), "journal file: one JSON line per executed step")
+	pf.StringVar(&g.journal, "journal", journalPath, "journal file: one JSON line per executed step (default: journal.jsonl in $XDG_STATE_HOME/rollcall, ~/.local/state/rollcall, or as root /var/lib/rollcall)")
 	pf.StringVar(&g.theme, "theme", string(theme.Auto), "colours on a terminal: auto, dark, light or mono (NO_COLOR means mono under auto)")
 
 	root.AddCommand(
@@ -181,4 +204,21 @@ file (rollcall.yaml), one slot at a time, without downtime.
 	)
 	addConsole(root, e, g)
 	return root
+}
+
+// needsJournal reports whether command c, as its flags stand, reads or
+// writes the journal: apply, agent and history do, and so does the console
+// (of demo too) unless it only watches.
+func needsJournal(c *cobra.Command) bool {
+	set := func(name string) bool {
+		v, err := c.Flags().GetBool(name)
+		return err == nil && v
+	}
+	switch {
+	case !c.HasParent():
+		return !set("watch")
+	case c.Name() == "demo":
+		return !set("watch") && !set("clean")
+	}
+	return c.Name() == "apply" || c.Name() == "agent" || c.Name() == "history"
 }

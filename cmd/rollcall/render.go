@@ -76,30 +76,32 @@ func (s screen) render(st lipgloss.Style, text string) string {
 func (s screen) printf(format string, args ...any) { fmt.Fprintf(s.w, format, args...) }
 
 // plan renders p as the tree of reconcile.Plan.String, styled when s is.
+// Every word of it may come from a container's labels, so each passes
+// termSafe, and no line is longer than maxLineWidth.
 func (s screen) plan(p reconcile.Plan) string {
 	if !s.styled {
-		return p.String()
+		return termSafeLines(p.String())
 	}
 	st := s.st
 	var b strings.Builder
 	for _, w := range p.Workloads {
-		b.WriteString(s.render(st.Heading, w.Name))
+		b.WriteString(s.render(st.Heading, termSafe(w.Name)))
 		if w.Error != "" {
-			b.WriteString(s.render(st.Bad, "  ! "+w.Error))
+			b.WriteString(s.render(st.Bad, "  ! "+termSafe(w.Error)))
 		}
 		b.WriteByte('\n')
 		var lines []string
 		for _, c := range w.Changes {
-			lines = append(lines, s.render(st.Change, c))
+			lines = append(lines, s.render(st.Change, termSafe(c)))
 		}
 		for _, f := range w.Failures {
-			lines = append(lines, s.render(st.Bad, fmt.Sprintf("! %s/%d %s: %s (failure_action %s)", f.Workload, f.Slot, f.Container, f.Reason, f.Action)))
+			lines = append(lines, s.render(st.Bad, termSafe(fmt.Sprintf("! %s/%d %s: %s (failure_action %s)", f.Workload, f.Slot, f.Container, f.Reason, f.Action))))
 		}
 		for _, step := range w.Steps {
 			lines = append(lines, s.step(step))
 		}
 		for _, n := range w.Notes {
-			lines = append(lines, s.render(st.Note, n))
+			lines = append(lines, s.render(st.Note, termSafe(n)))
 		}
 		for i, l := range lines {
 			glyph := st.Glyphs.Branch
@@ -110,22 +112,22 @@ func (s screen) plan(p reconcile.Plan) string {
 		}
 	}
 	for _, n := range p.Notes {
-		b.WriteString(s.render(st.Note, "note: "+n) + "\n")
+		b.WriteString(s.render(st.Note, "note: "+termSafe(n)) + "\n")
 	}
-	b.WriteString(s.render(st.Summary, p.Summary()) + "\n")
-	return b.String()
+	b.WriteString(s.render(st.Summary, termSafe(p.Summary())) + "\n")
+	return boundLines(b.String())
 }
 
 // step is one step line of the tree, laid out as Plan.String lays it out.
 func (s screen) step(step reconcile.Step) string {
 	st := s.st
-	reason := step.Reason
+	reason := termSafe(step.Reason)
 	if step.Downtime {
 		reason = s.render(st.Warn, reason)
 	}
-	line := s.render(st.Action(string(step.Action)), fmt.Sprintf("%-7s", step.Action)) + " " +
+	line := s.render(st.Action(string(step.Action)), termSafe(fmt.Sprintf("%-7s", step.Action))) + " " +
 		fmt.Sprintf("%-3s", slotText(step.Slot)) + " " +
-		s.render(st.Muted, step.Container) + "  " +
+		s.render(st.Muted, termSafe(step.Container)) + "  " +
 		reason
 	if step.Action == reconcile.ActWait && !step.Until.IsZero() {
 		line += s.render(st.Muted, " (until "+step.Until.UTC().Format(time.TimeOnly)+")")

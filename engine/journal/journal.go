@@ -328,20 +328,6 @@ func decodeLine(line []byte, e *Entry) error {
 	return nil
 }
 
-// DefaultPath is where the journal lives unless told otherwise:
-// $XDG_STATE_HOME/rollcall/journal.jsonl, else
-// ~/.local/state/rollcall/journal.jsonl, else (no home directory)
-// <temp dir>/rollcall/journal.jsonl.
-func DefaultPath() string {
-	if dir := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(dir) {
-		return filepath.Join(dir, "rollcall", "journal.jsonl")
-	}
-	if home, err := os.UserHomeDir(); err == nil && home != "" {
-		return filepath.Join(home, ".local", "state", "rollcall", "journal.jsonl")
-	}
-	return filepath.Join(os.TempDir(), "rollcall", "journal.jsonl")
-}
-
 // CurrentUser names who runs rollcall, for the journal and the host lock:
 // $USER (else the account's name), plus "@<client IP>" when $SSH_CONNECTION says the session came in
 // over SSH, e.g. "alice@10.0.0.5". The address is only parsed, never

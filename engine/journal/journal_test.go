@@ -281,12 +281,12 @@ func TestUserFrom(t *testing.T) {
 
 func TestDefaultPath(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", "/var/state")
-	if got := DefaultPath(); got != "/var/state/rollcall/journal.jsonl" {
-		t.Errorf("with XDG_STATE_HOME: %q", got)
+	if got, err := DefaultPath(); got != "/var/state/rollcall/journal.jsonl" || err != nil {
+		t.Errorf("with XDG_STATE_HOME: %q, %v", got, err)
 	}
 	t.Setenv("XDG_STATE_HOME", "relative/ignored")
 	t.Setenv("HOME", "/home/alice")
-	if got := DefaultPath(); got != "/home/alice/.local/state/rollcall/journal.jsonl" {
-		t.Errorf("without XDG_STATE_HOME: %q", got)
+	if got, err := DefaultPath(); got != "/home/alice/.local/state/rollcall/journal.jsonl" || err != nil {
+		t.Errorf("without XDG_STATE_HOME: %q, %v", got, err)
 	}
 }
