@@ -2,8 +2,6 @@ package session
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,8 +13,13 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/dockertest"
 	"github.com/rollcall/rollcall/engine/reconcile"
 )
+
+// TestMain sweeps what a real-engine test of the package left, and removes
+// the images it built (engine/docker/dockertest).
+func TestMain(m *testing.M) { os.Exit(dockertest.Main(m)) }
 
 // TestReactionLatency measures, on the real engine, how fast an auto-mode
 // session reacts to `docker kill`: 20 trials, round robin over 10 replicas
@@ -47,27 +50,9 @@ func TestReactionLatency(t *testing.T) {
 	const replicas, trials = 10, 20
 	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
 	defer cancel()
-	m, err := docker.NewMoby(ctx, "")
-	if err != nil {
-		t.Fatalf("no engine: %v", err)
-	}
-	defer m.Close()
-
-	run := "rcbench" + randomHex(4)
-	tag := "rollcall-demoapp:" + run
-	if _, err := docker.BuildDemoappImage(ctx, m, tag, "1"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cctx, ccancel := context.WithTimeout(context.Background(), time.Minute)
-		defer ccancel()
-		cs, _ := m.List(cctx, run)
-		for _, c := range cs {
-			_ = m.Stop(cctx, c.ID, 0)
-			_ = m.Remove(cctx, c.ID)
-		}
-		_ = exec.Command("docker", "rmi", "-f", tag).Run()
-	})
+	m := dockertest.Engine(t)
+	run := dockertest.Prefix(t)
+	tag, _ := dockertest.DemoappImage(t, "1")
 
 	desired := fmt.Sprintf(`prefix: %s
 workloads:
@@ -288,10 +273,4 @@ func quantile(ds []time.Duration, q float64) time.Duration {
 	slices.Sort(s)
 	rank := int(q*float64(len(s))+0.999999) - 1
 	return s[max(0, min(rank, len(s)-1))].Round(time.Millisecond)
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
