@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/dockertest"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/session"
 )
@@ -43,10 +44,7 @@ func needTmux(t *testing.T) string {
 	t.Helper()
 	path, err := exec.LookPath("tmux")
 	if err != nil {
-		if os.Getenv("ROLLCALL_REQUIRE_DOCKER") == "1" {
-			t.Fatalf("no tmux, and ROLLCALL_REQUIRE_DOCKER=1: %v", err)
-		}
-		t.Skipf("no tmux (set ROLLCALL_REQUIRE_DOCKER=1 to fail instead): %v", err)
+		dockertest.Skip(t, fmt.Errorf("no tmux: %w", err))
 	}
 	return path
 }
@@ -211,33 +209,20 @@ workloads:
 // mode runs the whole roll with enter alone, and the screen and the engine
 // both show it; in --watch the same keys leave the engine untouched.
 func TestConsoleEndToEnd(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
-	defer cancel()
-	m := needRealEngine(t, ctx)
+	m := dockertest.Engine(t)
 	tmux := needTmux(t)
 	began := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
 
-	run := newRunID()
-	prefix := "rctest" + run
-	tagV1 := "rollcall-demoapp:rctest-" + run + "-v1"
-	tagV2 := "rollcall-demoapp:rctest-" + run + "-v2"
 	info, err := m.Info(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		removePrefix(t, m, prefix)
-		removeImages(tagV1, tagV2)
-		_ = os.Remove(session.DefaultLockPath(info, prefix))
-	})
-	idV1, err := docker.BuildDemoappImage(ctx, m, tagV1, "v1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	idV2, err := docker.BuildDemoappImage(ctx, m, tagV2, "v2")
-	if err != nil {
-		t.Fatal(err)
-	}
+	prefix := dockertest.Prefix(t)
+	t.Cleanup(func() { _ = os.Remove(session.DefaultLockPath(info, prefix)) })
+	tagV1, idV1 := dockertest.DemoappImage(t, "v1")
+	tagV2, idV2 := dockertest.DemoappImage(t, "v2")
 	dir := t.TempDir()
 	bin := buildRollcall(t, ctx, dir)
 	v1, v2 := filepath.Join(dir, "v1.yaml"), filepath.Join(dir, "v2.yaml")
@@ -305,7 +290,7 @@ func TestConsoleEndToEnd(t *testing.T) {
 	t.Logf("setup (images, build, apply v1) took %s", time.Since(began).Round(time.Millisecond))
 
 	// 2. The console in step mode on v2: a pending roll.
-	term := newTmuxTerm(t, tmux, "rctest-"+run)
+	term := newTmuxTerm(t, tmux, prefix)
 	consoleJournal := filepath.Join(dir, "journal.jsonl")
 	term.open("step", dir, bin, "-f", "v2.yaml", "--journal", consoleJournal)
 	phase := time.Now()

@@ -1,17 +1,19 @@
 package main
 
-// Integration test against the real Docker engine. It skips only when no
-// engine answers and ROLLCALL_REQUIRE_DOCKER is not "1" (CI sets it, so a
-// missing engine fails CI). Every container it makes carries a per-run
-// prefix and is removed in cleanup.
+// Integration tests against the real Docker engine, on the one harness
+// (engine/docker/dockertest): they skip only when no engine answers and
+// ROLLCALL_REQUIRE_DOCKER is not "1" (CI sets it, so a missing engine fails
+// CI), and every container they make carries a prefix of the test's own,
+// swept in cleanup.
 
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,60 +21,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/demo/demoapp"
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/dockertest"
 )
 
-// needRealEngine connects to the engine from the environment, or skips
-// (fails with ROLLCALL_REQUIRE_DOCKER=1) when none answers.
-func needRealEngine(t *testing.T, ctx context.Context) *docker.Moby {
-	t.Helper()
-	m, err := docker.NewMoby(ctx, "")
-	if err != nil {
-		if os.Getenv("ROLLCALL_REQUIRE_DOCKER") == "1" {
-			t.Fatalf("no docker engine, and ROLLCALL_REQUIRE_DOCKER=1: %v", err)
-		}
-		t.Skipf("no docker engine (set ROLLCALL_REQUIRE_DOCKER=1 to fail instead): %v", err)
-	}
-	t.Cleanup(func() { m.Close() })
-	return m
-}
-
-// removePrefix force-stops and removes every container of prefix.
-func removePrefix(t *testing.T, m *docker.Moby, prefix string) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cs, err := m.List(ctx, prefix)
-	if err != nil {
-		t.Errorf("cleanup: list %s: %v", prefix, err)
-		return
-	}
-	for _, c := range cs {
-		if err := m.Stop(ctx, c.ID, time.Second); err != nil && !errors.Is(err, docker.ErrNotFound) {
-			t.Errorf("cleanup: %v", err)
-		}
-		if err := m.Remove(ctx, c.ID); err != nil && !errors.Is(err, docker.ErrNotFound) {
-			t.Errorf("cleanup: %v", err)
-		}
-	}
-}
-
-// newRunID is a random hex id for one test run: its prefix ("rctest"+id)
-// and its image tags.
-func newRunID() string {
-	var rnd [4]byte
-	_, _ = rand.Read(rnd[:])
-	return hex.EncodeToString(rnd[:])
-}
-
-// removeImages removes image tags with the docker CLI, where there is one:
-// the adapter has no image removal.
-func removeImages(tags ...string) {
-	if docker, err := exec.LookPath("docker"); err == nil {
-		for _, tag := range tags {
-			_ = exec.Command(docker, "image", "rm", tag).Run()
-		}
-	}
-}
+func TestMain(m *testing.M) { os.Exit(dockertest.Main(m)) }
 
 // buildRollcall builds this package's binary into dir.
 func buildRollcall(t *testing.T, ctx context.Context, dir string) string {
@@ -110,20 +64,11 @@ func runBinary(t *testing.T, ctx context.Context, bin string, args ...string) bi
 // TestRealEngineApplyThenPlan: the built binary converges an example file
 // on the real engine with `apply --yes`, and `plan` then exits 0.
 func TestRealEngineApplyThenPlan(t *testing.T) {
+	m := dockertest.Engine(t)
+	prefix := dockertest.Prefix(t)
+	tag, _ := dockertest.DemoappImage(t, "v2")
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	m := needRealEngine(t, ctx)
-
-	run := newRunID()
-	prefix := "rctest" + run
-	tag := "rollcall-demoapp:rctest-" + run
-	t.Cleanup(func() {
-		removePrefix(t, m, prefix)
-		removeImages(tag)
-	})
-	if _, err := docker.BuildDemoappImage(ctx, m, tag, "v2"); err != nil {
-		t.Fatal(err)
-	}
 
 	dir := t.TempDir()
 	bin := buildRollcall(t, ctx, dir)
@@ -186,4 +131,78 @@ workloads:
 	}
 	res = runBinary(t, ctx, bin, "version")
 	mustContain(t, "version", res.stdout, "rollcall ", "go:", "engine:  ", "(API ")
+}
+
+// TestRealEngineDemoappImageFromTheBinary: the demo image built from the
+// rollcall binary itself, as `rollcall demo` builds it (go build's default,
+// with cgo, links it dynamically: the image then carries its loader and
+// libraries), runs a container that turns healthy and answers as demoapp.
+func TestRealEngineDemoappImageFromTheBinary(t *testing.T) {
+	m := dockertest.Engine(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	bin := buildRollcall(t, ctx, t.TempDir())
+	files, err := demoapp.ImageFiles(bin, "fromrollcall")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var extra []string
+	for name := range files {
+		if name != "Dockerfile" && name != "demoapp" {
+			extra = append(extra, name)
+		}
+	}
+	t.Logf("the image holds the binary and %d more files: %v", len(extra), extra)
+
+	var tag string
+	t.Cleanup(func() { // after the sweep of the prefix, registered below
+		if _, err := dockertest.CLI(context.Background(), "rmi", tag); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	prefix := dockertest.Prefix(t)
+	tag = "rollcall-demoapp:" + prefix
+	if _, err := demoapp.BuildImage(ctx, m, bin, tag, "fromrollcall"); err != nil {
+		t.Fatal(err)
+	}
+	id, err := m.Create(ctx, docker.CreateSpec{
+		Name:   prefix + "-web-0",
+		Image:  tag,
+		Labels: map[string]string{docker.ManagedLabel(prefix): "true"},
+		Ports:  []docker.PortSpec{{ContainerPort: 8080, HostIP: "127.0.0.1"}},
+		Healthcheck: &docker.Healthcheck{
+			Test: []string{"CMD", "/demoapp", "-health"}, Interval: 500 * time.Millisecond, Timeout: 3 * time.Second, Retries: 3,
+		},
+		StopTimeout: 2 * time.Second,
+		Limits:      docker.Limits{Restart: "no"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d docker.ContainerDetail
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(250 * time.Millisecond) {
+		if d, err = m.Inspect(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		if d.Health == docker.HealthHealthy {
+			break
+		}
+		if d.State != docker.StateRunning || time.Now().After(deadline) {
+			logs, _ := dockertest.CLI(ctx, "logs", id)
+			t.Fatalf("container of the rollcall-built image: %s, health %s, exit %d, probes %+v; logs:\n%s", d.State, d.Health, d.ExitCode, d.HealthLog, logs)
+		}
+	}
+	cs, err := m.List(ctx, prefix)
+	if err != nil || len(cs) != 1 || len(cs[0].Ports) == 0 {
+		t.Fatalf("List: %+v, %v; want the one container with its port", cs, err)
+	}
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/", cs[0].Ports[0].HostPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if !strings.HasPrefix(string(body), "fromrollcall ") {
+		t.Errorf("GET / = %q, want demoapp's answer \"fromrollcall <hostname>\"", body)
+	}
 }
