@@ -193,6 +193,11 @@ func composeEnvironment(dir string, environ []string) (composetypes.Mapping, *Er
 	if st, err := os.Stat(path); err != nil || st.IsDir() {
 		return env, nil
 	}
+	// compose's reader would block on a FIFO and read a device without end:
+	// the file must pass ReadFile's rules first.
+	if _, err := ReadFile(path); err != nil {
+		return nil, &Error{File: path, Line: 1, Col: 1, Msg: "cannot read .env: " + err.Error()}
+	}
 	vars, err := dotenv.GetEnvFromFile(env, []string{path})
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), "failed to read "+path+": ")
