@@ -23,6 +23,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -124,20 +125,19 @@ func Engine(t testing.TB) *docker.Moby {
 
 var notAlnum = regexp.MustCompile(`[^a-z0-9]+`)
 
-// maxPrefix is the longest label prefix rollcall.yaml takes.
-const maxPrefix = 40
+// maxPrefix is how long a prefix Prefix makes: rollcall.yaml takes up to
+// 40 characters, which leaves a test room for prefixes of its own made from
+// this one (prefix+"-web").
+const maxPrefix = 32
 
-// Prefix returns a label prefix of t's own, Run and t's name
-// ("rc1a2b3c4d-crashsurplus"), and in t's cleanup force-removes every
-// container of it (see Sweep). It skips t when there is no engine. A test
-// that needs room for a longer prefix of its own (prefix+"-web") has a
-// short name.
+// Prefix returns a label prefix of t's own, made of Run and t's name
+// ("rc1a2b3c4d-realcrashsurplusext"; a long name is cut and ends in a hash
+// of the whole), and in t's cleanup force-removes every container of it
+// (see Sweep). It skips t when there is no engine.
 func Prefix(t testing.TB) string {
 	t.Helper()
 	Engine(t)
-	name := notAlnum.ReplaceAllString(strings.ToLower(strings.TrimPrefix(t.Name(), "Test")), "-")
-	name = strings.Trim(name, "-")
-	p := strings.TrimRight((Run + "-" + name)[:min(len(Run)+1+len(name), maxPrefix)], "-.")
+	p := prefixFor(t.Name())
 	mu.Lock()
 	other, taken := prefixes[p]
 	prefixes[p] = t.Name()
@@ -156,6 +156,17 @@ func Prefix(t testing.TB) string {
 		mu.Unlock()
 	})
 	return p
+}
+
+// prefixFor is the prefix of the test called name.
+func prefixFor(name string) string {
+	short := strings.Trim(notAlnum.ReplaceAllString(strings.ToLower(strings.TrimPrefix(name, "Test")), "-"), "-")
+	if room := maxPrefix - len(Run) - 1; len(short) > room {
+		h := fnv.New32a()
+		h.Write([]byte(name))
+		short = strings.TrimRight(short[:room-5], "-") + "-" + fmt.Sprintf("%08x", h.Sum32())[:4]
+	}
+	return Run + "-" + short
 }
 
 // Sweep force-removes every container of prefix: one with a label whose key
