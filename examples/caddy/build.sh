@@ -1,0 +1,37 @@
+#!/bin/sh
+# build.sh builds Caddy from its Go module at a pinned version, as a static
+# binary, and the image rollcall-caddy:$CADDY_VERSION FROM scratch with
+# examples/Caddyfile in it. It needs Go and the Go module proxy (nothing else
+# is fetched) and, for the image, a docker CLI talking to the engine.
+#
+#   examples/caddy/build.sh              # binary and image
+#   CADDY_NO_IMAGE=1 examples/caddy/build.sh   # the binary only
+#
+# The module is built in a throwaway directory outside the repository, so
+# Caddy's dependencies never enter rollcall's go.mod. Set CADDY_WORK to keep
+# that directory (and its go.sum) between runs; the Go module and build
+# caches make a second build quick.
+set -eu
+
+CADDY_VERSION=${CADDY_VERSION:-2.11.9}
+IMAGE=${CADDY_IMAGE:-rollcall-caddy:$CADDY_VERSION}
+here=$(cd "$(dirname "$0")" && pwd)
+work=${CADDY_WORK:-$(mktemp -d)}
+mkdir -p "$work"
+
+cp "$here/main.go.txt" "$work/main.go"
+cd "$work"
+[ -f go.mod ] || go mod init rollcall.local/caddybuild >/dev/null 2>&1
+GOFLAGS=-mod=mod go get "github.com/caddyserver/caddy/v2@v$CADDY_VERSION"
+go mod tidy
+CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o caddy .
+./caddy version
+
+if [ -z "${CADDY_NO_IMAGE:-}" ]; then
+	cp "$here/Dockerfile" Dockerfile
+	cp "$here/../Caddyfile" Caddyfile
+	./caddy validate --config Caddyfile --adapter caddyfile
+	docker build -q -t "$IMAGE" -f Dockerfile . >/dev/null
+	echo "built $IMAGE"
+fi
+echo "caddy binary: $work/caddy"
