@@ -22,13 +22,22 @@ func TestDemoOnFakeConvergesStepByStep(t *testing.T) {
 	defer cancel()
 	f := NewFake(50 * time.Millisecond)
 	dir := t.TempDir()
-	path, err := Stage(ctx, f, dir, io.Discard)
+	info, err := f.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := session.AcquireLock(info, Prefix, "tester")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	path, err := Stage(ctx, f, StageOptions{Dir: dir, Lock: lock, Log: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.ResetCalls()
 	s := session.New(session.Options{Client: f, Source: session.FileSource(path), Mode: session.ModeStep,
-		LockPath: filepath.Join(dir, "lock"), Resync: time.Second})
+		Lock: lock, Resync: time.Second})
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
 
@@ -88,7 +97,13 @@ func TestCleanRemovesOnlyOurs(t *testing.T) {
 	ctx := t.Context()
 	f := NewFake(0)
 	dir := t.TempDir()
-	if _, err := Stage(ctx, f, dir, io.Discard); err != nil {
+	info, _ := f.Info(ctx)
+	lock, err := session.AcquireLock(info, Prefix, "tester")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	if _, err := Stage(ctx, f, StageOptions{Dir: dir, Lock: lock, Log: io.Discard}); err != nil {
 		t.Fatal(err)
 	}
 	other := docker.Container{Name: "someone-else", Image: ImageV1, State: docker.StateRunning,
@@ -102,7 +117,7 @@ func TestCleanRemovesOnlyOurs(t *testing.T) {
 	if _, err := f.AddContainer(lookalike); err != nil {
 		t.Fatal(err)
 	}
-	n, err := Clean(ctx, f, dir)
+	n, err := Clean(ctx, f, Prefix, dir)
 	if err != nil || n != 6 {
 		t.Fatalf("removed %d, err %v; want the 6 demo containers", n, err)
 	}

@@ -37,8 +37,13 @@ import (
 
 // Result values of Entry.Result.
 const (
-	ResultOK     = "ok"
-	ResultFailed = "failed"
+	ResultStarted  = "started"  // written before a step runs
+	ResultOK       = "ok"       // the step ended well
+	ResultFailed   = "failed"   // the step ended with an engine error
+	ResultDecision = "decision" // an operator's decision, not a step
+	// ResultInterrupted: the step was cut short (a second signal) or, as
+	// history reads it, a "started" line was never followed by its end.
+	ResultInterrupted = "interrupted"
 )
 
 // Entry is one executed step. Its JSON form (one object per line, snake_case
@@ -48,15 +53,24 @@ const (
 //	time         RFC 3339 time the step started, with nanoseconds
 //	user         who ran it: $USER, plus "@<client IP>" over SSH
 //	mode         the session mode that ran it: "step" or "auto" (or the
-//	             headless command: "apply", "agent")
-//	action       start | stop | roll | restart | update
-//	workload     the workload name
+//	             headless command: "apply", "agent", "demo")
+//	action       start | stop | roll | restart | update; for a decision:
+//	             approve | approve-rollout | skip | unskip | confirm |
+//	             decline | emergency-on | emergency-off | rollback |
+//	             recreate | lock-taken
+//	workload     the workload name ("" where a decision names none)
 //	slot         the slot index; -1 for a container without a readable slot
 //	container    the container name
-//	reason       why the step was planned, as the plan says it
-//	result       "ok" or "failed"
+//	reason       why the step was planned, as the plan says it; for a
+//	             decision, what it was about
+//	result       "started" (the line written before a step runs), then
+//	             "ok" or "failed" when it ends; "decision" for a decision.
+//	             A "started" with no end is a step cut short by a crash:
+//	             history shows it as interrupted
 //	error        the engine's error when failed, else ""
 //	duration_ms  how long the step took, in milliseconds
+//	engine       the engine's identity (docker info ID), else its endpoint
+//	prefix       the label prefix the session acts on
 type Entry struct {
 	Time       time.Time `json:"time"`
 	User       string    `json:"user"`
@@ -69,6 +83,8 @@ type Entry struct {
 	Result     string    `json:"result"`
 	Error      string    `json:"error"`
 	DurationMS int64     `json:"duration_ms"`
+	Engine     string    `json:"engine"`
+	Prefix     string    `json:"prefix"`
 }
 
 // FromResult is the entry for one executed step: started at began, run by
@@ -352,4 +368,35 @@ func userFrom(user, sshConnection string) string {
 		return user + "@" + fields[0]
 	}
 	return user
+}
+
+// Fold turns the journal's lines into one entry per step and decision, in
+// order: a step's "started" line and its end ("ok", "failed" or
+// "interrupted", which carry the same time, action and container) become
+// the end line alone, and a "started" line that no end follows is a step
+// cut short by a crash (kill -9, power loss): it becomes "interrupted".
+// Decisions pass through.
+func Fold(entries []Entry) []Entry {
+	type key struct {
+		t                 int64
+		action, container string
+	}
+	ended := map[key]bool{}
+	for _, e := range entries {
+		if e.Result != ResultStarted && e.Result != ResultDecision {
+			ended[key{e.Time.UnixNano(), e.Action, e.Container}] = true
+		}
+	}
+	out := make([]Entry, 0, len(entries))
+	for _, e := range entries {
+		if e.Result == ResultStarted {
+			if ended[key{e.Time.UnixNano(), e.Action, e.Container}] {
+				continue
+			}
+			e.Result = ResultInterrupted
+			e.Error = "cut short: no end was journaled (the process was killed or crashed mid-step)"
+		}
+		out = append(out, e)
+	}
+	return out
 }

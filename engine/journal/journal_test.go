@@ -84,7 +84,7 @@ func TestEntrySchema(t *testing.T) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"time", "user", "mode", "action", "workload", "slot", "container", "reason", "result", "error", "duration_ms"}
+	want := []string{"time", "user", "mode", "action", "workload", "slot", "container", "reason", "result", "error", "duration_ms", "engine", "prefix"}
 	if len(m) != len(want) {
 		t.Errorf("keys %v, want %v", m, want)
 	}

@@ -46,7 +46,12 @@ type Report struct {
 // health deadline: a human has to look.
 var ErrPaused = errors.New("paused")
 
-// Converge observes, diffs and applies until the plan is empty (nil), a
+// Converge is a test and benchmark helper, not a loop of rollcall's: the
+// commands converge through engine/session, the only loop, which keeps the
+// guards (lock, settle, blast radius, journal, holds) that this does not.
+// Tests use it to seed an engine and to check I4.
+//
+// It observes, diffs and applies until the plan is empty (nil), a
 // workload cannot go on (ErrPaused, or its image is missing), MaxRounds is
 // reached, or ctx ends. Step failures do not end it: the next round sees the
 // engine as it is and tries again.

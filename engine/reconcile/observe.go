@@ -93,10 +93,25 @@ func crashBackoff(n int) time.Duration {
 	if n <= 0 {
 		return 0
 	}
-	if n > 7 {
-		return time.Minute
+	return Backoff(n, time.Second, time.Minute)
+}
+
+// Backoff is rollcall's one backoff: the wait before the n-th try again
+// (n >= 1) is base, doubling with each try, capped at max. The crash
+// restarts of rule 4, a step that failed at the engine, the event stream
+// and a relist that failed all back off with it.
+func Backoff(n int, base, max time.Duration) time.Duration {
+	if n <= 1 {
+		return min(base, max)
 	}
-	return min(time.Second<<(n-1), time.Minute)
+	d := base
+	for range n - 1 {
+		if d >= max/2 {
+			return max
+		}
+		d *= 2
+	}
+	return d
 }
 
 // slotOf reads the slot label; ok is false for an orphan.

@@ -24,42 +24,50 @@ type retry struct {
 // maxRecent is how many executed steps a snapshot lists.
 const maxRecent = 20
 
-// act runs the next step, if any may run. It is called only with a fresh
-// plan: one diffed from a list taken after the last step, intent, desired
-// change or mode change.
+// act runs the next step, if any may run: decide says which. It is called
+// whenever a plan may have become actionable.
 func (l *loop) act() {
-	l.dropVanished()
-	if l.running != nil || !l.mode.Acting() || l.lock == nil || !l.connected {
-		return
-	}
-	l.checkBlast() // only when it could act: watching weighs nothing
-	if l.pause != nil || (l.confirm != nil && l.confirm.Kind == ConfirmBlast) {
-		return
-	}
-	if s, ok := l.rollbackStep(); ok {
-		l.runStep(s)
-		return
-	}
-	for _, s := range l.plan.Executable() {
-		key := s.Key()
-		switch {
-		case l.skipped[key], l.rollbacks[s.Workload] != "":
-			continue
-		case l.mode == ModeStep && !l.approved[key]:
-			continue
-		case l.mode == ModeAuto && l.retries[key] != nil && time.Now().Before(l.retries[key].at):
-			continue
+	fresh := l.planEpoch == l.epoch && !l.loading
+	if fresh {
+		l.dropVanished()
+		if l.mode.Acting() && l.lock != nil && l.connected && l.halted == "" {
+			l.checkBlast() // only when it could act: watching weighs nothing
 		}
-		if s.Downtime && !l.confirmed[key] {
-			if l.confirm == nil {
-				l.confirm = &Confirmation{Kind: ConfirmDowntime, Key: key, Step: s,
-					Prompt: fmt.Sprintf("%s %s: %s", s.Action, s.Target(), s.Reason)}
-			}
-			continue
+	}
+	g := gate{
+		Now: time.Now(), Mode: l.mode, Unattended: l.opts.Unattended != nil,
+		LockHeld: l.lock != nil, Connected: l.connected,
+		Fresh:   fresh,
+		Running: l.running != nil, Halted: l.halted != "", Paused: l.pause != nil,
+		Blast:      l.refusal != nil || (l.confirm != nil && l.confirm.Kind == ConfirmBlast),
+		SettleLeft: l.settleLeft(),
+		Approved:   l.approved, Skipped: l.skipped, Confirmed: l.confirmed,
+		RetryAt: map[string]time.Time{}, RollingBack: map[string]bool{},
+	}
+	for key, r := range l.retries {
+		g.RetryAt[key] = r.at
+	}
+	for w := range l.rollbacks {
+		g.RollingBack[w] = true
+	}
+	if g.Mode.Acting() && g.LockHeld && g.Connected && g.Fresh && !g.Running && !g.Halted {
+		if s, ok := l.rollbackStep(); ok {
+			g.Rollback = &s
 		}
-		l.runStep(s)
+	}
+	d := decide(l.plan.Executable(), g)
+	l.waiting = d.Wait
+	if d.Ask != nil && l.confirm == nil {
+		l.confirm = d.Ask
+	}
+	if d.Run == nil {
 		return
 	}
+	if d.Downtime {
+		l.log(levelWarn, "downtime: running a stop-first step unasked, as the desired state asks",
+			"action", string(d.Run.Action), "target", d.Run.Target(), "container", d.Run.Container, "reason", d.Run.Reason)
+	}
+	l.runStep(*d.Run)
 }
 
 // dropVanished drops approvals (and a pending downtime question) whose step
@@ -102,30 +110,50 @@ func (l *loop) forgetGoneSteps() {
 }
 
 // checkBlast holds every step after a desired change whose plan would stop
-// or roll more than half of the running managed containers.
+// or roll more than half of the running managed containers. A console asks;
+// an unattended session refuses and waits for the next desired change,
+// unless it was started with AllowMassStop.
 func (l *loop) checkBlast() {
 	if !l.blastCheck || l.resolved == nil {
 		return
 	}
 	l.blastCheck = false
-	running := map[string]bool{}
-	for _, c := range l.containers {
-		if c.State == docker.StateRunning {
-			running[c.ID] = true
-		}
-	}
-	hit := map[string]bool{}
-	for _, s := range l.plan.Steps() {
-		if (s.Action == reconcile.ActStop || s.Action == reconcile.ActRoll) && running[s.ContainerID] {
-			hit[s.ContainerID] = true
-		}
-	}
-	if 2*len(hit) <= len(running) {
+	hit, total := blastRadius(l.plan, l.containers)
+	if 2*hit <= total {
 		return
 	}
-	prompt := fmt.Sprintf("the new desired state stops or rolls %d of %d running containers", len(hit), len(running))
+	prompt := fmt.Sprintf("the new desired state stops or rolls %d of %d running containers", hit, total)
+	if u := l.opts.Unattended; u != nil {
+		if u.AllowMassStop {
+			l.log(levelWarn, "blast radius: going on, as allowed", "stops", hit, "running", total)
+			return
+		}
+		l.refusal = &Refusal{Stops: hit, Running: total, Reason: prompt}
+		l.note("refused: %s; waiting for the next desired change (or run with --allow-mass-stop)", prompt)
+		l.log(levelError, "refused: blast radius", "stops", hit, "running", total,
+			"hint", "waiting for the next desired change; --allow-mass-stop lets it through")
+		return
+	}
 	l.confirm = &Confirmation{Kind: ConfirmBlast, Prompt: prompt}
 	l.note("holding: %s; confirm to go on", prompt)
+}
+
+// blastRadius counts the running managed containers the plan stops or rolls,
+// and all the running ones.
+func blastRadius(p reconcile.Plan, containers []docker.Container) (hit, running int) {
+	live := map[string]bool{}
+	for _, c := range containers {
+		if c.State == docker.StateRunning {
+			live[c.ID] = true
+		}
+	}
+	seen := map[string]bool{}
+	for _, s := range p.Steps() {
+		if (s.Action == reconcile.ActStop || s.Action == reconcile.ActRoll) && live[s.ContainerID] && !seen[s.ContainerID] {
+			seen[s.ContainerID] = true
+		}
+	}
+	return len(seen), len(live)
 }
 
 type stepDone struct {
@@ -134,10 +162,13 @@ type stepDone struct {
 	began    time.Time // wall clock
 	err      error
 	duration time.Duration
-	jerr     error
+	ran      bool  // false: the journal refused the step's first line, so it never ran
+	jerr     error // the journal could not be written
 }
 
-// runStep runs s beside the loop with the client the mode allows.
+// runStep runs s beside the loop with the client the mode allows. The
+// journal gets a line before the step starts and another when it ends;
+// a step whose first line cannot be written does not run.
 func (l *loop) runStep(s reconcile.Step) {
 	l.epoch++
 	now := l.now()
@@ -148,24 +179,60 @@ func (l *loop) runStep(s reconcile.Step) {
 	}
 	c := l.ro
 	if l.mode.Acting() && l.lock != nil {
-		c = l.raw
+		c = docker.Scoped(l.raw, l.prefix)
 	}
-	mode, user, jr := l.mode, l.opts.User, l.opts.Journal
-	goReport(l, l.stepped, func() stepDone {
+	l.log(levelInfo, "step started", "action", string(s.Action), "target", s.Target(), "container", s.Container,
+		"reason", s.Reason, "downtime", s.Downtime)
+	mode, jr := l.mode, l.opts.Journal
+	entry := l.entry(l.journalMode())
+	// Not goReport: the result must reach the loop even while the session
+	// ends, so that the step is journaled and finishStep sees it end.
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		l.stepped <- l.step(c, s, mode, jr, entry)
+	}()
+}
+
+// step runs s and journals it: a line before, a line after. It runs beside
+// the loop and touches none of its state.
+func (l *loop) step(c docker.Client, s reconcile.Step, mode Mode, jr *journal.Journal, entry journal.Entry) stepDone {
+	{
 		began := time.Now()
-		err := reconcile.Run(l.ctx, c, s)
-		d := stepDone{step: s, mode: mode, began: began, err: err, duration: time.Since(began)}
+		d := stepDone{step: s, mode: mode, began: began}
 		if jr != nil {
-			d.jerr = jr.Append(journal.FromResult(reconcile.Result{Step: s, Err: err, Duration: d.duration}, began, user, string(mode)))
+			e := journal.FromResult(reconcile.Result{Step: s}, began, entry.User, entry.Mode)
+			e.Engine, e.Prefix, e.Result = entry.Engine, entry.Prefix, journal.ResultStarted
+			if d.jerr = jr.Append(e); d.jerr != nil {
+				return d
+			}
+		}
+		d.ran = true
+		d.err = reconcile.Run(l.stepCtx, c, s)
+		d.duration = time.Since(began)
+		if jr != nil {
+			e := journal.FromResult(reconcile.Result{Step: s, Err: d.err, Duration: d.duration}, began, entry.User, entry.Mode)
+			e.Engine, e.Prefix = entry.Engine, entry.Prefix
+			if d.err != nil && l.stepCtx.Err() != nil {
+				e.Result = journal.ResultInterrupted
+			}
+			d.jerr = jr.Append(e)
 		}
 		return d
-	})
+	}
 }
 
 func (l *loop) onStepDone(d stepDone) {
 	l.epoch++
 	l.running = nil
 	s, key := d.step, d.step.Key()
+	if d.jerr != nil {
+		l.halt("journal: " + d.jerr.Error())
+	}
+	if !d.ran {
+		l.requestFetch()
+		return
+	}
 	res := StepResult{Step: s, Mode: d.mode, Began: d.began, Duration: d.duration, epoch: l.epoch}
 	if d.err != nil {
 		res.Err = d.err.Error()
@@ -176,28 +243,35 @@ func (l *loop) onStepDone(d stepDone) {
 		l.recent = l.recent[len(l.recent)-maxRecent:]
 	}
 	delete(l.confirmed, key)
+	attrs := []any{"action", string(s.Action), "target", s.Target(), "container", s.Container, "duration_ms", d.duration.Milliseconds()}
 	if d.err != nil {
 		r := l.retries[key]
 		if r == nil {
 			r = &retry{}
 			l.retries[key] = r
 		}
-		wait := retryMin << min(r.n, 6)
 		r.n++
-		r.at = time.Now().Add(min(wait, retryMax))
+		wait := reconcile.Backoff(r.n, retryMin, retryMax)
+		r.at = time.Now().Add(wait)
 		l.note("%s %s failed: %v", s.Action, s.Target(), d.err)
+		l.log(levelError, "step failed", append(attrs, "error", d.err.Error(), "retry_in", wait.String())...)
 	} else {
 		delete(l.retries, key)
+		l.log(levelInfo, "step done", attrs...)
 		if s.Hold != "" {
 			l.hold(s.Workload, s.Hold)
+			l.rolledBack = append(l.rolledBack, RollbackInfo{Workload: s.Workload, Slot: s.Slot, Container: s.Container,
+				Hash: s.Hold, Reason: s.Reason, At: l.now()})
+			if len(l.rolledBack) > maxNotes {
+				l.rolledBack = l.rolledBack[1:]
+			}
 			l.note("rolled back %s: spec %s is on hold until the desired spec changes", s.Target(), short(s.Hold))
+			l.log(levelError, "rolled back: the new spec is on hold until the desired spec changes",
+				"workload", s.Workload, "slot", s.Slot, "container", s.Container, "spec", short(s.Hold), "reason", s.Reason)
 		}
 		if s.Action == reconcile.ActRestart {
 			l.restarts[s.ContainerID]++
 		}
-	}
-	if d.jerr != nil {
-		l.note("journal: %v", d.jerr)
 	}
 	if l.releaseAfterStep {
 		l.releaseAfterStep = false
@@ -206,11 +280,23 @@ func (l *loop) onStepDone(d stepDone) {
 	l.requestFetch()
 }
 
+// halt stops every step for good: the journal cannot be written, and
+// rollcall does not act without its audit trail.
+func (l *loop) halt(why string) {
+	if l.halted != "" {
+		return
+	}
+	l.halted = why
+	l.note("halted: %s; nothing more runs (no audit, no action)", why)
+	l.log(levelError, "halted: nothing more runs without the journal", "error", why)
+}
+
 func (l *loop) hold(workload, hash string) {
 	if l.holds[workload] == nil {
 		l.holds[workload] = map[string]bool{}
 	}
 	l.holds[workload][hash] = true
+	l.saveHolds()
 }
 
 // startRollback is the operator's rollback of a workload: hold its spec at
@@ -228,6 +314,7 @@ func (l *loop) startRollback(workload string) {
 		l.note("roll back %s: %v", workload, w.Err)
 		return
 	}
+	l.decision("rollback", workload, "spec "+short(w.Hash)+" on hold")
 	l.hold(workload, w.Hash)
 	l.rollbacks[workload] = w.Hash
 	l.note("rolling back %s: spec %s on hold; its new containers stop where an older one still serves", workload, short(w.Hash))

@@ -105,7 +105,7 @@ func newHarness(t *testing.T, f *docker.Fake, clock *docker.ManualClock, text st
 	return &harness{t: t, fake: f, clock: clock, src: src, opts: Options{
 		Client: f, Source: src, Mode: mode, User: "tester", Now: clock.Now,
 		LockPath: filepath.Join(t.TempDir(), "rollcall.lock"),
-		Coalesce: 2 * time.Millisecond,
+		Coalesce: 2 * time.Millisecond, Settle: -1,
 	}}
 }
 
@@ -249,4 +249,16 @@ func countPrefix(calls []string, prefix string) int {
 		}
 	}
 	return n
+}
+
+// stepEntries are the journal's steps, one entry each (journal.Fold),
+// without the operator's decisions.
+func stepEntries(entries []journal.Entry) []journal.Entry {
+	var out []journal.Entry
+	for _, e := range journal.Fold(entries) {
+		if e.Result != journal.ResultDecision {
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 
@@ -93,6 +94,7 @@ func (l *loop) handle(i Intent) {
 		if l.mode == ModeStep {
 			l.approved[i.Key] = true
 		}
+		l.decision("approve", "", i.Key)
 	case ApprovePlan:
 		if !l.acting("approve the plan") {
 			return
@@ -102,7 +104,9 @@ func (l *loop) handle(i Intent) {
 				l.approved[s.Key()] = true
 			}
 		}
+		l.decision("approve-rollout", "", l.plan.Summary())
 	case Skip:
+		l.decision("skip", "", i.Key)
 		l.skipped[i.Key] = true
 		delete(l.approved, i.Key)
 		if l.confirm != nil && l.confirm.Key == i.Key {
@@ -126,6 +130,11 @@ func (l *loop) handle(i Intent) {
 	case Emergency:
 		if l.skipHealth != i.On {
 			l.skipHealth = i.On
+			if i.On {
+				l.decision("emergency-on", "", "skip-health: up-to-date running containers count as healthy")
+			} else {
+				l.decision("emergency-off", "", "health is waited for again")
+			}
 			if i.On {
 				l.note("emergency: health is not waited for (skip-health on)")
 			} else {
@@ -192,6 +201,7 @@ func (l *loop) startRecreate(workload string) {
 	for _, n := range names {
 		l.recreate[n] = at
 	}
+	l.decision("recreate", workload, fmt.Sprintf("rolling restart of %v", names))
 	l.note("recreate requested for %v: every older container rolls, slot by slot", names)
 }
 
@@ -205,17 +215,21 @@ func (l *loop) answer(yes bool) {
 	switch c.Kind {
 	case ConfirmBlast:
 		if yes {
+			l.decision("confirm", "", c.Prompt)
 			l.confirm = nil
 			l.note("confirmed: %s", c.Prompt)
 		} else {
+			l.decision("decline", "", c.Prompt)
 			c.Declined = true // the guard holds; it asks nothing new
 		}
 	case ConfirmDowntime:
 		l.confirm = nil
 		if yes {
+			l.decision("confirm", c.Step.Workload, "downtime: "+c.Key)
 			l.confirmed[c.Key] = true
 			l.note("confirmed downtime: %s", c.Step.Target())
 		} else {
+			l.decision("decline", c.Step.Workload, "downtime: "+c.Key)
 			l.skipped[c.Key] = true
 			delete(l.approved, c.Key)
 			l.note("declined downtime: %s skipped (approve it to be asked again)", c.Step.Target())

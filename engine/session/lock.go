@@ -1,8 +1,6 @@
 package session
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -33,13 +31,26 @@ type hostLock struct{ f *os.File }
 // ErrLocked is the host lock held by another acting session.
 var ErrLocked = errors.New("held by another session")
 
-// HostLock takes the host lock of an engine and prefix for a headless
-// command that acts (apply, agent), so it never acts beside a console in
-// step or auto mode, or another agent. It does not wait: when the lock is
-// held the error wraps ErrLocked and names the holder. release frees it.
-func HostLock(info docker.EngineInfo, prefix, user string) (release func(), err error) {
+// Lock is a host lock held by a caller, for a session to act under
+// (Options.Lock): the demo stages and opens its console under one lock.
+type Lock struct {
+	Path string
+	h    *hostLock
+}
+
+// Release frees the lock.
+func (l *Lock) Release() {
+	if l != nil && l.h != nil {
+		l.h.release()
+		l.h = nil
+	}
+}
+
+// AcquireLock takes the host lock of an engine and prefix without waiting:
+// when it is held the error wraps ErrLocked and names the holder.
+func AcquireLock(info docker.EngineInfo, prefix, user string) (*Lock, error) {
 	path := DefaultLockPath(info, prefix)
-	l, holder, err := acquireLock(path, user, time.Now())
+	h, holder, err := acquireLock(path, user, time.Now())
 	switch {
 	case errors.Is(err, ErrLocked) && holder != nil:
 		return nil, fmt.Errorf("host lock %s: held by %s: %w", path, holder, ErrLocked)
@@ -48,25 +59,30 @@ func HostLock(info docker.EngineInfo, prefix, user string) (release func(), err 
 	case err != nil:
 		return nil, err
 	}
-	return l.release, nil
+	return &Lock{Path: path, h: h}, nil
 }
 
 // DefaultLockPath is the host lock for an engine and prefix: one file per
-// endpoint and prefix under /run/lock when it is writable, else the temp
-// directory. A simulated engine lives in one process, so its lock is per
+// engine and prefix under /run/lock when it is writable (host-wide, so two
+// operators of one host share it), else the temp directory. The engine is
+// named by its identity (the ID of `docker info`), not by the endpoint, so
+// two paths to one engine (a socket and a link to it, a tcp relay) share
+// one lock. A simulated engine lives in one process, so its lock is per
 // process too.
 func DefaultLockPath(info docker.EngineInfo, prefix string) string {
 	dir := os.TempDir()
 	if unix.Access("/run/lock", unix.W_OK) == nil {
 		dir = "/run/lock"
 	}
-	key := info.Endpoint
 	if info.Simulated {
-		key += "#" + strconv.Itoa(os.Getpid())
+		info.ID = "simulated:" + info.Endpoint + "#" + strconv.Itoa(os.Getpid())
 	}
-	sum := sha256.Sum256([]byte(key))
-	return filepath.Join(dir, "rollcall-"+prefix+"-"+hex.EncodeToString(sum[:6])+".lock")
+	return filepath.Join(dir, "rollcall-"+prefix+"-"+engineKey(info)+".lock")
 }
+
+// lockPollEvery is how often a session without the lock reads who holds it,
+// so a console that fell back to watch sees it come free.
+const lockPollEvery = 2 * time.Second
 
 // acquireLock takes the lock at path without waiting and writes
 // "user pid since" into it. When another session holds it, the error is
@@ -133,6 +149,10 @@ func (l *loop) takeLock() {
 	if l.lock != nil {
 		return
 	}
+	if lk := l.opts.Lock; lk != nil {
+		l.lock, l.lockPath, l.holder, l.lockErr = lk.h, lk.Path, nil, ""
+		return
+	}
 	path := l.opts.LockPath
 	if path == "" {
 		if !l.infoOK {
@@ -153,12 +173,21 @@ func (l *loop) takeLock() {
 		} else {
 			l.note("%s needs the host lock: %v: watching instead", was, err)
 		}
+		l.log(levelError, "host lock held elsewhere: watching instead", "lock", path, "error", err.Error())
 		return
 	}
-	l.lock, l.holder, l.lockErr = lk, nil, ""
+	if l.lockErr != "" {
+		l.note("took the host lock")
+	}
+	l.lock, l.holder, l.lockErr, l.lockFree = lk, nil, "", false
+	l.log(levelInfo, "host lock taken", "lock", path)
+	l.decision("lock-taken", "", path)
 }
 
 func (l *loop) releaseLock() {
+	if l.opts.Lock != nil {
+		return // the caller's: it releases it
+	}
 	if l.lock != nil {
 		l.lock.release()
 		l.lock = nil
@@ -180,4 +209,23 @@ func (l *loop) readHolder() {
 	}
 	l.lockPath = path
 	l.holder = readLockHolder(path)
+}
+
+// pollLock re-reads the lock holder while another session holds the lock
+// this one wanted, and says when it comes free: SetMode then takes it.
+func (l *loop) pollLock() {
+	if l.lock != nil || l.lockErr == "" {
+		return
+	}
+	was := l.holder
+	l.readHolder()
+	free := l.holder == nil
+	if free && !l.lockFree {
+		if was != nil {
+			l.note("the host lock is free (%s let go): switch to step or auto to take it", was.User)
+		} else {
+			l.note("the host lock is free: switch to step or auto to take it")
+		}
+	}
+	l.lockFree = free
 }

@@ -19,11 +19,10 @@ const (
 // maxEvents is how many recent engine events a snapshot carries.
 const maxEvents = 100
 
-func nextBackoff(d time.Duration) time.Duration {
-	if d <= 0 {
-		return backoffMin
-	}
-	return min(2*d, backoffMax)
+// nextBackoff counts one more failure in a row and returns the wait.
+func nextBackoff(n *int) time.Duration {
+	*n++
+	return reconcile.Backoff(*n, backoffMin, backoffMax)
 }
 
 // subscribe (re)opens the event stream, then relists: whatever happened
@@ -39,7 +38,7 @@ func (l *loop) subscribe() {
 }
 
 func (l *loop) onEvent(ev docker.Event) {
-	l.evBackoff = 0
+	l.evFailures = 0
 	l.events = append(l.events, ev)
 	if len(l.events) > 2*maxEvents {
 		l.events = append(l.events[:0:0], l.events[len(l.events)-maxEvents:]...)
@@ -58,20 +57,19 @@ func heralds(action string) bool { return action == "kill" || action == "oom" }
 // onStreamError: the stream broke (it may still be reconnecting by itself,
 // as the moby adapter's does). Relist to learn whether the engine answers.
 func (l *loop) onStreamError(err error) {
-	l.connected = false
-	l.engineErr = "engine disconnected: " + err.Error()
+	l.setConnected(false, "engine disconnected: "+err.Error())
 	l.requestFetch()
 }
 
 // onStreamClosed: the stream is gone for good; subscribe again after a backoff.
 func (l *loop) onStreamClosed() {
 	l.evc, l.errc = nil, nil
-	l.connected = false
-	if l.engineErr == "" {
-		l.engineErr = "engine disconnected: event stream closed"
+	why := l.engineErr
+	if why == "" {
+		why = "engine disconnected: event stream closed"
 	}
-	l.evBackoff = nextBackoff(l.evBackoff)
-	l.resub.set(l.evBackoff)
+	l.setConnected(false, why)
+	l.resub.set(nextBackoff(&l.evFailures))
 }
 
 // requestFetch asks for a relist: at once when none ran for Coalesce, else
@@ -136,19 +134,18 @@ func (l *loop) startFetch() {
 func (l *loop) onFetched(r fetchResult) {
 	l.fetching = false
 	if r.err != nil {
-		l.connected = false
-		l.engineErr = "engine disconnected: " + r.err.Error()
-		l.listBackoff = nextBackoff(l.listBackoff)
-		l.throttle.set(l.listBackoff)
+		l.setConnected(false, "engine disconnected: "+r.err.Error())
+		l.throttle.set(nextBackoff(&l.listFailures))
 		return
 	}
-	l.listBackoff = 0
+	l.listFailures = 0
 	if r.info != nil {
 		l.info, l.infoOK = *r.info, true
 	}
 	if l.evc != nil {
-		l.connected, l.engineErr = true, ""
+		l.setConnected(true, "")
 	}
+	l.loadHolds()
 	l.containers = r.containers
 	l.resolved = r.resolved
 	l.planEpoch, l.planNow = r.epoch, r.at
@@ -157,9 +154,7 @@ func (l *loop) onFetched(r fetchResult) {
 		l.takeLock()
 	}
 	l.readHolder()
-	if r.epoch == l.epoch && l.running == nil {
-		l.act()
-	}
+	l.act()
 	l.armWake()
 	if l.refetch {
 		l.requestFetch()
@@ -176,6 +171,7 @@ func (l *loop) diff() {
 			RecreateBefore: l.recreate, SkipHealth: l.skipHealth, Restarts: l.restarts}
 		l.plan = reconcile.Diff(l.resolved, obs)
 	}
+	l.dropStaleHolds()
 	l.forgetRestarts()
 	l.forgetGoneSteps()
 	l.checkFailures()

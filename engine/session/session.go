@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,8 +46,12 @@ type Options struct {
 	// "" takes the prefix of the first desired state that loads, else
 	// spec.DefaultPrefix.
 	Prefix string
-	// Journal receives one entry per executed step; nil journals nothing.
+	// Journal receives a line before and after every step and one per
+	// operator decision; nil journals nothing.
 	Journal *journal.Journal
+	// JournalMode names the mode in the journal ("apply", "agent", "demo");
+	// "" means the session's mode.
+	JournalMode string
 	// LockPath is the host lock file. "" means one file per engine endpoint
 	// and prefix under /run/lock (when writable) or the temp directory.
 	LockPath string
@@ -69,6 +74,36 @@ type Options struct {
 	// OnStep, if set, is called from the loop as a step turns running, with
 	// the time by Now. It must return quickly.
 	OnStep func(reconcile.Step, time.Time)
+
+	// Unattended, when set, is the policy that stands in for the questions
+	// a console asks (agent, apply, the demo's staging): see Unattended.
+	Unattended *Unattended
+	// Log receives a structured line for everything the session reports:
+	// each step, refusals, pauses, rollbacks, the engine going and coming
+	// back, the desired state loading or breaking, the lock. nil logs
+	// nothing (the console shows it all instead).
+	Log *slog.Logger
+	// Settle is how long a changed desired state must stay the same before
+	// it is acted on; 0 means DefaultSettle, < 0 means not at all (tests).
+	Settle time.Duration
+	// StateDir keeps what outlives the process: the holds (rolled-back
+	// specs), one file per engine and prefix. "" keeps them in memory.
+	StateDir string
+	// Lock is a host lock the caller already holds (the demo stages and
+	// then opens the console under one lock). The session acts under it
+	// and never releases it; LockPath is then ignored.
+	Lock *Lock
+}
+
+// Unattended is the policy of a session nobody watches (DESIGN §7).
+//
+//   - Blast radius: a desired change that stops or rolls more than half of
+//     the running containers is refused and logged, and the session waits
+//     for the next desired change, unless AllowMassStop.
+//   - Stop-first downtime, which the desired state asks for (or a fixed host
+//     port forces), runs without a question and is logged as downtime.
+type Unattended struct {
+	AllowMassStop bool
 }
 
 // Session is one live loop. Create it with New, start it with Run, read
@@ -78,6 +113,10 @@ type Session struct {
 	snaps   chan Snapshot
 	intents intentQueue
 	started atomic.Bool
+
+	abandonMu sync.Mutex
+	abandon   context.CancelFunc // cancels the step in flight; nil until Run
+	abandoned bool
 }
 
 // New returns a session; nothing happens until Run.
@@ -97,6 +136,12 @@ func New(opts Options) *Session {
 	if opts.Coalesce <= 0 {
 		opts.Coalesce = 50 * time.Millisecond
 	}
+	switch {
+	case opts.Settle == 0:
+		opts.Settle = DefaultSettle
+	case opts.Settle < 0:
+		opts.Settle = 0
+	}
 	return &Session{opts: opts, snaps: make(chan Snapshot, 1), intents: newIntentQueue()}
 }
 
@@ -111,10 +156,28 @@ func (s *Session) Snapshots() <-chan Snapshot { return s.snaps }
 // (often as a Note).
 func (s *Session) Do(i Intent) { s.intents.push(i) }
 
-// Run runs the loop until ctx ends, then releases the host lock, waits for
-// its goroutines (a running step is cancelled with ctx) and closes
-// Snapshots. It returns nil when ctx ends, and an error only when it cannot
-// start (Options incomplete, or a second Run).
+// Abandon cuts the step in flight short (a second signal, a second `q`):
+// its engine call is cancelled and the journal marks it interrupted.
+// Without it, a session whose ctx ends lets the running step finish first.
+func (s *Session) Abandon() {
+	s.abandonMu.Lock()
+	defer s.abandonMu.Unlock()
+	s.abandoned = true
+	if s.abandon != nil {
+		s.abandon()
+	}
+}
+
+// stepFinishSlack is how long past a step's own stop grace a session that
+// is ending waits for it.
+const stepFinishSlack = 5 * time.Second
+
+// Run runs the loop until ctx ends. A step in flight is then carried to
+// its end (bounded by its stop grace and stepFinishSlack, or cut short by
+// Abandon), so no old container is left stopped and no new one created but
+// never started. Then it releases the host lock, waits for its goroutines
+// and closes Snapshots. It returns nil when ctx ends, and an error only when
+// it cannot start (Options incomplete, or a second Run).
 func (s *Session) Run(ctx context.Context) error {
 	if !s.started.CompareAndSwap(false, true) {
 		return errors.New("session: Run called twice")
@@ -129,8 +192,16 @@ func (s *Session) Run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	l := newLoop(ctx, s)
+	s.abandonMu.Lock()
+	l.stepCtx, s.abandon = context.WithCancel(context.Background())
+	if s.abandoned {
+		s.abandon()
+	}
+	s.abandonMu.Unlock()
 	defer func() {
+		l.finishStep()
 		cancel()
+		s.Abandon() // nothing runs any more; frees the step context
 		l.wg.Wait()
 		l.releaseLock()
 		close(s.snaps)
@@ -140,14 +211,38 @@ func (s *Session) Run(ctx context.Context) error {
 	return nil
 }
 
+// finishStep waits, as the session ends, for the step in flight to end,
+// journals it as any other, and abandons it after its grace and slack.
+func (l *loop) finishStep() {
+	if l.running == nil {
+		return
+	}
+	s := l.running.Step
+	l.log(levelWarn, "ending: letting the running step finish", "action", string(s.Action), "target", s.Target(), "container", s.Container)
+	t := time.NewTimer(s.Grace + stepFinishSlack)
+	defer t.Stop()
+	select {
+	case d := <-l.stepped:
+		l.onStepDone(d)
+		return
+	case <-t.C:
+		l.log(levelError, "ending: the running step did not finish in time: abandoned", "target", s.Target())
+		l.s.Abandon()
+	}
+	l.onStepDone(<-l.stepped)
+}
+
 // loop is the state Run owns. Only the loop goroutine touches it.
 type loop struct {
 	s    *Session
 	opts Options
 	ctx  context.Context
 	wg   sync.WaitGroup
-	raw  docker.Client // reads, and steps while acting with the lock held
-	ro   docker.Client // steps otherwise: refuses every mutating call
+	// stepCtx is what a step runs under: not ctx, so that an ending session
+	// lets the step in flight finish; Session.Abandon cancels it.
+	stepCtx context.Context
+	raw     docker.Client // reads, and steps while acting with the lock held
+	ro      docker.Client // steps otherwise: refuses every mutating call
 
 	// results of the goroutines beside the loop
 	fetched chan fetchResult
@@ -164,24 +259,32 @@ type loop struct {
 	desiredFP string
 	sourceErr error
 	recreated bool // Options.Recreate has been applied
+	// settle: nothing runs before settleUntil (wall clock); the alarm
+	// looks again then.
+	settleUntil time.Time
+	settleAlarm alarm
 
 	// observer
-	evc         <-chan docker.Event
-	errc        <-chan error
-	evCancel    context.CancelFunc
-	evBackoff   time.Duration
-	resub       alarm
-	throttle    alarm // the next relist: coalescing, or backoff after a failed one
-	resync      *time.Ticker
-	wake        alarm // the earliest wait of the plan ends
-	fetching    bool
-	refetch     bool
-	lastFetch   time.Time
-	listBackoff time.Duration
-	info        docker.EngineInfo
-	infoOK      bool
-	connected   bool
-	engineErr   string
+	evc          <-chan docker.Event
+	errc         <-chan error
+	evCancel     context.CancelFunc
+	evFailures   int // event stream failures in a row
+	resub        alarm
+	throttle     alarm // the next relist: coalescing, or backoff after a failed one
+	resync       *time.Ticker
+	wake         alarm // the earliest wait of the plan ends
+	fetching     bool
+	refetch      bool
+	lastFetch    time.Time
+	listFailures int // relists that failed in a row
+	info         docker.EngineInfo
+	infoOK       bool
+	connected    bool
+	engineErr    string
+	// everConnected and saidDown keep the "disconnected" log line to one
+	// per outage.
+	everConnected bool
+	saidDown      bool
 
 	// epoch moves whenever a plan stops being good to act on: a step starts
 	// or ends, an intent arrives, the desired state or the mode changes.
@@ -213,12 +316,21 @@ type loop struct {
 	rollbacks  map[string]string     // operator rollbacks under way: workload -> held hash
 	blastCheck bool
 	confirm    *Confirmation
+	refusal    *Refusal // unattended: the blast radius refused the desired state
 	running    *StepRun
+	waiting    string // why nothing runs, as decide last said
+	halted     string // the journal failed: nothing more runs
+	rolledBack []RollbackInfo
+
+	holdsPath   string // "" until the engine is known, or without StateDir
+	holdsLoaded bool
+	lockPoll    *time.Ticker
 
 	lock             *hostLock
 	lockPath         string
 	holder           *LockHolder
 	lockErr          string
+	lockFree         bool // the lock this session wanted came free
 	releaseAfterStep bool
 
 	seq uint64
@@ -229,7 +341,7 @@ func newLoop(ctx context.Context, s *Session) *loop {
 		s: s, opts: s.opts, ctx: ctx,
 		raw: s.opts.Client, ro: docker.ReadOnly(s.opts.Client),
 		fetched: make(chan fetchResult), loaded: make(chan loadResult),
-		stepped: make(chan stepDone), details: make(chan pauseDetail),
+		stepped: make(chan stepDone, 1), details: make(chan pauseDetail),
 		mode: s.opts.Mode, skipHealth: s.opts.SkipHealth,
 		acked: map[string]bool{}, holds: map[string]map[string]bool{}, recreate: map[string]time.Time{},
 		restarts: map[string]int{}, approved: map[string]bool{}, skipped: map[string]bool{},
@@ -254,6 +366,7 @@ func (l *loop) start() {
 		}
 	}
 	l.resync = time.NewTicker(l.opts.Resync)
+	l.lockPoll = time.NewTicker(lockPollEvery)
 	l.subscribe()
 	if l.mode.Acting() {
 		l.takeLock()
@@ -263,6 +376,7 @@ func (l *loop) start() {
 
 func (l *loop) run() {
 	defer l.resync.Stop()
+	defer l.lockPoll.Stop()
 	for {
 		select {
 		case <-l.ctx.Done():
@@ -304,6 +418,11 @@ func (l *loop) run() {
 		case <-l.resub.c:
 			l.resub.fired()
 			l.subscribe()
+		case <-l.settleAlarm.c:
+			l.settleAlarm.fired()
+			l.requestFetch()
+		case <-l.lockPoll.C:
+			l.pollLock()
 		}
 		l.publish()
 	}

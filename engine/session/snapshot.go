@@ -56,6 +56,44 @@ type Snapshot struct {
 
 	Events []docker.Event // the last engine events, oldest first
 	Notes  []Note         // what the session wants the operator to know, oldest first
+
+	// Why nothing runs now, as the session decided ("" when a step runs or
+	// nothing is left to run).
+	Waiting string
+	// Settling is how long the changed desired state must still stay put
+	// before it is acted on.
+	Settling time.Duration
+	// Fresh: the plan was diffed from a list taken after the last step,
+	// intent and desired change, and no step runs. Steady is Fresh with
+	// nothing left to do or wait for: the desired state is reached.
+	Fresh  bool
+	Steady bool
+	// Refusal is set while an unattended session refuses a desired state
+	// for its blast radius; it waits for the next desired change.
+	Refusal *Refusal
+	// Halted says why nothing runs any more: the journal cannot be written.
+	Halted string
+	// RolledBack lists the rollbacks by failure_action, oldest first: what
+	// was stopped, and which spec is on hold.
+	RolledBack []RollbackInfo
+}
+
+// Refusal is a desired state an unattended session will not act on.
+type Refusal struct {
+	Stops, Running int // the running containers it would stop or roll, of all
+	Reason         string
+}
+
+// RollbackInfo is one automatic rollback: a new container that missed its
+// health deadline was stopped, the old one kept serving, and the spec is on
+// hold until the desired spec changes.
+type RollbackInfo struct {
+	Workload  string
+	Slot      int
+	Container string // the new container that was stopped
+	Hash      string // the spec on hold
+	Reason    string
+	At        time.Time
 }
 
 // StepState is where a step of the plan stands.
@@ -134,6 +172,7 @@ type LockInfo struct {
 	Held   bool        // this session holds it
 	Holder *LockHolder // another session holds it
 	Err    string      // why the last attempt failed
+	Free   bool        // the lock this session wanted came free: SetMode takes it
 }
 
 // Note is one message from the session: a dropped step, a refusal, a
@@ -204,7 +243,15 @@ func (l *loop) snapshot() Snapshot {
 		Containers: l.containers, Plan: l.plan, PlanAt: l.planNow,
 		Mode: l.mode, SkipHealth: l.skipHealth,
 		Recent: slices.Clone(l.recent), Notes: slices.Clone(l.notes),
-		Lock: LockInfo{Path: l.lockPath, Held: l.lock != nil, Err: l.lockErr},
+		Lock:    LockInfo{Path: l.lockPath, Held: l.lock != nil, Err: l.lockErr, Free: l.lockFree && l.lock == nil},
+		Waiting: l.waiting, Settling: l.settleLeft(), Halted: l.halted,
+		RolledBack: slices.Clone(l.rolledBack),
+	}
+	s.Fresh = l.planEpoch == l.epoch && !l.loading && !l.fetching && l.running == nil && l.resolved != nil && l.connected
+	s.Steady = s.Fresh && l.plan.Empty() && len(l.plan.Errors()) == 0 && s.Settling == 0
+	if l.refusal != nil {
+		r := *l.refusal
+		s.Refusal = &r
 	}
 	if n := len(l.events); n > maxEvents {
 		s.Events = slices.Clone(l.events[n-maxEvents:])

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -186,96 +185,4 @@ func signal(c chan struct{}) {
 	case c <- struct{}{}:
 	default:
 	}
-}
-
-type loadResult struct {
-	desired *spec.Desired
-	err     error
-}
-
-// startLoad loads the source beside the loop; a change during a load
-// loads again after it.
-func (l *loop) startLoad() {
-	if l.loading {
-		l.reload = true
-		return
-	}
-	l.loading = true
-	src := l.opts.Source
-	goReport(l, l.loaded, func() loadResult {
-		d, err := src.Load(l.ctx)
-		return loadResult{desired: d, err: err}
-	})
-}
-
-// onLoaded takes a loaded desired state, or keeps the last good one and
-// shows the error.
-func (l *loop) onLoaded(r loadResult) {
-	l.loading = false
-	if l.reload {
-		l.reload = false
-		defer l.startLoad()
-	}
-	if r.err != nil {
-		if l.ctx.Err() == nil {
-			l.sourceErr = r.err
-		}
-		return
-	}
-	d := r.desired
-	if l.opts.Prefix != "" && d.Prefix != l.opts.Prefix {
-		cp := *d
-		cp.Prefix = l.opts.Prefix
-		d = &cp
-	}
-	switch {
-	case l.prefix == "":
-		l.prefix = d.Prefix
-	case d.Prefix != l.prefix && l.desired == nil && l.opts.Prefix == "":
-		// The first good desired state after a broken start: its prefix
-		// replaces the default that stood in.
-		l.prefix = d.Prefix
-		l.subscribe()
-		if l.lock != nil && l.opts.LockPath == "" {
-			l.releaseLock()
-			l.takeLock()
-		}
-	case d.Prefix != l.prefix:
-		l.sourceErr = fmt.Errorf("%s: prefix %q differs from the running session's %q: restart rollcall to change it; the last good desired state stays", d.Source, d.Prefix, l.prefix)
-		return
-	}
-	l.sourceErr = nil
-	fp := fingerprint(d)
-	if l.desired != nil && fp == l.desiredFP {
-		l.desired = d // same workloads; its warnings may read differently
-		return
-	}
-	l.desired, l.desiredFP = d, fp
-	if l.opts.Recreate && !l.recreated {
-		l.recreated = true
-		at := l.now()
-		for name := range d.Workloads {
-			l.recreate[name] = at
-		}
-	}
-	l.epoch++
-	l.blastCheck = true
-	if l.confirm != nil && l.confirm.Kind == ConfirmBlast {
-		l.confirm = nil // weighed again against the new plan
-	}
-	if l.resync != nil { // after start: the first relist is started by subscribe
-		l.requestFetch()
-	}
-}
-
-// fingerprint tells desired states apart; equal ones need no new plan.
-func fingerprint(d *spec.Desired) string {
-	b, err := json.Marshal(struct {
-		Prefix    string
-		Workloads map[string]*spec.Workload
-	}{d.Prefix, d.Workloads})
-	if err != nil {
-		panic("session: fingerprint: " + err.Error()) // plain data always marshals
-	}
-	return string(b)
 }

@@ -1,0 +1,114 @@
+package session
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/rollcall/rollcall/engine/reconcile"
+)
+
+// gate is everything "what runs next" depends on besides the plan: the
+// mode, the guards, the operator's marks on steps, and the time. The loop
+// fills it in; decide reads it and nothing else.
+type gate struct {
+	Now        time.Time // wall clock: retry times are wall clock
+	Mode       Mode
+	Unattended bool // no one to ask: stop-first runs unasked (and is logged)
+	LockHeld   bool
+	Connected  bool
+	Fresh      bool // the plan was diffed from a list taken after the last step, intent or change
+	Running    bool // a step runs now
+	Halted     bool // the journal cannot be written: no audit, no action
+	Paused     bool
+	Blast      bool          // a blast-radius question or refusal holds every step
+	SettleLeft time.Duration // the desired state changed less than the settle time ago
+
+	Approved  map[string]bool // step mode: steps the operator let run
+	Skipped   map[string]bool
+	Confirmed map[string]bool      // stop-first steps the operator said yes to
+	RetryAt   map[string]time.Time // auto: a failed step is not tried again before (step mode: the operator's approval is the retry)
+	// RollingBack holds the workloads of an operator rollback under way;
+	// Rollback is its next stop, if any.
+	RollingBack map[string]bool
+	Rollback    *reconcile.Step
+}
+
+// decision is what the loop does now: run one step, ask a question, or
+// wait (and why).
+type decision struct {
+	Run      *reconcile.Step
+	Downtime bool          // Run is stop-first and runs unasked (unattended): log it as downtime
+	Ask      *Confirmation // a stop-first step waits for the operator's yes
+	Wait     string        // why nothing runs; "" when Run is set or nothing is left to run
+}
+
+// decide is "what runs next": a pure function of the plan's executable
+// steps and the gate. Its order is the order of the guards:
+//
+//   - nothing runs beside a running step, in watch mode, without the host
+//     lock, with a journal that cannot be written, while the engine is
+//     unreachable, from a plan older than the last change, or while the
+//     desired state is still settling;
+//   - an operator rollback runs first, even while paused or held by the
+//     blast radius: it is an explicit order to stop a new container where
+//     an old one still serves;
+//   - a pause, then a blast-radius question (or refusal), holds every step;
+//   - then the plan's steps in order: skipped ones, those of a workload
+//     being rolled back, unapproved ones in step mode and, in auto, failed
+//     ones before their retry time are passed over; a stop-first step asks
+//     first unless no one is there to ask.
+func decide(steps []reconcile.Step, g gate) decision {
+	switch {
+	case g.Running:
+		return decision{Wait: "a step is running"}
+	case !g.Mode.Acting():
+		return decision{Wait: "watch mode is read-only"}
+	case !g.LockHeld:
+		return decision{Wait: "the host lock is not held"}
+	case g.Halted:
+		return decision{Wait: "halted: the journal cannot be written"}
+	case !g.Connected:
+		return decision{Wait: "the engine is not connected"}
+	case !g.Fresh:
+		return decision{Wait: "waiting for a fresh list of the engine"}
+	case g.SettleLeft > 0:
+		return decision{Wait: fmt.Sprintf("the desired state changed: settling (%s left)", g.SettleLeft.Round(100*time.Millisecond))}
+	case g.Rollback != nil:
+		s := *g.Rollback
+		return decision{Run: &s}
+	case g.Paused:
+		return decision{Wait: "paused"}
+	case g.Blast:
+		return decision{Wait: "held by the blast-radius guard"}
+	}
+	var ask *Confirmation
+	for _, s := range steps {
+		key := s.Key()
+		switch {
+		case g.Skipped[key], g.RollingBack[s.Workload]:
+			continue
+		case g.Mode == ModeStep && !g.Approved[key]:
+			continue
+		case g.Mode == ModeAuto && g.Now.Before(g.RetryAt[key]):
+			continue
+		}
+		if s.Downtime && !g.Confirmed[key] {
+			if g.Unattended {
+				return decision{Run: &s, Downtime: true}
+			}
+			if ask == nil {
+				ask = &Confirmation{Kind: ConfirmDowntime, Key: key, Step: s,
+					Prompt: fmt.Sprintf("%s %s: %s", s.Action, s.Target(), s.Reason)}
+			}
+			continue
+		}
+		return decision{Run: &s, Ask: ask}
+	}
+	if ask != nil {
+		return decision{Ask: ask, Wait: "a stop-first step waits for confirmation"}
+	}
+	if g.Mode == ModeStep && len(steps) > 0 {
+		return decision{Wait: "waiting for approval"}
+	}
+	return decision{}
+}

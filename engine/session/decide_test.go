@@ -1,0 +1,108 @@
+package session
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rollcall/rollcall/engine/reconcile"
+)
+
+// TestDecide is "what runs next" as a table: each guard, in its order, and
+// the marks the operator puts on steps.
+func TestDecide(t *testing.T) {
+	now := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	start := reconcile.Step{Action: reconcile.ActStart, Workload: "web", Slot: 0, Container: "rc-web-0-new"}
+	restart := reconcile.Step{Action: reconcile.ActRestart, Workload: "worker", Slot: 0, Container: "rc-worker-0-a", ContainerID: "w0"}
+	roll := reconcile.Step{Action: reconcile.ActRoll, Workload: "web", Slot: 1, Container: "rc-web-1-old", ContainerID: "o1"}
+	downtime := reconcile.Step{Action: reconcile.ActStop, Workload: "db", Slot: 0, Container: "rc-db-0-old", ContainerID: "d0", Downtime: true,
+		Reason: "stop-first: slot down until the new container is healthy"}
+	rollback := reconcile.Step{Action: reconcile.ActStop, Workload: "web", Slot: 2, Container: "rc-web-2-new", ContainerID: "n2"}
+
+	ready := func() gate {
+		return gate{Now: now, Mode: ModeAuto, LockHeld: true, Connected: true, Fresh: true,
+			Approved: map[string]bool{}, Skipped: map[string]bool{}, Confirmed: map[string]bool{},
+			RetryAt: map[string]time.Time{}, RollingBack: map[string]bool{}}
+	}
+	tests := []struct {
+		name  string
+		steps []reconcile.Step
+		gate  func(g *gate)
+		run   string // key of the step that runs; "" for none
+		ask   string // key of the stop-first step asked about
+		wait  string // substring of why nothing runs
+	}{
+		{name: "auto runs the first step", steps: []reconcile.Step{start, roll}, run: start.Key()},
+		{name: "nothing beside a running step", steps: []reconcile.Step{start}, gate: func(g *gate) { g.Running = true }, wait: "running"},
+		{name: "watch never runs", steps: []reconcile.Step{start}, gate: func(g *gate) { g.Mode = ModeWatch }, wait: "watch"},
+		{name: "no lock, no step", steps: []reconcile.Step{start}, gate: func(g *gate) { g.LockHeld = false }, wait: "lock"},
+		{name: "halted journal, no step", steps: []reconcile.Step{start}, gate: func(g *gate) { g.Halted = true }, wait: "journal"},
+		{name: "disconnected, no step", steps: []reconcile.Step{start}, gate: func(g *gate) { g.Connected = false }, wait: "not connected"},
+		{name: "a stale plan never runs", steps: []reconcile.Step{start}, gate: func(g *gate) { g.Fresh = false }, wait: "fresh"},
+		{name: "a settling desired state never runs", steps: []reconcile.Step{start},
+			gate: func(g *gate) { g.SettleLeft = time.Second }, wait: "settling"},
+		{name: "a pause holds every step", steps: []reconcile.Step{start, restart}, gate: func(g *gate) { g.Paused = true }, wait: "paused"},
+		{name: "a pause holds a step mode approval too", steps: []reconcile.Step{start},
+			gate: func(g *gate) { g.Mode, g.Paused, g.Approved[start.Key()] = ModeStep, true, true }, wait: "paused"},
+		{name: "the blast radius holds every step", steps: []reconcile.Step{roll}, gate: func(g *gate) { g.Blast = true }, wait: "blast"},
+		{name: "an operator rollback runs even while paused", steps: []reconcile.Step{start},
+			gate: func(g *gate) { g.Paused, g.Rollback = true, &rollback }, run: rollback.Key()},
+		{name: "an operator rollback runs even under the blast radius", steps: []reconcile.Step{start},
+			gate: func(g *gate) { g.Blast, g.Rollback = true, &rollback }, run: rollback.Key()},
+		{name: "an operator rollback waits for the engine", steps: []reconcile.Step{start},
+			gate: func(g *gate) { g.Connected, g.Rollback = false, &rollback }, wait: "not connected"},
+		{name: "step mode runs nothing unapproved, a restart neither", steps: []reconcile.Step{start, restart},
+			gate: func(g *gate) { g.Mode = ModeStep }, wait: "approval"},
+		{name: "step mode runs the approved step, not the first", steps: []reconcile.Step{start, restart},
+			gate: func(g *gate) { g.Mode, g.Approved[restart.Key()] = ModeStep, true }, run: restart.Key()},
+		{name: "a skipped step is passed over", steps: []reconcile.Step{start, roll},
+			gate: func(g *gate) { g.Skipped[start.Key()] = true }, run: roll.Key()},
+		{name: "a workload being rolled back is passed over", steps: []reconcile.Step{start, restart},
+			gate: func(g *gate) { g.RollingBack["web"] = true }, run: restart.Key()},
+		{name: "auto waits out a failed step's retry", steps: []reconcile.Step{start, restart},
+			gate: func(g *gate) { g.RetryAt[start.Key()] = now.Add(time.Second) }, run: restart.Key()},
+		{name: "auto retries once the backoff is over", steps: []reconcile.Step{start},
+			gate: func(g *gate) { g.RetryAt[start.Key()] = now.Add(-time.Millisecond) }, run: start.Key()},
+		{name: "step mode: the approval is the retry", steps: []reconcile.Step{start},
+			gate: func(g *gate) {
+				g.Mode, g.Approved[start.Key()], g.RetryAt[start.Key()] = ModeStep, true, now.Add(time.Minute)
+			}, run: start.Key()},
+		{name: "stop-first asks in a console, and the next step runs", steps: []reconcile.Step{downtime, start},
+			run: start.Key(), ask: downtime.Key()},
+		{name: "stop-first asks in a console, alone", steps: []reconcile.Step{downtime}, ask: downtime.Key(), wait: "confirmation"},
+		{name: "stop-first runs once confirmed", steps: []reconcile.Step{downtime},
+			gate: func(g *gate) { g.Confirmed[downtime.Key()] = true }, run: downtime.Key()},
+		{name: "stop-first runs unasked when unattended", steps: []reconcile.Step{downtime},
+			gate: func(g *gate) { g.Unattended = true }, run: downtime.Key()},
+		{name: "nothing to do", steps: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := ready()
+			if tt.gate != nil {
+				tt.gate(&g)
+			}
+			d := decide(tt.steps, g)
+			got := ""
+			if d.Run != nil {
+				got = d.Run.Key()
+			}
+			if got != tt.run {
+				t.Errorf("runs %q, want %q (wait %q)", got, tt.run, d.Wait)
+			}
+			asked := ""
+			if d.Ask != nil {
+				asked = d.Ask.Key
+			}
+			if asked != tt.ask {
+				t.Errorf("asks about %q, want %q", asked, tt.ask)
+			}
+			if tt.wait != "" && !strings.Contains(d.Wait, tt.wait) {
+				t.Errorf("wait %q, want it to say %q", d.Wait, tt.wait)
+			}
+			if d.Downtime != (d.Run != nil && d.Run.Downtime && g.Unattended) {
+				t.Errorf("downtime flag %v for %+v", d.Downtime, d.Run)
+			}
+		})
+	}
+}

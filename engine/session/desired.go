@@ -1,0 +1,172 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rollcall/rollcall/engine/spec"
+)
+
+// DefaultSettle is how long a changed desired state must stay the same
+// before a session acts on it, so a writer that pauses mid-file (a valid
+// first half, then the rest) is never acted on.
+const DefaultSettle = 2 * time.Second
+
+type loadResult struct {
+	desired *spec.Desired
+	err     error
+}
+
+// startLoad loads the source beside the loop; a change during a load
+// loads again after it. Until it is loaded nothing runs: the state in hand
+// may be the one the change replaces.
+func (l *loop) startLoad() {
+	l.epoch++
+	if l.loading {
+		l.reload = true
+		return
+	}
+	l.loading = true
+	src := l.opts.Source
+	goReport(l, l.loaded, func() loadResult {
+		d, err := src.Load(l.ctx)
+		return loadResult{desired: d, err: err}
+	})
+}
+
+// onLoaded takes a loaded desired state, or keeps the last good one and
+// shows the error.
+func (l *loop) onLoaded(r loadResult) {
+	l.loading = false
+	if l.reload {
+		l.reload = false
+		defer l.startLoad()
+	}
+	if r.err != nil {
+		if l.ctx.Err() == nil {
+			if l.sourceErr == nil || l.sourceErr.Error() != r.err.Error() {
+				l.logSourceErr(r.err)
+			}
+			l.sourceErr = r.err
+			// A file in flux: whatever it settles to must then stay put
+			// for the whole settle time.
+			l.unsettle()
+		}
+		return
+	}
+	d := r.desired
+	if l.opts.Prefix != "" && d.Prefix != l.opts.Prefix {
+		cp := *d
+		cp.Prefix = l.opts.Prefix
+		d = &cp
+	}
+	switch {
+	case l.prefix == "":
+		l.prefix = d.Prefix
+	case d.Prefix != l.prefix && l.desired == nil && l.opts.Prefix == "":
+		// The first good desired state after a broken start: its prefix
+		// replaces the default that stood in.
+		l.prefix = d.Prefix
+		l.subscribe()
+		if l.lock != nil && l.opts.LockPath == "" && l.opts.Lock == nil {
+			l.releaseLock()
+			l.takeLock()
+		}
+	case d.Prefix != l.prefix:
+		err := fmt.Errorf("%s: prefix %q differs from the running session's %q: restart rollcall to change it; the last good desired state stays", d.Source, d.Prefix, l.prefix)
+		if l.sourceErr == nil || l.sourceErr.Error() != err.Error() {
+			l.logSourceErr(err)
+		}
+		l.sourceErr = err
+		return
+	}
+	if l.sourceErr != nil {
+		l.log(levelInfo, "desired state readable again", "source", l.opts.Source.Name())
+	}
+	l.sourceErr = nil
+	fp := fingerprint(d)
+	if l.desired != nil && fp == l.desiredFP {
+		l.desired = d // same workloads; its warnings may read differently
+		return
+	}
+	first := l.desired == nil
+	l.desired, l.desiredFP = d, fp
+	if !first {
+		l.unsettle()
+	}
+	l.log(levelInfo, "desired state loaded", "source", l.opts.Source.Name(), "prefix", d.Prefix, "workloads", len(d.Workloads))
+	if l.opts.Recreate && !l.recreated {
+		l.recreated = true
+		at := l.now()
+		for name := range d.Workloads {
+			l.recreate[name] = at
+		}
+	}
+	l.epoch++
+	l.blastCheck = true
+	l.refusal = nil // weighed again against the new plan
+	if l.confirm != nil && l.confirm.Kind == ConfirmBlast {
+		l.confirm = nil
+	}
+	if p := l.pause; p != nil && !p.ByOperator {
+		// A failure pause is about the spec that failed; a new desired
+		// state is the fix, or is weighed on its own.
+		l.note("desired state changed: the pause (%s) is lifted", p.Reason)
+		l.pause = nil
+	}
+	if l.resync != nil { // after start: the first relist is started by subscribe
+		l.requestFetch()
+	}
+}
+
+// unsettle starts the settle time over: nothing runs until the desired
+// source has been quiet for Options.Settle.
+func (l *loop) unsettle() {
+	l.settleUntil = time.Now().Add(l.opts.Settle)
+	l.settleAlarm.set(l.opts.Settle)
+}
+
+// settleLeft is how long the desired state still has to stay put.
+func (l *loop) settleLeft() time.Duration {
+	return max(time.Until(l.settleUntil), 0)
+}
+
+func (l *loop) logSourceErr(err error) {
+	var list spec.ErrorList
+	if errors.As(err, &list) {
+		for _, e := range list {
+			l.log(levelError, "desired state broken: keeping the last good one",
+				"file", e.File, "line", e.Line, "col", e.Col, "error", e.Msg, "hint", e.Hint)
+		}
+		return
+	}
+	l.log(levelError, "desired state broken: keeping the last good one", "source", l.opts.Source.Name(), "error", err.Error())
+}
+
+// fingerprint tells desired states apart; equal ones need no new plan.
+func fingerprint(d *spec.Desired) string {
+	b, err := json.Marshal(struct {
+		Prefix    string
+		Workloads map[string]*spec.Workload
+	}{d.Prefix, d.Workloads})
+	if err != nil {
+		panic("session: fingerprint: " + err.Error()) // plain data always marshals
+	}
+	return string(b)
+}
+
+// StaticSource is a desired state held in memory that never changes: the
+// demo's starting state, a test's.
+func StaticSource(name string, d *spec.Desired) Source { return staticSource{name: name, d: d} }
+
+type staticSource struct {
+	name string
+	d    *spec.Desired
+}
+
+func (s staticSource) Name() string                                { return s.name }
+func (s staticSource) Load(context.Context) (*spec.Desired, error) { return s.d, nil }
+func (s staticSource) Changes(ctx context.Context) <-chan struct{} { return make(chan struct{}) }

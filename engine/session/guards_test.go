@@ -1,0 +1,429 @@
+package session
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/spec"
+)
+
+// These tests each keep one guard of the session. Each was checked by
+// breaking the guard on purpose and watching the test fail.
+
+// noRestartYAML is one web container that the engine does not restart by
+// itself: a crash is rollcall's to restart.
+const noRestartYAML = `workloads:
+  web:
+    image: web:v1
+    restart: "no"
+    healthcheck: {test: ["CMD", "/demoapp", "-health"], interval: 1s}
+`
+
+// crashOne kills the only container of web/0 and returns its name.
+func crashOne(t *testing.T, f *docker.Fake) string {
+	t.Helper()
+	cs, err := f.List(context.Background(), pfx)
+	if err != nil || len(cs) == 0 {
+		t.Fatalf("list: %v %v", cs, err)
+	}
+	if err := f.Kill(cs[0].ID, 137); err != nil {
+		t.Fatal(err)
+	}
+	f.ResetCalls()
+	return cs[0].Name
+}
+
+// Step mode runs no restart that nobody approved; the approval runs it.
+func TestStepModeRunsNoUnapprovedRestart(t *testing.T) {
+	f, clock := newEngine()
+	seed(t, f, clock, noRestartYAML)
+	name := crashOne(t, f)
+	h := newHarness(t, f, clock, noRestartYAML, ModeStep).start()
+	snap := h.waitFor("the restart in the plan", func(s Snapshot) bool {
+		return slices.ContainsFunc(s.Plan.Executable(), func(st reconcile.Step) bool { return st.Action == reconcile.ActRestart })
+	})
+	h.settle()
+	if m := f.Mutations(); len(m) != 0 {
+		t.Fatalf("step mode ran an unapproved restart: %q", m)
+	}
+	h.s.Do(ApproveStep{Key: snap.Plan.Executable()[0].Key()})
+	h.waitFor("the approved restart", func(s Snapshot) bool { return len(s.Recent) == 1 && s.Running == nil })
+	if m := f.Mutations(); !slices.Equal(m, []string{"restart:" + name}) {
+		t.Fatalf("mutations %q, want the approved restart only", m)
+	}
+}
+
+// A pause holds every step, in auto mode and in step mode with approvals.
+func TestPauseBlocksSteps(t *testing.T) {
+	for _, mode := range []Mode{ModeAuto, ModeStep} {
+		t.Run(string(mode), func(t *testing.T) {
+			f, clock := newEngine()
+			h := newHarness(t, f, clock, "workloads: {}\n", mode).start()
+			h.waitFor("the first plan", func(s Snapshot) bool { return s.Fresh })
+			h.s.Do(Pause{})
+			h.waitFor("the pause", func(s Snapshot) bool { return s.Pause != nil })
+			h.src.Set(desiredYAML("web:v1", 2))
+			snap := h.waitFor("two starts", func(s Snapshot) bool { return s.Fresh && len(s.Plan.Executable()) == 2 })
+			h.s.Do(ApprovePlan{})
+			h.settle()
+			if m := f.Mutations(); len(m) != 0 {
+				t.Fatalf("steps ran while paused: %q", m)
+			}
+			if !strings.Contains(h.last.Waiting, "paused") {
+				t.Errorf("waiting %q, want it to say paused", h.last.Waiting)
+			}
+			h.s.Do(Resume{})
+			if mode == ModeStep {
+				h.s.Do(ApprovePlan{})
+			}
+			h.waitFor("the starts after resume", func(s Snapshot) bool { return len(f.Mutations()) == 2 })
+			_ = snap
+		})
+	}
+}
+
+// An operator rollback stops the new container only where an old one still
+// serves: a slot that finished its roll keeps its only container.
+func TestOperatorRollbackKeepsFinishedSlots(t *testing.T) {
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 2))
+	d, err := spec.Parse("v2.yaml", []byte(desiredYAML("web:v2", 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := spec.Resolve(context.Background(), d, f)
+	ctx := context.Background()
+	// Slot 0 finished its roll: only its v2 container is left. Slot 1 is
+	// mid-roll: v1 and v2 side by side.
+	cs, _ := f.List(ctx, pfx)
+	for _, c := range cs {
+		if c.Labels[docker.SlotLabel(pfx)] == "0" {
+			if err := f.Stop(ctx, c.ID, 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Remove(ctx, c.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for slot := range 2 {
+		if _, err := f.Create(ctx, *reconcile.CreateSpec(pfx, r.Workload("web"), slot)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Advance(2 * time.Second)
+	f.Tick()
+	f.ResetCalls()
+	h := newHarness(t, f, clock, desiredYAML("web:v2", 2), ModeStep).start()
+	h.waitFor("the plan", func(s Snapshot) bool { return s.Fresh })
+	h.s.Do(Rollback{Workload: "web"})
+	h.waitFor("the rollback", func(s Snapshot) bool { return hasNote(s, "rollback of web done") })
+	snap := h.settle()
+	slot0 := reconcile.ContainerName(pfx, "web", 0, r.Workload("web").Hash)
+	slot1 := reconcile.ContainerName(pfx, "web", 1, r.Workload("web").Hash)
+	if m := f.Mutations(); !slices.Equal(m, []string{"stop:" + slot1, "remove:" + slot1}) {
+		t.Fatalf("mutations %q, want only slot 1's new container stopped", m)
+	}
+	if !slices.ContainsFunc(snap.Containers, func(c docker.Container) bool { return c.Name == slot0 && c.State == docker.StateRunning }) {
+		t.Errorf("slot 0 lost its only container:\n%s", describe(snap))
+	}
+}
+
+// An operator rollback runs at once, even while paused: it is an order.
+func TestOperatorRollbackRunsWhilePaused(t *testing.T) {
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 1))
+	d, _ := spec.Parse("v2.yaml", []byte(desiredYAML("web:v2", 1)))
+	r := spec.Resolve(context.Background(), d, f)
+	if _, err := f.Create(context.Background(), *reconcile.CreateSpec(pfx, r.Workload("web"), 0)); err != nil {
+		t.Fatal(err)
+	}
+	f.ResetCalls()
+	h := newHarness(t, f, clock, desiredYAML("web:v2", 1), ModeAuto)
+	h.start()
+	h.s.Do(Pause{})
+	h.waitFor("the pause", func(s Snapshot) bool { return s.Pause != nil && s.Fresh })
+	h.s.Do(Rollback{Workload: "web"})
+	h.waitFor("the rollback while paused", func(s Snapshot) bool { return hasNote(s, "rollback of web done") })
+	if m := f.Mutations(); len(m) != 2 || !strings.HasPrefix(m[0], "stop:") {
+		t.Fatalf("mutations %q, want the new container stopped", m)
+	}
+}
+
+// The blast radius counts rolls as well as stops: both take a running
+// container away.
+func TestBlastRadiusCountsStopsAndRolls(t *testing.T) {
+	running := []docker.Container{
+		{ID: "a", State: docker.StateRunning}, {ID: "b", State: docker.StateRunning},
+		{ID: "c", State: docker.StateRunning}, {ID: "d", State: docker.StateRunning},
+		{ID: "x", State: docker.StateExited},
+	}
+	plan := func(steps ...reconcile.Step) reconcile.Plan {
+		return reconcile.Plan{Workloads: []reconcile.WorkloadPlan{{Name: "web", Steps: steps}}}
+	}
+	tests := []struct {
+		name string
+		plan reconcile.Plan
+		hit  int
+	}{
+		{"stops", plan(reconcile.Step{Action: reconcile.ActStop, ContainerID: "a"}, reconcile.Step{Action: reconcile.ActStop, ContainerID: "b"}), 2},
+		{"rolls", plan(reconcile.Step{Action: reconcile.ActRoll, ContainerID: "a"}, reconcile.Step{Action: reconcile.ActRoll, ContainerID: "b"},
+			reconcile.Step{Action: reconcile.ActRoll, ContainerID: "c"}), 3},
+		{"mixed", plan(reconcile.Step{Action: reconcile.ActRoll, ContainerID: "a"}, reconcile.Step{Action: reconcile.ActStop, ContainerID: "b"}), 2},
+		{"an exited one does not count", plan(reconcile.Step{Action: reconcile.ActStop, ContainerID: "x"}), 0},
+		{"starts and restarts do not count", plan(reconcile.Step{Action: reconcile.ActStart}, reconcile.Step{Action: reconcile.ActRestart, ContainerID: "a"}), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hit, total := blastRadius(tt.plan, running)
+			if hit != tt.hit || total != 4 {
+				t.Errorf("blast radius %d of %d, want %d of 4", hit, total, tt.hit)
+			}
+		})
+	}
+}
+
+// readJournal returns the journal's lines.
+func readJournal(t *testing.T, path string) []journal.Entry {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []journal.Entry
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var e journal.Entry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("journal line %q: %v", sc.Text(), err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// A step is journaled before it starts and when it ends, a restart too,
+// with the engine and the prefix.
+func TestEveryStepIsJournaledBeforeAndAfter(t *testing.T) {
+	f, clock := newEngine()
+	seed(t, f, clock, noRestartYAML)
+	name := crashOne(t, f)
+	h := newHarness(t, f, clock, noRestartYAML, ModeAuto)
+	path := h.withJournal()
+	h.start()
+	h.waitFor("the restart", func(s Snapshot) bool { return len(s.Recent) == 1 && s.Running == nil })
+	var got []string
+	for _, e := range readJournal(t, path) {
+		if e.Action == "lock-taken" {
+			continue
+		}
+		got = append(got, e.Action+" "+e.Container+" "+e.Result)
+		if e.Engine == "" || e.Prefix != pfx || e.Mode != "auto" {
+			t.Errorf("entry without engine, prefix or mode: %+v", e)
+		}
+	}
+	want := []string{"restart " + name + " started", "restart " + name + " ok"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("journal %q, want %q", got, want)
+	}
+}
+
+// A journal that cannot be written halts the session: the step whose first
+// line fails never runs, and nothing after it does.
+func TestJournalFailureHalts(t *testing.T) {
+	f, clock := newEngine()
+	h := newHarness(t, f, clock, desiredYAML("web:v1", 2), ModeAuto)
+	path := h.withJournal()
+	h.opts.Journal.Close() // every Append now fails
+	h.start()
+	snap := h.waitFor("the halt", func(s Snapshot) bool { return s.Halted != "" })
+	h.settle()
+	if m := f.Mutations(); len(m) != 0 {
+		t.Fatalf("steps ran without a journal: %q", m)
+	}
+	if !strings.Contains(snap.Halted, "journal") {
+		t.Errorf("halted %q", snap.Halted)
+	}
+	_ = path
+}
+
+// Crash backoff: the restarts rollcall issued count until the container has
+// run healthy for 10s, not from the moment it is healthy.
+func TestRestartCountResetsAfterTenSecondsHealthy(t *testing.T) {
+	now := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	w := spec.Resolved{Workload: &spec.Workload{Name: "web", Update: spec.UpdatePolicy{MinReady: time.Second}}}
+	for _, tt := range []struct {
+		healthyFor time.Duration
+		kept       bool
+	}{{time.Second, true}, {9 * time.Second, true}, {10 * time.Second, false}, {time.Minute, false}} {
+		c := docker.Container{ID: "c1", State: docker.StateRunning, Health: docker.HealthHealthy, HasHealthcheck: true,
+			StartedAt: now.Add(-tt.healthyFor), Labels: map[string]string{docker.WorkloadLabel(pfx): "web"}}
+		l := &loop{prefix: pfx, planNow: now, containers: []docker.Container{c}, restarts: map[string]int{"c1": 3},
+			resolved: &spec.ResolvedDesired{Workloads: []spec.Resolved{w}}}
+		l.forgetRestarts()
+		if _, kept := l.restarts["c1"]; kept != tt.kept {
+			t.Errorf("healthy for %s: restart count kept %v, want %v", tt.healthyFor, kept, tt.kept)
+		}
+	}
+}
+
+// A step runs only from a plan diffed from a list taken after the last
+// step ended: between two steps there is always a list.
+func TestEveryStepFollowsAFreshList(t *testing.T) {
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 3))
+	h := newHarness(t, f, clock, desiredYAML("web:v2", 3), ModeAuto).start()
+	h.drive("the roll", func(s Snapshot) bool { return s.Steady && running(s, "web:v2") == 3 })
+	calls := f.Calls()
+	listed := true
+	steps := 0
+	for _, c := range calls {
+		switch {
+		case strings.HasPrefix(c, "list"):
+			listed = true
+		case strings.HasPrefix(c, "create:"), strings.HasPrefix(c, "stop:"), strings.HasPrefix(c, "restart:"), strings.HasPrefix(c, "update:"):
+			if !listed {
+				t.Fatalf("a step ran from a plan older than the last step: %q in\n%s", c, strings.Join(calls, "\n"))
+			}
+			listed = false
+			steps++
+		}
+	}
+	if steps < 6 {
+		t.Fatalf("only %d steps ran:\n%s", steps, strings.Join(calls, "\n"))
+	}
+}
+
+// Holds outlive the session: a rollback's hold is kept in the state
+// directory, read back by the next session and by ReadHolds, and dropped
+// once the desired spec changes.
+func TestHoldsOutliveTheSession(t *testing.T) {
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 1))
+	d, _ := spec.Parse("v2.yaml", []byte(desiredYAML("web:v2", 1)))
+	r := spec.Resolve(context.Background(), d, f)
+	if _, err := f.Create(context.Background(), *reconcile.CreateSpec(pfx, r.Workload("web"), 0)); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	h := newHarness(t, f, clock, desiredYAML("web:v2", 1), ModeStep)
+	h.opts.StateDir = dir
+	h.opts.Client = notSimulated{f}
+	h.start()
+	h.waitFor("the plan", func(s Snapshot) bool { return s.Fresh })
+	h.s.Do(Rollback{Workload: "web"})
+	h.waitFor("the rollback", func(s Snapshot) bool { return hasNote(s, "rollback of web done") })
+
+	files, _ := filepath.Glob(filepath.Join(dir, "holds-*.json"))
+	if len(files) != 1 {
+		t.Fatalf("holds files %v, want one", files)
+	}
+	data, _ := os.ReadFile(files[0])
+	if !strings.Contains(string(data), r.Workload("web").Hash) {
+		t.Fatalf("holds file %s does not hold %s", data, r.Workload("web").Hash)
+	}
+
+	// A second session on the same state directory keeps the hold: it
+	// does not start the held spec again.
+	f.ResetCalls()
+	h2 := newHarness(t, f, clock, desiredYAML("web:v2", 1), ModeAuto)
+	h2.opts.StateDir = dir
+	h2.opts.Client = notSimulated{f}
+	h2.opts.LockPath = filepath.Join(t.TempDir(), "other.lock")
+	h2.start()
+	snap := h2.waitFor("the held plan", func(s Snapshot) bool { return s.Fresh })
+	h2.settle()
+	if m := f.Mutations(); len(m) != 0 {
+		t.Fatalf("the held spec was started again: %q\n%s", m, describe(snap))
+	}
+	if hs := h2.last.Holds["web"]; len(hs) != 1 {
+		t.Fatalf("holds %v, want the kept one", h2.last.Holds)
+	}
+	// A new desired spec lifts it.
+	h2.src.Set(strings.Replace(desiredYAML("web:v2", 1), "replicas: 1", "replicas: 1\n    version: \"2b\"", 1))
+	h2.waitFor("the hold lifted", func(s Snapshot) bool { return s.Fresh && len(s.Holds) == 0 })
+	if _, err := os.Stat(files[0]); !os.IsNotExist(err) {
+		t.Errorf("holds file still there after the spec changed: %v", err)
+	}
+}
+
+// notSimulated is the fake engine standing in for a real one, whose holds
+// are kept on disk (a simulated engine's die with its process).
+type notSimulated struct{ *docker.Fake }
+
+func (n notSimulated) Info(ctx context.Context) (docker.EngineInfo, error) {
+	info, err := n.Fake.Info(ctx)
+	info.Simulated = false
+	return info, err
+}
+
+// heldList is an engine whose List can be held at the door, to finish a
+// relist at a chosen moment.
+type heldList struct {
+	docker.Client
+	mu      sync.Mutex
+	hold    bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (h *heldList) List(ctx context.Context, prefix string) ([]docker.Container, error) {
+	h.mu.Lock()
+	held := h.hold
+	h.mu.Unlock()
+	if held {
+		h.entered <- struct{}{}
+		<-h.release
+	}
+	return h.Client.List(ctx, prefix)
+}
+
+// A relist that started before an intent is too old to act on: the step
+// the intent approved waits for the relist after it.
+func TestNoStepFromAListOlderThanTheLastIntent(t *testing.T) {
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 1))
+	held := &heldList{Client: f, entered: make(chan struct{}), release: make(chan struct{})}
+	h := newHarness(t, f, clock, desiredYAML("web:v2", 1), ModeStep)
+	h.opts.Client = held
+	h.start()
+	t.Cleanup(func() { // runs before the harness ends the session
+		held.mu.Lock()
+		held.hold = false
+		held.mu.Unlock()
+		close(held.release)
+	})
+	snap := h.waitFor("the start in the plan", func(s Snapshot) bool { return s.Fresh && len(s.Plan.Executable()) == 1 })
+	key := snap.Plan.Executable()[0].Key()
+
+	held.mu.Lock()
+	held.hold = true
+	held.mu.Unlock()
+	h.s.Do(Refresh{})
+	<-held.entered // a relist is under way, from before the approval
+	h.s.Do(ApproveStep{Key: key})
+	time.Sleep(50 * time.Millisecond) // the loop takes the approval in
+	held.release <- struct{}{}        // the old relist ends
+	<-held.entered                    // the relist after the approval starts
+	time.Sleep(50 * time.Millisecond)
+	if m := f.Mutations(); len(m) != 0 {
+		t.Fatalf("a step ran from a list older than the approval: %q", m)
+	}
+	held.mu.Lock()
+	held.hold = false
+	held.mu.Unlock()
+	held.release <- struct{}{}
+	h.waitFor("the approved start", func(s Snapshot) bool { return len(s.Recent) == 1 && s.Running == nil })
+}

@@ -1,0 +1,91 @@
+package session
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/rollcall/rollcall/engine/journal"
+)
+
+// Levels of the session's structured log lines.
+const (
+	levelInfo  = slog.LevelInfo
+	levelWarn  = slog.LevelWarn
+	levelError = slog.LevelError
+)
+
+// log writes one structured line to Options.Log, if there is one. Every
+// line names the engine and the prefix.
+func (l *loop) log(level slog.Level, msg string, attrs ...any) {
+	if l.opts.Log == nil {
+		return
+	}
+	attrs = append(attrs, "prefix", l.prefix)
+	if l.infoOK {
+		attrs = append(attrs, "engine", l.engineName())
+	}
+	l.opts.Log.Log(context.Background(), level, msg, attrs...)
+}
+
+// engineName is how the journal and the logs name the engine: its
+// identity where it has one, else its endpoint.
+func (l *loop) engineName() string {
+	if l.info.ID != "" {
+		return l.info.ID
+	}
+	return l.info.Endpoint
+}
+
+// entry is a journal entry with who, how and where filled in.
+func (l *loop) entry(mode string) journal.Entry {
+	e := journal.Entry{User: l.opts.User, Mode: mode, Prefix: l.prefix, Slot: -1}
+	if l.infoOK {
+		e.Engine = l.engineName()
+	}
+	return e
+}
+
+// decision journals an operator's decision (approve, skip, confirm,
+// rollback ...). It fails like a step would: a decision that cannot be
+// journaled halts the session.
+func (l *loop) decision(action, workload, about string) {
+	if l.opts.Journal == nil {
+		return
+	}
+	e := l.entry(l.journalMode())
+	e.Time = l.now()
+	e.Action, e.Workload, e.Reason, e.Result = action, workload, about, journal.ResultDecision
+	if err := l.opts.Journal.Append(e); err != nil {
+		l.halt("journal: " + err.Error())
+	}
+}
+
+// setConnected records whether the engine answers, and says so once per
+// change.
+func (l *loop) setConnected(ok bool, why string) {
+	was := l.connected
+	l.connected = ok
+	if ok {
+		l.engineErr = ""
+		if !was && l.everConnected {
+			l.log(levelInfo, "engine reconnected")
+		}
+		l.everConnected = true
+		return
+	}
+	if why != "" {
+		l.engineErr = why
+	}
+	if was || !l.everConnected && !l.saidDown {
+		l.log(levelError, "engine disconnected: nothing runs until it answers", "error", l.engineErr)
+		l.saidDown = true
+	}
+}
+
+// journalMode is how the journal names the session's mode.
+func (l *loop) journalMode() string {
+	if l.opts.JournalMode != "" {
+		return l.opts.JournalMode
+	}
+	return string(l.mode)
+}
