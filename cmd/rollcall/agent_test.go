@@ -81,7 +81,7 @@ func TestAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the broken file logged", 10*time.Second, func() bool {
-		return strings.Contains(stderr.String(), `"msg":"desired file broken: keeping the last good state"`)
+		return strings.Contains(stderr.String(), `"msg":"desired state broken: keeping the last good one"`)
 	})
 	mustContain(t, "agent log", stderr.String(), `"line":4`, `"col":15`, `"file":"`+path+`"`)
 	if n := healthyRunning(h.fake); n != 2 {

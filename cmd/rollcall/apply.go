@@ -6,6 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -15,16 +19,18 @@ import (
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
 type applyOpts struct {
-	file       desiredFlags
-	yes        bool
-	timeout    time.Duration
-	asJSON     bool
-	recreate   bool
-	skipHealth bool
+	file          desiredFlags
+	yes           bool
+	timeout       time.Duration
+	asJSON        bool
+	recreate      bool
+	skipHealth    bool
+	allowMassStop bool
 }
 
 const defaultApplyTimeout = 5 * time.Minute
@@ -42,8 +48,16 @@ it ends, then a final line. Every executed step is written to the journal.
 Without --yes, apply shows the plan and asks first (default No); when stdin
 is not a terminal it refuses instead.
 
-Exit status: 0 converged; 1 failed, paused (a new container missed its
-health deadline with failure_action pause), timed out, cancelled or refused.`,
+apply is a session in auto mode with the unattended policy: a desired
+state that would stop or roll more than half of the running containers is
+refused (exit 1, naming the count) unless --allow-mass-stop; stop-first
+steps the file asks for run and are logged as downtime. On SIGINT or
+SIGTERM the step in flight is finished first; a second signal abandons it.
+
+Exit status: 0 converged (the plan is empty); 1 failed: paused (a new
+container missed its health deadline with failure_action pause), rolled
+back or on hold, refused, a workload that cannot be acted on, the journal
+cannot be written, timed out, cancelled or refused.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runApply(cmd.Context(), e, g, o) },
 	}
@@ -54,15 +68,24 @@ health deadline with failure_action pause), timed out, cancelled or refused.`,
 	f.BoolVar(&o.asJSON, "json", false, "print the outcome as JSON on stdout (progress stays on stderr)")
 	f.BoolVar(&o.recreate, "recreate", false, "rolling restart: every container created before now counts as stale")
 	f.BoolVar(&o.skipHealth, "skip-health", false, "EMERGENCY: count every up-to-date running container as healthy at once")
+	f.BoolVar(&o.allowMassStop, "allow-mass-stop", false, "let a desired change stop or roll more than half of the running containers (refused otherwise; --yes does not allow it)")
 	return c
 }
 
 func runApply(ctx context.Context, e env, g *globals, o applyOpts) error {
+	src, err := o.file.choose(e)
+	if err != nil {
+		return err
+	}
 	d, err := loadDesired(ctx, e, o.file, g.prefix)
 	if err != nil {
 		return err
 	}
 	printWarnings(e.stderr, d)
+	source, err := src.open()
+	if err != nil {
+		return err
+	}
 	client, closeClient, err := connect(ctx, e, g)
 	if err != nil {
 		return err
@@ -72,8 +95,6 @@ func runApply(ctx context.Context, e env, g *globals, o applyOpts) error {
 	out := screenFor(e, g, e.stderr)
 	obs := observation{now: e.now(), skipHealth: o.skipHealth}
 	if o.recreate {
-		// One instant for every workload, so that the plan shown and the
-		// steps run name the new containers alike.
 		obs.recreateBefore = map[string]time.Time{}
 		for _, name := range d.Names() {
 			obs.recreateBefore[name] = obs.now
@@ -83,54 +104,80 @@ func runApply(ctx context.Context, e env, g *globals, o applyOpts) error {
 		out.printf("%s\n", out.render(out.st.Bad, out.st.Glyphs.Warning+" EMERGENCY --skip-health: up-to-date running containers count as healthy at once"))
 	}
 	if !o.yes {
-		if err := confirmApply(ctx, e, out, client, d, obs); err != nil {
+		if err := confirmApply(ctx, e, g, out, client, d, obs); err != nil {
 			return err
 		}
 	}
-
-	release, err := hostLock(ctx, client, d.Prefix)
+	lock, err := hostLock(ctx, client, d.Prefix)
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer lock.Release()
 	j, err := journal.Open(g.journal, journal.Options{})
 	if err != nil {
 		return withHint(fmt.Errorf("open journal: %w", err), "pass --journal PATH to keep it elsewhere; apply does not act without its audit trail")
 	}
 	defer j.Close()
 
+	runCtx := ctx
 	if o.timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.timeout)
+		runCtx, cancel = context.WithTimeout(ctx, o.timeout)
 		defer cancel()
 	}
-	prog := &progress{out: out, journal: j, user: journal.CurrentUser(), now: e.now, mode: "apply"}
-	rep, err := reconcile.Converge(ctx, client, d, reconcile.ConvergeOptions{
-		Now:            e.now,
-		SkipHealth:     o.skipHealth,
-		RecreateBefore: obs.recreateBefore,
-		OnPlan:         prog.plan,
-		Apply:          reconcile.ApplyOptions{OnStart: prog.start, OnDone: prog.done},
+	s := session.New(session.Options{
+		Client: client, Source: source, Mode: session.ModeAuto, Prefix: g.prefix,
+		Journal: j, JournalMode: "apply", Lock: lock, Now: e.now, StateDir: filepath.Dir(g.journal),
+		SkipHealth: o.skipHealth, Recreate: o.recreate,
+		Unattended: &session.Unattended{AllowMassStop: o.allowMassStop},
+		Log:        slog.New(&progress{out: out}),
 	})
-	final := prog.final(ctx, rep, err, o.timeout)
-	if err == nil {
-		out.printf("%s\n", out.render(out.st.OK, out.st.Glyphs.Done+" "+final))
+	res := session.Converge(runCtx, s)
+	final := applyFinal(res, o.timeout)
+	if res.Converged {
+		out.printf("%s\n", out.render(out.st.OK, out.st.Glyphs.Done+" "+termSafe(final)))
 	} else {
-		out.printf("%s\n", out.render(out.st.Bad, out.st.Glyphs.Failed+" "+final))
+		out.printf("%s\n", out.render(out.st.Bad, out.st.Glyphs.Failed+" "+termSafe(final)))
 	}
 	if o.asJSON {
-		if werr := writeJSON(e.stdout, newApplyDoc(d, rep, err, final, prog.results())); werr != nil {
+		if werr := writeJSON(e.stdout, newApplyDoc(d, res, final)); werr != nil {
 			return fmt.Errorf("write outcome: %w", werr)
 		}
 	}
-	if err != nil {
+	if !res.Converged {
 		return &exitError{code: exitFailed}
 	}
 	return nil
 }
 
+// applyFinal is the last line: "converged: 2 start · 1 roll", or
+// "failed: ..." saying why and what was left.
+func applyFinal(res session.Outcome, timeout time.Duration) string {
+	ran := reconcile.Plan{Workloads: []reconcile.WorkloadPlan{{}}}
+	failed := 0
+	for _, r := range res.Steps {
+		if r.Err == "" {
+			ran.Workloads[0].Steps = append(ran.Workloads[0].Steps, r.Step)
+		} else {
+			failed++
+		}
+	}
+	if res.Converged {
+		s := "converged: " + ran.Summary()
+		if failed > 0 {
+			s += fmt.Sprintf(" (%d failed step(s) retried)", failed)
+		}
+		return s
+	}
+	if rest, ok := strings.CutPrefix(res.Reason, "timed out"); ok {
+		return fmt.Sprintf("failed: timed out after %s%s", timeout, rest)
+	}
+	return "failed: " + res.Reason
+}
+
 // confirmApply shows the plan and asks. It refuses when nobody can answer.
-func confirmApply(ctx context.Context, e env, out screen, c docker.Client, d *spec.Desired, obs observation) error {
+func confirmApply(ctx context.Context, e env, g *globals, out screen, c docker.Client, d *spec.Desired, obs observation) error {
+	obs.holds = planHolds(ctx, c, g, d.Prefix, e.stderr)
 	p, err := currentPlan(ctx, c, d, obs)
 	if err != nil {
 		return err
@@ -188,108 +235,79 @@ func readLine(ctx context.Context, r io.Reader) (string, error) {
 	}
 }
 
-// progress reports a converge as it goes: one line per step as it starts
-// and as it ends, waits when they change, and a journal line per executed
-// step.
+// progress renders the session's log lines for a human: one line per step
+// as it starts and as it ends, then whatever else the session reports
+// (waits, refusals, the engine going away). Every value may come from a
+// container's labels or the engine, so each passes termSafe.
 type progress struct {
-	out     screen
-	journal *journal.Journal
-	user    string
-	mode    string
-	now     func() time.Time
-
-	mu       sync.Mutex
-	began    time.Time
-	waits    map[string]string // wait key → reason, as last shown
-	finished []reconcile.Result
+	out   screen
+	mu    sync.Mutex
+	attrs []slog.Attr
 }
 
-func (p *progress) plan(_ int, plan reconcile.Plan) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	waits := map[string]string{}
-	for _, s := range plan.Steps() {
-		if s.Action != reconcile.ActWait {
-			continue
+func (p *progress) Enabled(context.Context, slog.Level) bool { return true }
+
+func (p *progress) WithAttrs(as []slog.Attr) slog.Handler {
+	return &progress{out: p.out, attrs: append(slices.Clone(p.attrs), as...)}
+}
+
+func (p *progress) WithGroup(string) slog.Handler { return p }
+
+func (p *progress) Handle(_ context.Context, r slog.Record) error {
+	a := map[string]string{}
+	var rest []string
+	r.Attrs(func(at slog.Attr) bool {
+		a[at.Key] = at.Value.String()
+		switch at.Key {
+		case "prefix", "engine", "action", "target", "container", "reason", "duration_ms", "downtime":
+		default:
+			rest = append(rest, at.Key+"="+at.Value.String())
 		}
-		waits[s.Key()] = s.Reason
-		if p.waits[s.Key()] != s.Reason {
-			p.line(p.out.st.Glyphs.Waiting, s, p.out.render(p.out.st.Muted, s.Reason))
-		}
-	}
-	p.waits = waits
-}
-
-func (p *progress) start(s reconcile.Step) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.began = p.now()
-	reason := s.Reason
-	if s.Downtime {
-		reason = p.out.render(p.out.st.Warn, reason)
-	}
-	p.line(p.out.st.Glyphs.Running, s, reason)
-}
-
-func (p *progress) done(r reconcile.Result) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.finished = append(p.finished, r)
-	took := r.Duration.Round(time.Millisecond).String()
-	if r.Err != nil {
-		p.line(p.out.render(p.out.st.Bad, p.out.st.Glyphs.Failed), r.Step, p.out.render(p.out.st.Bad, took+": "+oneLine(r.Err.Error())))
-	} else {
-		p.line(p.out.render(p.out.st.OK, p.out.st.Glyphs.Done), r.Step, took)
-	}
-	if p.journal == nil {
-		return
-	}
-	if err := p.journal.Append(journal.FromResult(r, p.began, p.user, p.mode)); err != nil {
-		p.out.printf("%s\n", p.out.render(p.out.st.Warn, p.out.st.Glyphs.Warning+" journal: "+oneLine(err.Error())))
-	}
-}
-
-// line prints "<glyph> <action> <target> <container>  <text>".
-func (p *progress) line(glyph string, s reconcile.Step, text string) {
+		return true
+	})
 	st := p.out.st
-	p.out.printf("%s %s %-8s %s  %s\n", glyph, p.out.render(st.Action(string(s.Action)), fmt.Sprintf("%-7s", s.Action)),
-		s.Target(), p.out.render(st.Muted, s.Container), text)
-}
-
-func (p *progress) results() []reconcile.Result {
+	line := func(glyph, text string) string {
+		return fmt.Sprintf("%s %s %-8s %s  %s", glyph, p.out.render(st.Action(a["action"]), fmt.Sprintf("%-7s", termSafe(a["action"]))),
+			termSafe(a["target"]), p.out.render(st.Muted, termSafe(a["container"])), text)
+	}
+	var text string
+	switch r.Message {
+	case "step started":
+		reason := termSafe(a["reason"])
+		if a["downtime"] == "true" {
+			reason = p.out.render(st.Warn, reason)
+		}
+		text = line(st.Glyphs.Running, reason)
+	case "step done":
+		text = line(p.out.render(st.OK, st.Glyphs.Done), took(a["duration_ms"]))
+	case "waiting":
+		text = line(st.Glyphs.Waiting, p.out.render(st.Muted, termSafe(a["reason"])))
+	case "step failed":
+		text = line(p.out.render(st.Bad, st.Glyphs.Failed), p.out.render(st.Bad, took(a["duration_ms"])+": "+termSafe(a["error"])))
+	default:
+		msg := termSafe(r.Message)
+		if len(rest) > 0 {
+			msg += ": " + termSafe(strings.Join(rest, " "))
+		}
+		switch {
+		case r.Level >= slog.LevelError:
+			text = p.out.render(st.Bad, st.Glyphs.Warning+" "+msg)
+		case r.Level >= slog.LevelWarn:
+			text = p.out.render(st.Warn, st.Glyphs.Warning+" "+msg)
+		default:
+			text = p.out.render(st.Muted, st.Glyphs.Waiting+" "+msg)
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]reconcile.Result(nil), p.finished...)
+	p.out.printf("%s\n", text)
+	return nil
 }
 
-// final is the last line: "converged in 3 rounds: 2 start · 1 roll", or
-// "failed: ..." saying why and what was left.
-func (p *progress) final(ctx context.Context, rep reconcile.Report, err error, timeout time.Duration) string {
-	ok := reconcile.Plan{Workloads: []reconcile.WorkloadPlan{{}}}
-	for _, r := range p.results() {
-		if r.Err == nil {
-			ok.Workloads[0].Steps = append(ok.Workloads[0].Steps, r.Step)
-		}
+func took(ms string) string {
+	n, err := strconv.ParseInt(ms, 10, 64)
+	if err != nil {
+		return ms
 	}
-	rounds := fmt.Sprintf("%d round", rep.Rounds)
-	if rep.Rounds != 1 {
-		rounds += "s"
-	}
-	if err == nil {
-		s := fmt.Sprintf("converged in %s: %s", rounds, ok.Summary())
-		if rep.Failed > 0 {
-			s += fmt.Sprintf(" (%d failed step(s) retried)", rep.Failed)
-		}
-		return s
-	}
-	left := rep.Last.Summary()
-	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return fmt.Sprintf("failed: timed out after %s (%s); left: %s", timeout, rounds, left)
-	case errors.Is(ctx.Err(), context.Canceled):
-		return fmt.Sprintf("failed: interrupted after %s; left: %s", rounds, left)
-	case errors.Is(err, reconcile.ErrPaused):
-		return fmt.Sprintf("failed: %s; fix it and run apply again, or roll back the desired state", oneLine(err.Error()))
-	}
-	return "failed: " + oneLine(err.Error())
+	return (time.Duration(n) * time.Millisecond).String()
 }

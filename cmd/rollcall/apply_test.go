@@ -17,13 +17,13 @@ import (
 func TestApplyConverges(t *testing.T) {
 	h := newHarness(t, docker.NewManualClock(t0))
 	path := seedMixed(t, h)
-	res := h.run("", "apply", "--yes", "-f", path)
+	res := h.run("", "apply", "--yes", "--allow-mass-stop", "-f", path)
 	if res.code != exitOK {
 		t.Fatalf("exit %d\nstderr:\n%s", res.code, res.stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(res.stderr), "\n")
 	final := lines[len(lines)-1]
-	if !strings.HasPrefix(final, "✓ converged in ") || !strings.HasSuffix(final, ": 1 start · 1 roll · 1 restart · 2 stop") {
+	if final != "✓ converged: 1 start · 1 roll · 1 restart · 2 stop" {
 		t.Errorf("final line %q", final)
 	}
 	started, ended := 0, 0
@@ -56,8 +56,8 @@ func TestApplyConverges(t *testing.T) {
 	if res := h.run("", "plan", "-f", path); res.code != exitOK {
 		t.Errorf("plan after apply: exit %d, want 0\n%s%s", res.code, res.stdout, res.stderr)
 	}
-	again := h.run("", "apply", "--yes", "-f", path)
-	if again.code != exitOK || !strings.Contains(again.stderr, "converged in 1 round: nothing to do") {
+	again := h.run("", "apply", "--yes", "--allow-mass-stop", "-f", path)
+	if again.code != exitOK || !strings.Contains(again.stderr, "converged: nothing to do") {
 		t.Errorf("apply on the fixpoint: exit %d\n%s", again.code, again.stderr)
 	}
 	if n := len(h.journalEntries()); n != 5 {
@@ -70,7 +70,7 @@ func TestApplyConverges(t *testing.T) {
 func TestApplyJSON(t *testing.T) {
 	h := newHarness(t, docker.NewManualClock(t0))
 	path := seedMixed(t, h)
-	res := h.run("", "apply", "--yes", "--json", "-f", path)
+	res := h.run("", "apply", "--yes", "--allow-mass-stop", "--json", "-f", path)
 	if res.code != exitOK {
 		t.Fatalf("exit %d\n%s", res.code, res.stderr)
 	}
@@ -78,7 +78,7 @@ func TestApplyJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
 		t.Fatalf("stdout is not the JSON document: %v\n%s", err, res.stdout)
 	}
-	if !doc.Converged || doc.Error != "" || len(doc.Steps) != 5 || len(doc.Pending) != 0 || doc.Rounds < 2 {
+	if !doc.Converged || doc.Error != "" || len(doc.Steps) != 5 || len(doc.Pending) != 0 || doc.Rounds < 1 {
 		t.Errorf("document: %+v", doc)
 	}
 	for _, s := range doc.Steps {
@@ -103,13 +103,13 @@ func TestApplyConfirmation(t *testing.T) {
 		{"terminal, enter: default No", true, "\n", exitFailed, "cancelled: nothing was changed", false},
 		{"terminal, n", true, "n\n", exitFailed, "cancelled", false},
 		{"terminal, closed stdin", true, "", exitFailed, "cancelled", false},
-		{"terminal, yes", true, "yes\n", exitOK, "converged in", true},
+		{"terminal, yes", true, "yes\n", exitOK, "converged:", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, docker.NewManualClock(t0))
 			h.terminal["stdin"] = tc.terminal
 			path := seedMixed(t, h)
-			res := h.run(tc.answer, "apply", "-f", path)
+			res := h.run(tc.answer, "apply", "--allow-mass-stop", "-f", path)
 			if res.code != tc.code {
 				t.Fatalf("exit %d, want %d\n%s", res.code, tc.code, res.stderr)
 			}
@@ -156,7 +156,7 @@ func TestApplyStepFailure(t *testing.T) {
 	h := newHarness(t, docker.NewManualClock(t0))
 	path := seedMixed(t, h)
 	h.fake.FailNext("Create", nil)
-	res := h.run("", "apply", "--yes", "-f", path)
+	res := h.run("", "apply", "--yes", "--allow-mass-stop", "-f", path)
 	if res.code != exitOK {
 		t.Fatalf("exit %d\n%s", res.code, res.stderr)
 	}
@@ -181,11 +181,11 @@ func TestApplyRecreate(t *testing.T) {
 	clock := docker.NewManualClock(t0)
 	h := newHarness(t, clock)
 	path := seedMixed(t, h)
-	if res := h.run("", "apply", "--yes", "-f", path); res.code != exitOK {
+	if res := h.run("", "apply", "--yes", "--allow-mass-stop", "-f", path); res.code != exitOK {
 		t.Fatalf("first apply: exit %d\n%s", res.code, res.stderr)
 	}
 	clock.Advance(time.Minute)
-	res := h.run("", "apply", "--yes", "--recreate", "-f", path)
+	res := h.run("", "apply", "--yes", "--allow-mass-stop", "--recreate", "-f", path)
 	if res.code != exitOK {
 		t.Fatalf("recreate: exit %d\n%s", res.code, res.stderr)
 	}
@@ -205,7 +205,7 @@ func TestApplySkipHealth(t *testing.T) {
 	if res.code != exitOK {
 		t.Fatalf("exit %d\n%s", res.code, res.stderr)
 	}
-	mustContain(t, "stderr", res.stderr, "EMERGENCY --skip-health", "converged in")
+	mustContain(t, "stderr", res.stderr, "EMERGENCY --skip-health", "converged:")
 }
 
 // TestApplyRefusesWhileTheHostLockIsHeld: apply never acts beside a console
@@ -218,20 +218,20 @@ func TestApplyRefusesWhileTheHostLockIsHeld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	release, err := session.HostLock(info, "rctest", "alice")
+	lock, err := session.AcquireLock(info, "rctest", "alice")
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.fake.ResetCalls()
-	res := h.run("", "apply", "--yes", "-f", path)
+	res := h.run("", "apply", "--yes", "--allow-mass-stop", "-f", path)
 	if res.code != exitFailed || !strings.Contains(res.stderr, "held by alice") {
 		t.Fatalf("exit %d, stderr %q: want a refusal naming alice", res.code, res.stderr)
 	}
 	if m := h.fake.Mutations(); len(m) != 0 {
 		t.Fatalf("apply acted while the lock was held: %q", m)
 	}
-	release()
-	if res := h.run("", "apply", "--yes", "-f", path); res.code != exitOK {
+	lock.Release()
+	if res := h.run("", "apply", "--yes", "--allow-mass-stop", "-f", path); res.code != exitOK {
 		t.Fatalf("after release: exit %d\n%s", res.code, res.stderr)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -46,12 +47,14 @@ func addConsole(root *cobra.Command, e env, g *globals) {
 			return err
 		}
 		defer closeClient()
-		return runConsole(c.Context(), e, g, client, source, *o)
+		return runConsole(c.Context(), e, g, client, source, *o, nil)
 	}
 }
 
-// runConsole opens the console on a session over client and source.
-func runConsole(ctx context.Context, e env, g *globals, client docker.Client, source session.Source, o consoleOpts) error {
+// runConsole opens the console on a session over client and source. lock,
+// when not nil, is the host lock the caller holds for the session to act
+// under (the demo's).
+func runConsole(ctx context.Context, e env, g *globals, client docker.Client, source session.Source, o consoleOpts, lock *session.Lock) error {
 	mode := session.ModeStep
 	switch {
 	case o.watch:
@@ -73,7 +76,7 @@ func runConsole(ctx context.Context, e env, g *globals, client docker.Client, so
 	}
 	s := session.New(session.Options{
 		Client: client, Source: source, Mode: mode, Prefix: g.prefix, Journal: j,
-		Now: e.now, SkipHealth: o.skipHealth, Recreate: o.recreate,
+		Now: e.now, SkipHealth: o.skipHealth, Recreate: o.recreate, Lock: lock, StateDir: filepath.Dir(g.journal),
 	})
 	v, _ := buildVersion()
 	return tui.Run(ctx, s, tui.Options{

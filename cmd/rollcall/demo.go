@@ -9,6 +9,7 @@ import (
 
 	"github.com/rollcall/rollcall/engine/demo"
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/session"
 )
 
@@ -18,7 +19,7 @@ func newDemoCmd(e env, g *globals) *cobra.Command {
 	o := consoleOpts{}
 	c := &cobra.Command{
 		Use:   "demo",
-		Short: "Stage an out-of-date demo state (prefix rollcall-demo) and open the console on it",
+		Short: "Stage an out-of-date demo state (prefix rollcall-demo, or --prefix) and open the console on it",
 		Long: `demo builds the demoapp images v1 and v2 on the local engine (FROM scratch, no
 registry), starts an out-of-date state under the prefix rollcall-demo (3 web
 replicas of v1, a crashed worker, a worker with an old restart policy, and a
@@ -27,28 +28,47 @@ state, so every kind of step appears. Approve them with enter.
 
 With no engine reachable, the same scenario runs on the in-memory fake
 engine, and the header says "simulated". demo --clean removes all it made.
-It never touches anything but containers labelled rollcall-demo.managed=true.`,
+Staging, the console and --clean all take the host lock of the prefix, so
+the demo never acts under another rollcall; and they never touch anything
+but containers labelled <prefix>.managed=true.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			ctx := c.Context()
 			client, closeClient, why := demoEngine(ctx, e, g, simulated)
 			defer closeClient()
+			prefix := g.prefix
+			if prefix == "" {
+				prefix = demo.Prefix
+			}
+			// Staging and cleaning act like any session: under the host
+			// lock of the prefix, and only on its own managed containers.
+			lock, err := hostLock(ctx, client, prefix)
+			if err != nil {
+				return err
+			}
+			defer lock.Release()
+			dir := demo.Dir(prefix)
 			if clean {
-				n, err := demo.Clean(ctx, client, demo.Dir())
-				fmt.Fprintf(e.stderr, "removed %d demo container(s)\n", n)
+				n, err := demo.Clean(ctx, client, prefix, dir)
+				fmt.Fprintf(e.stderr, "removed %d demo container(s) of prefix %s\n", n, termSafe(prefix))
 				return err
 			}
 			if why != "" {
 				fmt.Fprintf(e.stderr, "%s: running the demo on the in-memory fake engine (simulated)\n", why)
 			}
-			path, err := demo.Stage(ctx, client, demo.Dir(), e.stderr)
+			j, err := journal.Open(g.journal, journal.Options{})
+			if err != nil {
+				return withHint(fmt.Errorf("journal: %w", err), "pass --journal PATH")
+			}
+			defer j.Close()
+			path, err := demo.Stage(ctx, client, demo.StageOptions{Prefix: prefix, Dir: dir, Lock: lock, Journal: j, Log: e.stderr})
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(e.stderr, "desired state: %s (edit it while the console runs)\n", path)
 			dg := *g
-			dg.prefix = demo.Prefix
-			return runConsole(ctx, e, &dg, client, session.FileSource(path), o)
+			dg.prefix = prefix
+			return runConsole(ctx, e, &dg, client, session.FileSource(path), o, lock)
 		},
 	}
 	c.Flags().BoolVar(&clean, "clean", false, "remove every container the demo made (prefix rollcall-demo) and its desired file")

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -208,6 +209,7 @@ type observation struct {
 	now            time.Time
 	skipHealth     bool
 	recreateBefore map[string]time.Time
+	holds          map[string]map[string]bool
 }
 
 // currentPlan observes the engine once and diffs it against d.
@@ -218,7 +220,7 @@ func currentPlan(ctx context.Context, c docker.Client, d *spec.Desired, o observ
 	}
 	resolved := spec.Resolve(ctx, d, c)
 	return reconcile.Diff(resolved, &reconcile.Observed{
-		Now: o.now, Containers: containers, SkipHealth: o.skipHealth, RecreateBefore: o.recreateBefore,
+		Now: o.now, Containers: containers, SkipHealth: o.skipHealth, RecreateBefore: o.recreateBefore, Holds: o.holds,
 	}), nil
 }
 
@@ -228,14 +230,29 @@ func converged(p reconcile.Plan) bool { return p.Empty() && len(p.Errors()) == 0
 
 // hostLock takes the host lock for prefix on the engine, as a console in step
 // or auto mode does, so a headless command never acts beside one.
-func hostLock(ctx context.Context, c docker.Client, prefix string) (func(), error) {
+func hostLock(ctx context.Context, c docker.Client, prefix string) (*session.Lock, error) {
 	info, err := c.Info(ctx)
 	if err != nil {
 		return nil, withHint(err, engineHint)
 	}
-	release, err := session.HostLock(info, prefix, journal.CurrentUser())
+	lock, err := session.AcquireLock(info, prefix, journal.CurrentUser())
 	if errors.Is(err, session.ErrLocked) {
 		return nil, withHint(err, "another rollcall acts on this engine and prefix; wait for it, or watch with `rollcall --watch`")
 	}
-	return release, err
+	return lock, err
+}
+
+// planHolds reads the holds (rolled-back specs) kept beside the journal for
+// the engine and prefix, so a one-shot plan shows them as a session would.
+// Holds that cannot be read are left out of the plan, with a warning.
+func planHolds(ctx context.Context, c docker.Client, g *globals, prefix string, warn io.Writer) map[string]map[string]bool {
+	info, err := c.Info(ctx)
+	if err != nil {
+		return nil
+	}
+	holds, err := session.ReadHolds(filepath.Dir(g.journal), info, prefix)
+	if err != nil {
+		fmt.Fprintf(warn, "warning: %s\n", termSafe(err.Error()))
+	}
+	return holds
 }

@@ -96,7 +96,7 @@ workloads:
 		t.Fatalf("apply: exit %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 	}
 	t.Logf("apply took %s:\n%s", time.Since(began).Round(time.Millisecond), res.stderr)
-	mustContain(t, "apply stderr", res.stderr, "converged in", ": 2 start")
+	mustContain(t, "apply stderr", res.stderr, "converged: 2 start")
 
 	res = runBinary(t, ctx, bin, "plan", "-f", file)
 	if res.code != exitOK {
@@ -125,9 +125,15 @@ workloads:
 		t.Errorf("%d containers, %d healthy; want 2 and 2", len(cs), healthy)
 	}
 
+	// The journal's own lines: the lock taken, and a line before and after
+	// each of the two starts.
 	res = runBinary(t, ctx, bin, "--journal", journalPath, "history", "--json")
-	if n := strings.Count(res.stdout, "\n"); res.code != exitOK || n != 2 {
-		t.Errorf("history: exit %d, %d lines, want 2 (the starts):\n%s", res.code, n, res.stdout)
+	if n := strings.Count(res.stdout, `"action":"start"`); res.code != exitOK || n != 4 {
+		t.Errorf("history --json: exit %d, %d start lines, want 4 (started, ok for each):\n%s", res.code, n, res.stdout)
+	}
+	res = runBinary(t, ctx, bin, "--journal", journalPath, "history")
+	if n := strings.Count(res.stdout, "✓ ok"); res.code != exitOK || n != 2 {
+		t.Errorf("history: exit %d, %d steps ok, want 2 (the starts):\n%s", res.code, n, res.stdout)
 	}
 	res = runBinary(t, ctx, bin, "version")
 	mustContain(t, "version", res.stdout, "rollcall ", "go:", "engine:  ", "(API ")

@@ -23,12 +23,20 @@ func newHistoryCmd(e env, g *globals) *cobra.Command {
 		Use:   "history [-n N] [--json]",
 		Short: "Show the journal of executed steps, newest last",
 		Long: `Show the last N steps executed against the engine, by any console, apply or
-agent that wrote to this journal, newest last. A table on a terminal,
-tab-aligned plain text when piped; --json prints the journal's own lines
-(one JSON object per line, the schema of engine/journal.Entry).`,
+agent that wrote to this journal, and the operators' decisions (approve,
+skip, confirm, rollback ...), newest last. A step is one row: its result
+(ok, failed, or interrupted when no end was journaled: still running, or
+cut short by a crash). A table on a terminal, tab-aligned plain text when
+piped; --json prints the journal's own last N lines, a "started" line
+before each step's end (one JSON object per line, the schema of
+engine/journal.Entry).`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			entries, skipped, err := journal.Scan(g.journal, n)
+			limit := n
+			if !asJSON {
+				limit = 0 // folded first: a step's two lines become one
+			}
+			entries, skipped, err := journal.Scan(g.journal, limit)
 			if err != nil {
 				return withHint(err, "pass --journal PATH to read another journal")
 			}
@@ -44,6 +52,10 @@ tab-aligned plain text when piped; --json prints the journal's own lines
 					}
 				}
 				return nil
+			}
+			entries = journal.Fold(entries)
+			if n > 0 && len(entries) > n {
+				entries = entries[len(entries)-n:]
 			}
 			if len(entries) == 0 {
 				fmt.Fprintf(e.stderr, "no steps in the journal yet (%s)\n", termSafe(g.journal))
@@ -67,7 +79,17 @@ func historyRow(s screen, en journal.Entry) []string {
 	target := termSafe(en.Workload) + "/" + slotText(en.Slot)
 	result := s.render(s.st.OK, s.st.Glyphs.Done+" "+termSafe(en.Result))
 	detail := termSafe(en.Reason)
-	if en.Result != journal.ResultOK {
+	switch en.Result {
+	case journal.ResultOK:
+	case journal.ResultDecision:
+		result = s.render(s.st.Muted, "· "+termSafe(en.Result))
+		target = termSafe(en.Workload)
+	case journal.ResultStarted:
+		result = s.render(s.st.Muted, s.st.Glyphs.Running+" "+termSafe(en.Result))
+	case journal.ResultInterrupted:
+		result = s.render(s.st.Warn, s.st.Glyphs.Warning+" "+termSafe(en.Result))
+		detail = s.render(s.st.Warn, termSafe(oneLine(en.Error)))
+	default:
 		result = s.render(s.st.Bad, s.st.Glyphs.Failed+" "+termSafe(en.Result))
 		detail = s.render(s.st.Bad, termSafe(oneLine(en.Error)))
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -144,7 +145,7 @@ func writeJSON(w io.Writer, v any) error {
 //	  "source":    string
 //	  "prefix":    string
 //	  "converged": bool      true: exit 0
-//	  "rounds":    int       observe → plan → apply rounds taken
+//	  "rounds":    int       fresh plans the session diffed while it ran
 //	  "summary":   string    the final line, as printed on stderr
 //	  "error":     string    "" when converged, else why not
 //	  "steps": [             every executed step, in order: the step fields of
@@ -171,19 +172,19 @@ type resultDoc struct {
 	DurationMS int64  `json:"duration_ms"`
 }
 
-func newApplyDoc(d *spec.Desired, rep reconcile.Report, err error, summary string, results []reconcile.Result) applyDoc {
-	doc := applyDoc{Source: d.Source, Prefix: d.Prefix, Converged: err == nil, Rounds: rep.Rounds,
+func newApplyDoc(d *spec.Desired, res session.Outcome, summary string) applyDoc {
+	doc := applyDoc{Source: d.Source, Prefix: d.Prefix, Converged: res.Converged, Rounds: res.Plans,
 		Summary: summary, Steps: []resultDoc{}, Pending: []stepDoc{}}
-	if err != nil {
-		doc.Error = oneLine(err.Error())
-		for _, s := range rep.Last.Steps() {
+	if !res.Converged {
+		doc.Error = oneLine(res.Reason)
+		for _, s := range res.Last.Plan.Steps() {
 			doc.Pending = append(doc.Pending, newStepDoc(s))
 		}
 	}
-	for _, r := range results {
+	for _, r := range res.Steps {
 		rd := resultDoc{stepDoc: newStepDoc(r.Step), Result: journal.ResultOK, DurationMS: r.Duration.Milliseconds()}
-		if r.Err != nil {
-			rd.Result, rd.Error = journal.ResultFailed, oneLine(r.Err.Error())
+		if r.Err != "" {
+			rd.Result, rd.Error = journal.ResultFailed, oneLine(r.Err)
 		}
 		doc.Steps = append(doc.Steps, rd)
 	}

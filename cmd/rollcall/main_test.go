@@ -106,13 +106,21 @@ func (h *harness) env(stdin *strings.Reader, stdout, stderr *syncBuffer) env {
 	}
 }
 
+// journalEntries are the journal's steps, one entry each (its "started"
+// line folded into the end), without the operator's decisions.
 func (h *harness) journalEntries() []journal.Entry {
 	h.t.Helper()
 	es, err := journal.Read(h.journal, 0)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	return es
+	var out []journal.Entry
+	for _, e := range journal.Fold(es) {
+		if e.Result != journal.ResultDecision {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // syncBuffer is a bytes.Buffer safe for the agent's concurrent writers.

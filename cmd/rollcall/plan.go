@@ -32,7 +32,7 @@ printed then).`,
 				return err
 			}
 			defer closeClient()
-			p, err := currentPlan(ctx, client, d, observation{now: e.now()})
+			p, err := currentPlan(ctx, client, d, observation{now: e.now(), holds: planHolds(ctx, client, g, d.Prefix, e.stderr)})
 			if err != nil {
 				return err
 			}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/rollcall/rollcall/termsafe"
+	"github.com/rollcall/rollcall/tui/termsafe"
 )
 
 // maxLineWidth bounds a line of human output, in terminal cells: enough

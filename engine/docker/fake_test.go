@@ -929,7 +929,7 @@ func TestFakeInfo(t *testing.T) {
 	for _, tt := range tests {
 		f := NewFake(FakeOptions{Endpoint: tt.endpoint})
 		info, err := f.Info(testCtx)
-		want := EngineInfo{Endpoint: tt.want, Version: "fake", APIVersion: "1.41", Simulated: true}
+		want := EngineInfo{ID: "fake:" + tt.want, Endpoint: tt.want, Version: "fake", APIVersion: "1.41", Simulated: true}
 		if err != nil || info != want {
 			t.Errorf("Info() = %+v, %v; want %+v", info, err, want)
 		}

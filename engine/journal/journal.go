@@ -394,7 +394,7 @@ func Fold(entries []Entry) []Entry {
 				continue
 			}
 			e.Result = ResultInterrupted
-			e.Error = "cut short: no end was journaled (the process was killed or crashed mid-step)"
+			e.Error = "no end was journaled: still running, or cut short (the process was killed mid-step)"
 		}
 		out = append(out, e)
 	}

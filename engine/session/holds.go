@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 
 	"github.com/rollcall/rollcall/engine/docker"
 )
@@ -30,6 +31,10 @@ func engineKey(info docker.EngineInfo) string {
 	if key == "" {
 		key = "endpoint:" + info.Endpoint
 	}
+	if info.Simulated {
+		// A simulated engine lives and dies with its process.
+		key += "#" + strconv.Itoa(os.Getpid())
+	}
 	sum := sha256.Sum256([]byte(key))
 	return hex.EncodeToString(sum[:6])
 }
@@ -38,7 +43,7 @@ func engineKey(info docker.EngineInfo) string {
 // -> spec hashes on hold. No file means no holds.
 func ReadHolds(dir string, info docker.EngineInfo, prefix string) (map[string]map[string]bool, error) {
 	out := map[string]map[string]bool{}
-	if dir == "" || info.Simulated {
+	if dir == "" {
 		return out, nil
 	}
 	path := holdsFile(dir, info, prefix)
@@ -109,7 +114,7 @@ func writeHolds(path string, holds map[string]map[string]bool) error {
 // loadHolds merges the holds kept on disk into the session's, once the
 // engine is known.
 func (l *loop) loadHolds() {
-	if l.holdsLoaded || l.opts.StateDir == "" || !l.infoOK || l.info.Simulated {
+	if l.holdsLoaded || l.opts.StateDir == "" || !l.infoOK {
 		return
 	}
 	l.holdsLoaded = true

@@ -74,9 +74,6 @@ func DefaultLockPath(info docker.EngineInfo, prefix string) string {
 	if unix.Access("/run/lock", unix.W_OK) == nil {
 		dir = "/run/lock"
 	}
-	if info.Simulated {
-		info.ID = "simulated:" + info.Endpoint + "#" + strconv.Itoa(os.Getpid())
-	}
 	return filepath.Join(dir, "rollcall-"+prefix+"-"+engineKey(info)+".lock")
 }
 

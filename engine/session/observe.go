@@ -172,6 +172,7 @@ func (l *loop) diff() {
 		l.plan = reconcile.Diff(l.resolved, obs)
 	}
 	l.dropStaleHolds()
+	l.logWaits()
 	l.forgetRestarts()
 	l.forgetGoneSteps()
 	l.checkFailures()
@@ -226,4 +227,24 @@ func (l *loop) armWake() {
 		return
 	}
 	l.wake.set(max(slices.Min(due), l.opts.Coalesce))
+}
+
+// logWaits logs what the plan waits for (a booting container, a crash
+// backoff, the next slot's turn) as it changes, for a session nobody
+// watches: each wait once, and again when its reason changes.
+func (l *loop) logWaits() {
+	if l.opts.Log == nil {
+		return
+	}
+	now := map[string]string{}
+	for _, s := range l.plan.Steps() {
+		if s.Executable() {
+			continue
+		}
+		now[s.Key()] = s.Reason
+		if l.waitsLogged[s.Key()] != s.Reason {
+			l.log(levelInfo, "waiting", "action", string(s.Action), "target", s.Target(), "container", s.Container, "reason", s.Reason)
+		}
+	}
+	l.waitsLogged = now
 }

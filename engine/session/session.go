@@ -319,8 +319,10 @@ type loop struct {
 	refusal    *Refusal // unattended: the blast radius refused the desired state
 	running    *StepRun
 	waiting    string // why nothing runs, as decide last said
-	halted     string // the journal failed: nothing more runs
-	rolledBack []RollbackInfo
+	// waitsLogged are the plan's waits as last logged, by step key.
+	waitsLogged map[string]string
+	halted      string // the journal failed: nothing more runs
+	rolledBack  []RollbackInfo
 
 	holdsPath   string // "" until the engine is known, or without StateDir
 	holdsLoaded bool
