@@ -56,7 +56,7 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		cmd = m.send(session.ApproveStep{Key: b.next})
 	case key.Matches(msg, k.ApprovePlan):
 		m.plan.moved = false
-		cmd = m.send(session.ApprovePlan{})
+		cmd = m.send(session.ApproveRollout{})
 	case key.Matches(msg, k.Auto):
 		switch b.mode {
 		case session.ModeStep:

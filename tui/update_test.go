@@ -118,7 +118,7 @@ func TestKeysSendIntents(t *testing.T) {
 		want []session.Intent
 	}{
 		{"enter approves the next step", mid, []string{"enter"}, []session.Intent{session.ApproveStep{Key: roll}}},
-		{"A approves the plan", mid, []string{"A"}, []session.Intent{session.ApprovePlan{}}},
+		{"A approves the plan", mid, []string{"A"}, []session.Intent{session.ApproveRollout{}}},
 		{"space switches step to auto", mid, []string{"space"}, []session.Intent{session.SetMode{Mode: session.ModeAuto}}},
 		{"space switches auto to step", emergency(), []string{"space"}, []session.Intent{session.SetMode{Mode: session.ModeStep}}},
 		{"p pauses", mid, []string{"p"}, []session.Intent{session.Pause{}}},

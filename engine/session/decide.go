@@ -24,6 +24,7 @@ type gate struct {
 	SettleLeft time.Duration // the desired state changed less than the settle time ago
 
 	Approved  map[string]bool // step mode: steps the operator let run
+	Rollout   bool            // step mode: the operator approved the whole rollout
 	Skipped   map[string]bool
 	Confirmed map[string]bool      // stop-first steps the operator said yes to
 	RetryAt   map[string]time.Time // auto: a failed step is not tried again before (step mode: the operator's approval is the retry)
@@ -87,7 +88,7 @@ func decide(steps []reconcile.Step, g gate) decision {
 		switch {
 		case g.Skipped[key], g.RollingBack[s.Workload]:
 			continue
-		case g.Mode == ModeStep && !g.Approved[key]:
+		case g.Mode == ModeStep && !g.Approved[key] && !g.Rollout:
 			continue
 		case g.Mode == ModeAuto && g.Now.Before(g.RetryAt[key]):
 			continue

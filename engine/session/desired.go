@@ -106,6 +106,9 @@ func (l *loop) onLoaded(r loadResult) {
 		}
 	}
 	l.epoch++
+	if l.rollout != nil && l.rollout.fp != fp {
+		l.endRollout("the desired state changed")
+	}
 	l.blastCheck = true
 	l.refusal = nil // weighed again against the new plan
 	if l.confirm != nil && l.confirm.Kind == ConfirmBlast {

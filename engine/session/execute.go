@@ -41,7 +41,7 @@ func (l *loop) act() {
 		Running: l.running != nil, Halted: l.halted != "", Paused: l.pause != nil,
 		Blast:      l.refusal != nil || (l.confirm != nil && l.confirm.Kind == ConfirmBlast),
 		SettleLeft: l.settleLeft(),
-		Approved:   l.approved, Skipped: l.skipped, Confirmed: l.confirmed,
+		Approved:   l.approved, Rollout: l.rollout != nil, Skipped: l.skipped, Confirmed: l.confirmed,
 		RetryAt: map[string]time.Time{}, RollingBack: map[string]bool{},
 	}
 	for key, r := range l.retries {
@@ -136,6 +136,7 @@ func (l *loop) checkBlast() {
 	}
 	l.confirm = &Confirmation{Kind: ConfirmBlast, Prompt: prompt}
 	l.note("holding: %s; confirm to go on", prompt)
+	l.endRollout("the blast-radius guard asks")
 }
 
 // blastRadius counts the running managed containers the plan stops or rolls,
@@ -254,6 +255,7 @@ func (l *loop) onStepDone(d stepDone) {
 		wait := reconcile.Backoff(r.n, retryMin, retryMax)
 		r.at = time.Now().Add(wait)
 		l.note("%s %s failed: %v", s.Action, s.Target(), d.err)
+		l.endRollout(fmt.Sprintf("%s %s failed", s.Action, s.Target()))
 		l.log(levelError, "step failed", append(attrs, "error", d.err.Error(), "retry_in", wait.String())...)
 	} else {
 		delete(l.retries, key)

@@ -41,6 +41,9 @@ func (l *loop) checkFailures() {
 			Since:     l.now(),
 		}
 		l.note("paused: %s", l.pause.Reason)
+		l.log(levelError, "paused: a new container missed its health deadline (failure_action pause)",
+			"workload", f.Workload, "slot", f.Slot, "container", f.Container, "reason", f.Reason)
+		l.endRollout("paused")
 		l.fetchDetail(f.Container)
 	}
 	for id := range l.acked {

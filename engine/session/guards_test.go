@@ -75,7 +75,7 @@ func TestPauseBlocksSteps(t *testing.T) {
 			h.waitFor("the pause", func(s Snapshot) bool { return s.Pause != nil })
 			h.src.Set(desiredYAML("web:v1", 2))
 			snap := h.waitFor("two starts", func(s Snapshot) bool { return s.Fresh && len(s.Plan.Executable()) == 2 })
-			h.s.Do(ApprovePlan{})
+			h.s.Do(ApproveRollout{})
 			h.settle()
 			if m := f.Mutations(); len(m) != 0 {
 				t.Fatalf("steps ran while paused: %q", m)
@@ -85,7 +85,7 @@ func TestPauseBlocksSteps(t *testing.T) {
 			}
 			h.s.Do(Resume{})
 			if mode == ModeStep {
-				h.s.Do(ApprovePlan{})
+				h.s.Do(ApproveRollout{})
 			}
 			h.waitFor("the starts after resume", func(s Snapshot) bool { return len(f.Mutations()) == 2 })
 			_ = snap
@@ -426,4 +426,33 @@ func TestNoStepFromAListOlderThanTheLastIntent(t *testing.T) {
 	held.mu.Unlock()
 	held.release <- struct{}{}
 	h.waitFor("the approved start", func(s Snapshot) bool { return len(s.Recent) == 1 && s.Running == nil })
+}
+
+// One rollout approval takes a roll to the desired state, steps to come
+// included; a desired change ends it.
+func TestApproveRolloutRunsTheWholeRoll(t *testing.T) {
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 3))
+	h := newHarness(t, f, clock, desiredYAML("web:v2", 3), ModeStep).start()
+	h.waitFor("the plan", func(s Snapshot) bool { return s.Fresh && len(s.Plan.Executable()) > 0 })
+	h.s.Do(ApproveRollout{})
+	h.waitFor("the rollout under way", func(s Snapshot) bool { return s.Rollout != nil })
+	snap := h.drive("the roll to v2", func(s Snapshot) bool { return s.Steady && running(s, "web:v2") == 3 })
+	if running(snap, "web:v1") != 0 {
+		t.Fatalf("v1 left:\n%s", describe(snap))
+	}
+	if snap.Rollout != nil || !hasNote(snap, "the desired state is reached") {
+		t.Errorf("the rollout approval outlived the rollout: %+v", snap.Rollout)
+	}
+
+	// A new desired state is not covered by the old approval.
+	h.s.Do(ApproveRollout{})
+	h.waitFor("a rollout approval", func(s Snapshot) bool { return s.Rollout != nil || hasNote(s, "rollout approval ended") })
+	h.src.Set(desiredYAML("web:v1", 3))
+	h.waitFor("the approval ended by the change", func(s Snapshot) bool { return s.Rollout == nil && s.Fresh && len(s.Plan.Executable()) > 0 })
+	f.ResetCalls()
+	h.settle()
+	if m := f.Mutations(); len(m) != 0 {
+		t.Fatalf("steps of the new desired state ran on the old approval: %q", m)
+	}
 }

@@ -15,11 +15,16 @@ type (
 	// ApproveStep lets the step with this Key() run in step mode (after a
 	// fresh diff still holds it). It also un-skips the step.
 	ApproveStep struct{ Key string }
-	// ApprovePlan approves every executable step of the current plan.
-	ApprovePlan struct{}
+	// ApproveRollout approves the rollout (step mode): every step, present
+	// and to come, until the desired state as it was when it was given is
+	// reached. A desired change, a failed step, a pause or a blast-radius
+	// question ends it.
+	ApproveRollout struct{}
 	// Skip keeps a step from running, in step and auto mode, until it is
-	// approved again or leaves the plan.
+	// un-skipped, approved again or leaves the plan.
 	Skip struct{ Key string }
+	// Unskip lets a skipped step run again as its mode allows.
+	Unskip struct{ Key string }
 	// SetMode switches to watch, step or auto; an acting mode takes the
 	// host lock first, and falls back to watch without it.
 	SetMode struct{ Mode Mode }
@@ -42,8 +47,9 @@ type (
 )
 
 func (ApproveStep) intent() {}
-func (ApprovePlan) intent() {}
-func (Skip) intent()        {}
+func (ApproveRollout) intent() {}
+func (Skip) intent()           {}
+func (Unskip) intent()         {}
 func (SetMode) intent()     {}
 func (Pause) intent()       {}
 func (Resume) intent()      {}
@@ -95,16 +101,22 @@ func (l *loop) handle(i Intent) {
 			l.approved[i.Key] = true
 		}
 		l.decision("approve", "", i.Key)
-	case ApprovePlan:
-		if !l.acting("approve the plan") {
+	case ApproveRollout:
+		if !l.acting("approve the rollout") {
 			return
 		}
-		for _, s := range l.plan.Executable() {
-			if l.mode == ModeStep {
-				l.approved[s.Key()] = true
-			}
+		if l.desired == nil {
+			l.note("approve the rollout: no desired state loaded")
+			return
 		}
+		l.rollout = &rolloutApproval{fp: l.desiredFP, since: l.now()}
 		l.decision("approve-rollout", "", l.plan.Summary())
+		l.note("rollout approved by %s: every step to the desired state runs, unless something fails, pauses or asks", l.opts.User)
+	case Unskip:
+		if l.skipped[i.Key] {
+			delete(l.skipped, i.Key)
+			l.decision("unskip", "", i.Key)
+		}
 	case Skip:
 		l.decision("skip", "", i.Key)
 		l.skipped[i.Key] = true
@@ -117,9 +129,12 @@ func (l *loop) handle(i Intent) {
 	case Pause:
 		if l.pause == nil {
 			l.pause = &PauseInfo{Reason: "paused by " + l.opts.User, ByOperator: true, Since: l.now()}
+			l.decision("pause", "", "")
+			l.endRollout("paused")
 		}
 	case Resume:
 		if l.pause != nil {
+			l.decision("resume", "", l.pause.Reason)
 			l.note("resumed (%s)", l.pause.Reason)
 			l.pause = nil
 		}

@@ -154,6 +154,9 @@ func (l *loop) onFetched(r fetchResult) {
 		l.takeLock()
 	}
 	l.readHolder()
+	if l.rollout != nil && l.planEpoch == l.epoch && l.plan.Empty() && l.rollout.fp == l.desiredFP {
+		l.endRollout("the desired state is reached")
+	}
 	l.act()
 	l.armWake()
 	if l.refetch {

@@ -232,6 +232,22 @@ func (l *loop) finishStep() {
 	l.onStepDone(<-l.stepped)
 }
 
+// rolloutApproval is an approved rollout: it stands until the desired state
+// it was given for (by fingerprint) is reached, or something ends it.
+type rolloutApproval struct {
+	fp    string
+	since time.Time
+}
+
+// endRollout ends an approved rollout and says why.
+func (l *loop) endRollout(why string) {
+	if l.rollout == nil {
+		return
+	}
+	l.rollout = nil
+	l.note("rollout approval ended: %s", why)
+}
+
 // loop is the state Run owns. Only the loop goroutine touches it.
 type loop struct {
 	s    *Session
@@ -309,6 +325,7 @@ type loop struct {
 	recreate   map[string]time.Time
 	restarts   map[string]int // restarts rollcall issued, by container ID
 	approved   map[string]bool
+	rollout    *rolloutApproval // step mode: the operator approved the whole rollout
 	skipped    map[string]bool
 	confirmed  map[string]bool
 	retries    map[string]*retry     // failed steps, by key

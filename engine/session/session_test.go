@@ -25,7 +25,7 @@ func TestWatchNeverMutates(t *testing.T) {
 
 	snap := h.waitFor("a plan", func(s Snapshot) bool { return len(s.Plan.Executable()) > 0 })
 	key := snap.Plan.Executable()[0].Key()
-	for _, i := range []Intent{ApprovePlan{}, ApproveStep{Key: key}, Rollback{Workload: "web"}, Recreate{},
+	for _, i := range []Intent{ApproveRollout{}, ApproveStep{Key: key}, Rollback{Workload: "web"}, Recreate{},
 		Confirm{Yes: true}, Emergency{On: true}, Resume{}} {
 		h.s.Do(i)
 	}

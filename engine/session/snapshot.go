@@ -73,9 +73,19 @@ type Snapshot struct {
 	Refusal *Refusal
 	// Halted says why nothing runs any more: the journal cannot be written.
 	Halted string
+	// Rollout is set while the operator's approval of the whole rollout
+	// stands (step mode).
+	Rollout *RolloutInfo
 	// RolledBack lists the rollbacks by failure_action, oldest first: what
 	// was stopped, and which spec is on hold.
 	RolledBack []RollbackInfo
+}
+
+// RolloutInfo is an approved rollout under way.
+type RolloutInfo struct {
+	By    string
+	Since time.Time
+	Left  int // steps left in the plan, those to come ("then") included
 }
 
 // Refusal is a desired state an unattended session will not act on.
@@ -252,6 +262,14 @@ func (l *loop) snapshot() Snapshot {
 	if l.refusal != nil {
 		r := *l.refusal
 		s.Refusal = &r
+	}
+	if l.rollout != nil {
+		s.Rollout = &RolloutInfo{By: l.opts.User, Since: l.rollout.since, Left: len(l.plan.Steps())}
+		for _, st := range l.plan.Steps() {
+			if !st.Executable() && st.Action == reconcile.ActWait {
+				s.Rollout.Left-- // a wait is not a step of its own
+			}
+		}
 	}
 	if n := len(l.events); n > maxEvents {
 		s.Events = slices.Clone(l.events[n-maxEvents:])
