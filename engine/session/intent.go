@@ -46,18 +46,18 @@ type (
 	Refresh struct{}
 )
 
-func (ApproveStep) intent() {}
+func (ApproveStep) intent()    {}
 func (ApproveRollout) intent() {}
 func (Skip) intent()           {}
 func (Unskip) intent()         {}
-func (SetMode) intent()     {}
-func (Pause) intent()       {}
-func (Resume) intent()      {}
-func (Rollback) intent()    {}
-func (Recreate) intent()    {}
-func (Emergency) intent()   {}
-func (Confirm) intent()     {}
-func (Refresh) intent()     {}
+func (SetMode) intent()        {}
+func (Pause) intent()          {}
+func (Resume) intent()         {}
+func (Rollback) intent()       {}
+func (Recreate) intent()       {}
+func (Emergency) intent()      {}
+func (Confirm) intent()        {}
+func (Refresh) intent()        {}
 
 // intentQueue is an unbounded queue: Do never blocks and never drops.
 type intentQueue struct {
