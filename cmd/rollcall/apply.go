@@ -132,6 +132,7 @@ func runApply(ctx context.Context, e env, g *globals, o applyOpts) error {
 		Unattended: &session.Unattended{AllowMassStop: o.allowMassStop},
 		Log:        slog.New(&progress{out: out}),
 	})
+	defer abandonOn(e.abandon, s)() // a second signal cuts the step in flight short
 	res := session.Converge(runCtx, s)
 	final := applyFinal(res, o.timeout)
 	if res.Converged {
@@ -259,7 +260,8 @@ func (p *progress) Handle(_ context.Context, r slog.Record) error {
 	r.Attrs(func(at slog.Attr) bool {
 		a[at.Key] = at.Value.String()
 		switch at.Key {
-		case "prefix", "engine", "action", "target", "container", "reason", "duration_ms", "downtime":
+		case "prefix", "engine", "action", "target", "container", "reason", "duration_ms", "downtime",
+			"pre_stop_ran", "pre_stop_error", "until", "ended":
 		default:
 			rest = append(rest, at.Key+"="+at.Value.String())
 		}
@@ -282,6 +284,15 @@ func (p *progress) Handle(_ context.Context, r slog.Record) error {
 		text = line(p.out.render(st.OK, st.Glyphs.Done), took(a["duration_ms"]))
 	case "waiting":
 		text = line(st.Glyphs.Waiting, p.out.render(st.Muted, termSafe(a["reason"])))
+	case "draining", "drained":
+		what := "draining: pre_stop ran"
+		if e := a["pre_stop_error"]; e != "" {
+			what = "draining: pre_stop failed (" + e + "); stopping after the drain anyway"
+		}
+		if r.Message == "drained" {
+			what = "drained: " + a["ended"]
+		}
+		text = line(st.Glyphs.Waiting, p.out.render(st.Muted, termSafe(what)))
 	case "step failed":
 		text = line(p.out.render(st.Bad, st.Glyphs.Failed), p.out.render(st.Bad, took(a["duration_ms"])+": "+termSafe(a["error"])))
 	default:

@@ -209,7 +209,7 @@ func (l *loop) step(c docker.Client, s reconcile.Step, mode Mode, jr *journal.Jo
 			}
 		}
 		d.ran = true
-		d.err = reconcile.Run(l.stepCtx, c, s)
+		d.err = reconcile.RunWith(l.stepCtx, c, s, reconcile.RunOptions{OnDrain: l.onDrain})
 		d.duration = time.Since(began)
 		if jr != nil {
 			e := journal.FromResult(reconcile.Result{Step: s, Err: d.err, Duration: d.duration}, began, entry.User, entry.Mode)
@@ -280,6 +280,32 @@ func (l *loop) onStepDone(d stepDone) {
 		l.releaseLock()
 	}
 	l.requestFetch()
+}
+
+// onDrain hands a step's drain progress to the loop, from the step's
+// goroutine. It never blocks the step: the loop shows the latest.
+func (l *loop) onDrain(p reconcile.DrainProgress) {
+	select {
+	case l.drained <- p:
+	default:
+	}
+}
+
+// onDrained shows a drain in the running step, and logs it.
+func (l *loop) onDrained(p reconcile.DrainProgress) {
+	if l.running == nil || l.running.Step.Key() != p.Step.Key() {
+		return
+	}
+	l.running.Drain = &p
+	attrs := []any{"target", p.Step.Target(), "container", p.Step.Container, "pre_stop_ran", p.PreStopRan}
+	if p.PreStopErr != nil {
+		attrs = append(attrs, "pre_stop_error", p.PreStopErr.Error())
+	}
+	if p.Ended == "" {
+		l.log(levelInfo, "draining", append(attrs, "until", p.Until.Format(time.RFC3339))...)
+	} else {
+		l.log(levelInfo, "drained", append(attrs, "ended", p.Ended)...)
+	}
 }
 
 // halt stops every step for good: the journal cannot be written, and

@@ -264,6 +264,7 @@ type loop struct {
 	fetched chan fetchResult
 	loaded  chan loadResult
 	stepped chan stepDone
+	drained chan reconcile.DrainProgress
 	details chan pauseDetail
 
 	// desired source
@@ -360,7 +361,7 @@ func newLoop(ctx context.Context, s *Session) *loop {
 		s: s, opts: s.opts, ctx: ctx,
 		raw: s.opts.Client, ro: docker.ReadOnly(s.opts.Client),
 		fetched: make(chan fetchResult), loaded: make(chan loadResult),
-		stepped: make(chan stepDone, 1), details: make(chan pauseDetail),
+		stepped: make(chan stepDone, 1), drained: make(chan reconcile.DrainProgress, 8), details: make(chan pauseDetail),
 		mode: s.opts.Mode, skipHealth: s.opts.SkipHealth,
 		acked: map[string]bool{}, holds: map[string]map[string]bool{}, recreate: map[string]time.Time{},
 		restarts: map[string]int{}, approved: map[string]bool{}, skipped: map[string]bool{},
@@ -426,6 +427,8 @@ func (l *loop) run() {
 			l.onStepDone(r)
 		case d := <-l.details:
 			l.onDetail(d)
+		case p := <-l.drained:
+			l.onDrained(p)
 		case <-l.throttle.c:
 			l.throttle.fired()
 			l.startFetch()

@@ -131,6 +131,10 @@ type StepStatus struct {
 type StepRun struct {
 	Step  reconcile.Step
 	Since time.Time // by Options.Now
+	// Drain is where a stop or roll stands in its drain (pre_stop, then
+	// the wait before the stop); nil until it drains. Its Text says it:
+	// "draining web-0-73f3 (pre_stop ran, 3s left)".
+	Drain *reconcile.DrainProgress
 }
 
 // StepResult is one step the session ran.
@@ -291,6 +295,10 @@ func (l *loop) snapshot() Snapshot {
 	}
 	if l.running != nil {
 		r := *l.running
+		if r.Drain != nil {
+			d := *r.Drain
+			r.Drain = &d
+		}
 		s.Running = &r
 	}
 	if len(l.holds) > 0 {
