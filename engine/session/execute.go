@@ -297,7 +297,7 @@ func (l *loop) onDrained(p reconcile.DrainProgress) {
 		return
 	}
 	l.running.Drain = &p
-	attrs := []any{"target", p.Step.Target(), "container", p.Step.Container, "pre_stop_ran", p.PreStopRan}
+	attrs := []any{"action", string(p.Step.Action), "target", p.Step.Target(), "container", p.Step.Container, "pre_stop_ran", p.PreStopRan}
 	if p.PreStopErr != nil {
 		attrs = append(attrs, "pre_stop_error", p.PreStopErr.Error())
 	}
