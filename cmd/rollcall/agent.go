@@ -69,6 +69,7 @@ cannot be written, the agent stops acting and exits 1.`,
 				Journal: j, JournalMode: "agent", Lock: lock, Now: e.now, StateDir: filepath.Dir(g.journal),
 				Unattended: &session.Unattended{AllowMassStop: allowMassStop}, Log: log,
 			})
+			defer abandonOn(e.abandon, s)() // a second signal cuts the step in flight short
 			res := session.Serve(ctx, s)
 			if !res.Converged {
 				log.Error("agent stopped", "error", res.Reason)

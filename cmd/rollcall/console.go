@@ -78,6 +78,7 @@ func runConsole(ctx context.Context, e env, g *globals, client docker.Client, so
 		Client: client, Source: source, Mode: mode, Prefix: g.prefix, Journal: j,
 		Now: e.now, SkipHealth: o.skipHealth, Recreate: o.recreate, Lock: lock, StateDir: filepath.Dir(g.journal),
 	})
+	defer abandonOn(e.abandon, s)() // a second signal cuts the step in flight short
 	v, _ := buildVersion()
 	return tui.Run(ctx, s, tui.Options{
 		Theme:   name,

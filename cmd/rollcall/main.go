@@ -38,7 +38,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"syscall"
 	"time"
@@ -56,11 +55,13 @@ func main() {
 	if code, ok := runAsDemoapp(os.Args); ok { // the demo image's /demoapp
 		os.Exit(code)
 	}
-	// The first SIGINT or SIGTERM ends the command's context, so it winds
-	// down and says where it stopped; a second one kills the process.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() { <-ctx.Done(); stop() }()
-	code := run(ctx, productionEnv(), os.Args[1:])
+	// The first SIGINT or SIGTERM ends the command's context, so it lets
+	// the step in flight finish, winds down and says where it stopped; the
+	// second abandons that step; the third kills the process (signals.go).
+	ctx, abandon, stop := notifySignals(context.Background(), os.Interrupt, syscall.SIGTERM)
+	e := productionEnv()
+	e.abandon = abandon
+	code := run(ctx, e, os.Args[1:])
 	stop()
 	os.Exit(code)
 }
@@ -79,6 +80,9 @@ type env struct {
 	terminal func(f any) bool
 	// darkBackground asks the terminal for its background; only --theme auto calls it.
 	darkBackground func() bool
+	// abandon closes on the second SIGINT or SIGTERM: a running session
+	// then abandons the step in flight (abandonOn). nil never closes.
+	abandon <-chan struct{}
 }
 
 func productionEnv() env {

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+
+	"github.com/rollcall/rollcall/engine/session"
+)
+
+// notifySignals is how rollcall answers SIGINT and SIGTERM (DESIGN §7,
+// issue 10): the first ends the returned context, so a session carries the
+// step in flight to its end and winds down; the second closes abandon, so
+// the session cuts that step short (Session.Abandon) and the journal marks
+// it interrupted; the third gets the default handler back and kills the
+// process. stop undoes it all.
+func notifySignals(parent context.Context, sig ...os.Signal) (ctx context.Context, abandon <-chan struct{}, stop func()) {
+	ctx, cancel := context.WithCancel(parent)
+	ab := make(chan struct{})
+	got := make(chan os.Signal, 2)
+	done := make(chan struct{})
+	signal.Notify(got, sig...)
+	go func() {
+		for n := 1; n <= 2; n++ {
+			select {
+			case <-got:
+			case <-done:
+				return
+			}
+			if n == 1 {
+				cancel()
+				continue
+			}
+			close(ab)
+			signal.Reset(sig...) // the third one kills
+		}
+	}()
+	return ctx, ab, func() {
+		signal.Stop(got)
+		close(done)
+		cancel()
+	}
+}
+
+// abandonOn calls s.Abandon once abandon closes (a second signal), until
+// the returned function is called. A nil abandon never closes.
+func abandonOn(abandon <-chan struct{}, s *session.Session) (stop func()) {
+	if abandon == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-abandon:
+			s.Abandon()
+		case <-done:
+		}
+	}()
+	return func() { close(done) }
+}
