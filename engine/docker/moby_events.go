@@ -34,8 +34,11 @@ const (
 // only then.
 //
 // Healthcheck probes make the engine emit exec_create, exec_start and
-// exec_die at every interval; those are dropped. Health changes arrive as
-// "health_status: healthy" and "health_status: unhealthy".
+// exec_die at every interval. The engine filters them out itself: the
+// stream asks only for the container events in streamedActions, so probes
+// never cross the socket (dropAction still drops any that would). Health
+// changes arrive as "health_status: healthy" and "health_status: unhealthy"
+// (the engine matches "health_status" against the part before the colon).
 func (m *Moby) Events(ctx context.Context, prefix string, since time.Time) (<-chan Event, <-chan error) {
 	out := make(chan Event)
 	errc := make(chan error, 1)
@@ -50,6 +53,9 @@ func (m *Moby) streamEvents(ctx context.Context, prefix string, since time.Time,
 	f := client.Filters{}
 	f.Add("type", string(events.ContainerEventType))
 	f.Add("label", ManagedLabel(prefix)+"=true")
+	for _, a := range streamedActions {
+		f.Add("event", a)
+	}
 
 	var seen eventCursor
 	resume := since // where the next connection starts; zero: live only
@@ -163,6 +169,15 @@ func (c *eventCursor) time() time.Time {
 		return time.Time{}
 	}
 	return time.Unix(0, c.nano)
+}
+
+// streamedActions are the container events rollcall subscribes to: every
+// change of a container's state, health, limits or existence. Not exec_*
+// (a healthcheck probe at every interval), attach, copy, export, top,
+// resize or commit, which change nothing rollcall plans on.
+var streamedActions = []string{
+	"create", "start", "restart", "stop", "kill", "die", "oom", "destroy", "rename",
+	"update", "pause", "unpause", "health_status",
 }
 
 // dropAction reports the actions rollcall never shows: healthcheck execs.
