@@ -6,9 +6,9 @@
 // and no source tree. A scratch image has no shell, libc or any other file,
 // so the program depends on none.
 //
-//	GET /         "<version> <hostname>\n" (after -latency)
+//	GET|POST /    "<version> <hostname>\n" (after -latency); a POST's body is read and dropped
 //	GET /healthz  200 "ok" while ready, healthy and not draining, 503 otherwise
-//	GET|POST /drain  starts draining: /healthz fails from then on, / still answers
+//	GET|POST /drain  starts draining (see below)
 //
 // Its faults are scripted by flags: it turns healthy after -ready-delay, turns
 // unhealthy after -fail-health-after, and exits with -exit-code after
@@ -17,10 +17,23 @@
 // no curl or wget. A container serving on another port than :8080 needs the
 // same -listen in its healthcheck: ["CMD", "/demoapp", "-health", "-listen", ":9090"].
 // With -drain it is its own pre_stop, ["CMD", "/demoapp", "-drain"]: it asks
-// /drain on the -listen port, so the serving process fails its healthcheck
-// from then on (a proxy with active health checks stops sending it new
-// requests) while it goes on answering what it gets. A scratch image has no
-// /tmp to touch a file in, so the signal is an HTTP call on loopback.
+// /drain on the -listen port (a scratch image has no /tmp to touch a file
+// in, so the signal is an HTTP call on loopback). The serving process then
+// leaves a proxy's rotation without failing a request:
+//   - /healthz fails from then on (a proxy with active health checks, and
+//     the engine's healthcheck, see it);
+//   - it stops accepting new connections from outside: the -listen socket
+//     is closed, and a loopback-only one on the same port takes its place,
+//     so the healthcheck and a second -drain still get an answer. A proxy
+//     that dials it is refused, which is safe to retry elsewhere for any
+//     request, POST too (Caddy's lb_try_duration does);
+//   - every answer from then on, on the connections already open, carries
+//     "Connection: close", so the proxy drops each connection after its
+//     next answer instead of the server closing idle ones under it (a
+//     request sent on a connection the server is closing fails, and is not
+//     retried when it is not idempotent);
+//   - requests in flight, and requests on connections already open, are
+//     answered as before.
 //
 // On SIGTERM or SIGINT it stops accepting, lets in-flight requests finish
 // (up to 10s) and exits 0, which is what a zero-downtime roll relies on.
@@ -109,7 +122,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	hostname, _ := os.Hostname()
 	a := newApp(cfg, hostname, time.Now(), stderr)
-	if err := serve(ctx, ln, a, stdout, cfg.graceful); err != nil {
+	opts := serveOptions{graceful: cfg.graceful, drained: a.drained, drainListen: loopbackOf(ln.Addr()), errLog: stderr}
+	if err := serve(ctx, ln, a, stdout, opts); err != nil {
 		fmt.Fprintln(stderr, "demoapp:", err)
 		return 1
 	}
@@ -157,10 +171,11 @@ type app struct {
 	now      func() time.Time
 	errLog   io.Writer
 	draining atomic.Bool
+	drained  chan struct{} // closed when the drain begins
 }
 
 func newApp(cfg config, hostname string, started time.Time, errLog io.Writer) *app {
-	return &app{cfg: cfg, hostname: hostname, started: started, now: time.Now, errLog: errLog}
+	return &app{cfg: cfg, hostname: hostname, started: started, now: time.Now, errLog: errLog, drained: make(chan struct{})}
 }
 
 // healthy reports whether /healthz answers 200, and why not otherwise.
@@ -180,13 +195,25 @@ func (a *app) healthy() (bool, string) {
 func (a *app) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/drain" && (r.Method == http.MethodGet || r.Method == http.MethodPost) {
 		if !a.draining.Swap(true) {
-			fmt.Fprintln(a.errLog, "demoapp: draining: health fails from now on")
+			fmt.Fprintln(a.errLog, "demoapp: draining: health fails and new connections are refused from now on")
+			close(a.drained)
 		}
+		w.Header().Set("Connection", "close")
 		fmt.Fprint(w, "draining")
 		return
 	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+	if a.draining.Load() {
+		// The client drops this connection after the answer: no idle
+		// connection is left for the server to close under a request.
+		w.Header().Set("Connection", "close")
+	}
+	if r.Method == http.MethodPost && r.URL.Path == "/" {
+		io.Copy(io.Discard, io.LimitReader(r.Body, 1<<20))
+	} else if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
+		if r.URL.Path == "/" {
+			w.Header().Set("Allow", "GET, HEAD, POST")
+		}
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
@@ -213,22 +240,72 @@ func (a *app) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// serveOptions shape how serve answers and ends.
+type serveOptions struct {
+	// graceful: once ctx ends, finish in-flight requests (up to
+	// shutdownGrace); otherwise close every connection at once.
+	graceful bool
+	// drained, when it closes, makes serve stop accepting on ln and accept
+	// on drainListen instead (a loopback address: the healthcheck and
+	// -drain still get answers, a proxy is refused).
+	drained     <-chan struct{}
+	drainListen string
+	errLog      io.Writer
+}
+
 // serve answers on ln until ctx ends, then drains in-flight requests; not
-// graceful, it closes them at once.
-func serve(ctx context.Context, ln net.Listener, h http.Handler, out io.Writer, graceful bool) error {
+// graceful, it closes them at once. Once o.drained closes it moves from ln
+// to o.drainListen, leaving the connections already open to finish.
+func serve(ctx context.Context, ln net.Listener, h http.Handler, out io.Writer, o serveOptions) error {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	fmt.Fprintf(out, "demoapp: serving on %s\n", ln.Addr())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	mainc := make(chan error, 1)
+	go func() { mainc <- srv.Serve(ln) }()
+	var loopc chan error // the loopback listener's, once draining
+	drained := o.drained
 
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
+wait:
+	for {
+		select {
+		case err := <-mainc:
+			return err
+		case err := <-loopc:
+			return err
+		case <-drained:
+			drained = nil
+			ln.Close()
+			<-mainc // Serve untracks ln before it returns, so Shutdown never closes it twice
+			mainc = nil
+			lo, err := net.Listen("tcp", o.drainListen)
+			if err != nil {
+				// Health then fails by refusal, which is what draining means anyway.
+				if o.errLog != nil {
+					fmt.Fprintln(o.errLog, "demoapp: drain: listen on loopback:", err)
+				}
+				continue
+			}
+			loopc = make(chan error, 1)
+			go func() { loopc <- srv.Serve(lo) }()
+		case <-ctx.Done():
+			break wait
+		}
 	}
-	if !graceful {
+	// waitServes collects what the Serve calls still running return.
+	waitServes := func() error {
+		var errs []error
+		for _, c := range []chan error{mainc, loopc} {
+			if c == nil {
+				continue
+			}
+			if err := <-c; err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	}
+	if !o.graceful {
 		srv.Close()
-		<-errc
+		waitServes()
 		fmt.Fprintln(out, "demoapp: closed every connection (-graceful=false)")
 		return nil
 	}
@@ -237,11 +314,21 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler, out io.Writer, 
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+	if err := waitServes(); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "demoapp: shut down")
 	return nil
+}
+
+// loopbackOf is addr's port on 127.0.0.1: where a draining demoapp goes on
+// answering its own healthcheck and pre_stop, which ask there (probe).
+func loopbackOf(addr net.Addr) string {
+	_, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "127.0.0.1:0"
+	}
+	return net.JoinHostPort("127.0.0.1", port)
 }
 
 // probe asks path (/healthz, /drain) on the loopback port of listen, so the

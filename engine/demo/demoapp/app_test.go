@@ -1,6 +1,7 @@
 package demoapp
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -81,7 +82,9 @@ func TestHandler(t *testing.T) {
 		{name: "failing from fail-health-after on", path: "/healthz", up: 10 * time.Second, wantCode: 503, wantBody: "failing", wantStderr: true},
 		{name: "root still answers while unhealthy", path: "/", up: time.Hour, wantCode: 200, wantBody: "v7 box-1\n"},
 		{name: "unknown path", path: "/nope", wantCode: 404},
-		{name: "POST refused", method: http.MethodPost, path: "/", wantCode: 405},
+		{name: "POST answers too", method: http.MethodPost, path: "/", wantCode: 200, wantBody: "v7 box-1\n"},
+		{name: "PUT refused", method: http.MethodPut, path: "/", wantCode: 405},
+		{name: "POST refused elsewhere", method: http.MethodPost, path: "/healthz", wantCode: 405},
 		{name: "drain answers", path: "/drain", wantCode: 200, wantBody: "draining", wantStderr: true},
 		{name: "drain by POST", method: http.MethodPost, path: "/drain", wantCode: 200, wantBody: "draining", wantStderr: true},
 	}
@@ -176,7 +179,7 @@ func TestServeDrainsInFlight(t *testing.T) {
 	defer cancel()
 	var out syncBuffer
 	served := make(chan error, 1)
-	go func() { served <- serve(ctx, ln, h, &out, true) }()
+	go func() { served <- serve(ctx, ln, h, &out, serveOptions{graceful: true}) }()
 
 	type result struct {
 		body string
@@ -293,7 +296,7 @@ func TestServeNotGracefulDropsInFlight(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	served := make(chan error, 1)
-	go func() { served <- serve(ctx, ln, a, io.Discard, false) }()
+	go func() { served <- serve(ctx, ln, a, io.Discard, serveOptions{}) }()
 	got := make(chan error, 1)
 	go func() {
 		resp, err := http.Get("http://" + ln.Addr().String() + "/")
@@ -322,3 +325,137 @@ func TestServeNotGracefulDropsInFlight(t *testing.T) {
 }
 
 var errNone = errors.New("answered")
+
+// TestDrainMovesOffWithoutFailingARequest: once drained, the server answers
+// the request in flight and the next one on a connection already open (with
+// "Connection: close", so the client drops it rather than the server closing
+// it idle), refuses new connections on its -listen address, and answers its
+// healthcheck (503 "draining") and a second -drain on the loopback address.
+func TestDrainMovesOffWithoutFailingARequest(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The loopback address the drain moves to: another free port here,
+	// since the test's -listen address is loopback already.
+	spare, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drainListen := spare.Addr().String()
+	spare.Close()
+
+	a := newApp(config{version: "v1", latency: 300 * time.Millisecond}, "box", time.Now(), io.Discard)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() {
+		served <- serve(ctx, ln, a, io.Discard, serveOptions{graceful: true, drained: a.drained, drainListen: drainListen})
+	}()
+	base := "http://" + ln.Addr().String()
+
+	get := func(c *http.Client, url string) (*http.Response, string, error) {
+		resp, err := c.Get(url)
+		if err != nil {
+			return nil, "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return resp, string(b), err
+	}
+	// One keep-alive connection, opened before the drain, spoken to raw so
+	// that no client library hides its Connection header.
+	kept, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kept.Close()
+	keptReader := bufio.NewReader(kept)
+	askKept := func() (*http.Response, string, error) {
+		kept.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.WriteString(kept, "GET / HTTP/1.1\r\nHost: box\r\n\r\n"); err != nil {
+			return nil, "", err
+		}
+		resp, err := http.ReadResponse(keptReader, nil)
+		if err != nil {
+			return nil, "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return resp, string(b), err
+	}
+	// (ReadResponse takes "Connection: close" out of the header into Close.)
+	if resp, body, err := askKept(); err != nil || body != "v1 box\n" || resp.Close {
+		t.Fatalf("before the drain: %v %q %v", err, body, resp)
+	}
+
+	// A request in flight when the drain comes.
+	inflight := make(chan string, 1)
+	go func() {
+		c := &http.Client{Timeout: 5 * time.Second}
+		_, body, err := get(c, base+"/")
+		if err != nil {
+			body = "error: " + err.Error()
+		}
+		inflight <- body
+	}()
+	time.Sleep(100 * time.Millisecond)
+	if _, body, err := get(&http.Client{Timeout: 5 * time.Second}, base+"/drain"); err != nil || body != "draining" {
+		t.Fatalf("GET /drain: %q %v", body, err)
+	}
+	if got := <-inflight; got != "v1 box\n" {
+		t.Errorf("the request in flight at the drain: %q, want its answer", got)
+	}
+
+	// The kept connection gets one more answer, marked to close.
+	resp, body, err := askKept()
+	if err != nil || body != "v1 box\n" || !resp.Close {
+		t.Errorf("on the connection open before the drain: %v %q %v; want the answer with Connection: close", err, body, resp)
+	}
+	// New connections on -listen are refused: a proxy moves off by itself.
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second)
+		if err != nil {
+			break
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("still accepting on the -listen address 3s after the drain")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The healthcheck and a second drain get answers on loopback.
+	_, port, _ := net.SplitHostPort(drainListen)
+	var health int
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var errOut bytes.Buffer
+		health = Main([]string{"-health", "-listen", ":" + port}, io.Discard, &errOut)
+		if strings.Contains(errOut.String(), "draining") || time.Now().After(deadline) {
+			if !strings.Contains(errOut.String(), "draining") {
+				t.Errorf("-health after the drain: %q, want a 503 that says draining", errOut.String())
+			}
+			break
+		}
+	}
+	if health != 1 {
+		t.Errorf("-health after the drain: exit %d, want 1", health)
+	}
+	if code := Main([]string{"-drain", "-listen", ":" + port}, io.Discard, io.Discard); code != 0 {
+		t.Errorf("a second -drain: exit %d, want 0", code)
+	}
+
+	cancel()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("serve after a drain and the stop signal: %v, want nil", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("serve did not return after the stop signal")
+	}
+	if c, err := net.DialTimeout("tcp", drainListen, time.Second); err == nil {
+		c.Close()
+		t.Error("still accepting on loopback after shutdown")
+	}
+}
