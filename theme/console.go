@@ -18,6 +18,14 @@ type Console struct {
 	Auto      lipgloss.Style
 	Paused    lipgloss.Style
 	Emergency lipgloss.Style // the whole line while skip-health is on
+	Halted    lipgloss.Style // the whole line while the journal is broken
+
+	// Progress badges in the header: text on a background of their own,
+	// so they read the same on any terminal background.
+	Progress     lipgloss.Style // under way
+	ProgressDone lipgloss.Style // converged
+	Stale        lipgloss.Style // disconnected: as last seen
+	RolledBack   lipgloss.Style // an automatic rollback's banner
 
 	PaneTitle        lipgloss.Style
 	PaneTitleFocused lipgloss.Style
@@ -54,6 +62,9 @@ func newConsole(p Palette, mono bool) Console {
 		return Console{
 			Title: base.Bold(true), Label: base.Faint(true),
 			Watch: rev, Step: rev, Auto: rev, Paused: rev, Emergency: base.Reverse(true).Bold(true),
+			Halted:   base.Reverse(true).Bold(true),
+			Progress: base.Bold(true).Padding(0, 1), ProgressDone: base.Bold(true).Padding(0, 1),
+			Stale: base.Reverse(true).Padding(0, 1), RolledBack: base.Reverse(true),
 			PaneTitle: base.Bold(true), PaneTitleFocused: base.Reverse(true).Bold(true),
 			Rule: base.Faint(true), ColumnHeader: base.Faint(true),
 			Selected: base.Reverse(true), Next: base.Bold(true).Underline(true),
@@ -66,8 +77,11 @@ func newConsole(p Palette, mono bool) Console {
 	return Console{
 		Title: fg(p.Accent).Bold(true), Label: fg(p.Muted),
 		Watch: banner(p.Muted), Step: banner(p.Accent), Auto: banner(p.OK), Paused: banner(p.Warn),
-		Emergency: base.Bold(true).Foreground(lipgloss.Color("#FFFFFF")).Background(p.Bad),
-		PaneTitle: fg(p.Muted).Bold(true), PaneTitleFocused: fg(p.Accent).Bold(true).Underline(true),
+		Emergency: base.Bold(true).Foreground(lipgloss.Color("#FFFFFF")).Background(p.BadBg),
+		Halted:    base.Bold(true).Foreground(lipgloss.Color("#FFFFFF")).Background(p.BadBg),
+		Progress:  banner(p.Warn), ProgressDone: banner(p.OK), Stale: banner(p.Muted),
+		RolledBack: base.Bold(true).Foreground(p.Ink).Background(p.Warn),
+		PaneTitle:  fg(p.Muted).Bold(true), PaneTitleFocused: fg(p.Accent).Bold(true).Underline(true),
 		Rule: fg(p.Muted), ColumnHeader: fg(p.Muted),
 		Selected: base.Background(p.Select), Next: fg(p.Accent).Bold(true),
 		Modal:       base.Border(lipgloss.DoubleBorder()).BorderForeground(p.Warn).Padding(0, 1),

@@ -79,6 +79,10 @@ type Palette struct {
 	// The console's
 	Select color.Color // background of the selected row
 	Ink    color.Color // text on a coloured banner
+	BadBg  color.Color // background of the red lines (emergency, halted), under white text
+	// Background is the terminal background the palette is made for; the
+	// contrast test measures every colour against it.
+	Background color.Color
 }
 
 var palettes = map[Name]Palette{
@@ -87,17 +91,22 @@ var palettes = map[Name]Palette{
 		OK: lipgloss.Color("#7FD88F"), Warn: lipgloss.Color("#E5C07B"), Bad: lipgloss.Color("#FF6B6B"),
 		Start: lipgloss.Color("#7FD88F"), Roll: lipgloss.Color("#82AAFF"), Restart: lipgloss.Color("#E5C07B"),
 		Update: lipgloss.Color("#C792EA"), Stop: lipgloss.Color("#FF9E64"), Wait: lipgloss.Color("#7F8794"),
-		Select: lipgloss.Color("#2E3440"), Ink: lipgloss.Color("#1B1D23"),
+		Select: lipgloss.Color("#2E3440"), Ink: lipgloss.Color("#1B1D23"), BadBg: lipgloss.Color("#C62828"),
+		Background: lipgloss.Color("#1B1D23"),
 	},
 	Light: {
 		Accent: lipgloss.Color("#1D4ED8"), Muted: lipgloss.Color("#6B7280"),
 		OK: lipgloss.Color("#15803D"), Warn: lipgloss.Color("#A16207"), Bad: lipgloss.Color("#B91C1C"),
 		Start: lipgloss.Color("#15803D"), Roll: lipgloss.Color("#1D4ED8"), Restart: lipgloss.Color("#A16207"),
 		Update: lipgloss.Color("#7E22CE"), Stop: lipgloss.Color("#C2410C"), Wait: lipgloss.Color("#6B7280"),
-		Select: lipgloss.Color("#E2E8F0"), Ink: lipgloss.Color("#FFFFFF"),
+		Select: lipgloss.Color("#E2E8F0"), Ink: lipgloss.Color("#FFFFFF"), BadBg: lipgloss.Color("#B91C1C"),
+		Background: lipgloss.Color("#FFFFFF"),
 	},
 	Mono: {},
 }
+
+// PaletteOf is the palette of a theme (Mono's is empty: no colour).
+func PaletteOf(n Name) Palette { return palettes[n] }
 
 // Glyphs are the symbols of the plan tree and the headless output. The
 // console's status glyphs are Status.Glyph.

@@ -38,6 +38,29 @@ type board struct {
 	pause   *pauseInfo
 	confirm *confirmInfo
 	events  []eventRow
+
+	steady   bool          // the desired state is reached (Snapshot.Steady)
+	skipped  int           // steps skipped: the plan is not done while one is
+	waiting  string        // why nothing runs
+	settling time.Duration // the changed desired state settles this much longer
+	rollout  *rolloutRow   // the operator approved the whole rollout
+	refusal  string
+	halted   string          // the journal broke: nothing runs
+	rolled   []rolledBackRow // automatic rollbacks, oldest first
+}
+
+type rolloutRow struct {
+	by   string
+	left int
+}
+
+type rolledBackRow struct {
+	target    string // "web/0"
+	container string // the new container stopped
+	serving   string // what keeps serving the slot, "" if unknown
+	hash      string
+	reason    string
+	at        time.Time
 }
 
 type headerInfo struct {
@@ -52,6 +75,7 @@ type headerInfo struct {
 	lockHeld   bool
 	lockHolder string // another session holds the lock
 	lockErr    string
+	lockFree   bool // the lock this console wanted came free
 	progress   session.Progress
 	skipHealth bool
 	holds      []string // "web 3f2a1b2c"
@@ -81,10 +105,15 @@ type containerRow struct {
 	image    string
 	state    string
 	health   theme.Status
-	relation string // up-to-date, stale, ...
-	age      time.Duration
+	relation string        // up-to-date, stale, ...
+	age      time.Duration // since created
+	running  bool
+	up       time.Duration // running: since its last start; else since it stopped
 	restarts int
+	exitCode int
+	oom      bool
 	exit     string // "exit 137 (OOM)" for a container that stopped
+	lastExit string // "137 OOM": the last exit of one that runs again, "" if clean
 	ports    string
 	diff     []string // desired vs this container: "~ image: web:v1 → web:v2"
 }
@@ -112,7 +141,9 @@ type stepRow struct {
 	status     theme.Status
 	err        string
 	confirm    bool // stop-first: runs only after Confirm(yes)
+	then       bool // a step to come once a wait ends: shown, not yet executable
 	until      time.Time
+	retryAt    time.Time // failed in auto mode: tried again then
 	hay        string
 }
 
@@ -196,7 +227,7 @@ func newBoard(s session.Snapshot) board {
 	b.slots = make([]slotRow, 0, len(s.Slots))
 	lt := limitTexts{}
 	for _, v := range s.Slots {
-		b.slots = append(b.slots, slotOf(v, s.Prefix, changes[v.Workload], lt))
+		b.slots = append(b.slots, slotOf(v, s.Prefix, s.At, changes[v.Workload], lt))
 	}
 
 	if p := s.Pause; p != nil {
@@ -217,14 +248,50 @@ func newBoard(s session.Snapshot) board {
 		b.confirm = ci
 	}
 	b.events = eventsOf(s)
+
+	b.steady, b.waiting, b.settling, b.halted = s.Steady, sanitize(s.Waiting), s.Settling, firstLine(s.Halted)
+	for _, st := range s.Steps {
+		if st.State == session.StepSkipped {
+			b.skipped++
+		}
+	}
+	if r := s.Rollout; r != nil {
+		b.rollout = &rolloutRow{by: sanitize(r.By), left: r.Left}
+	}
+	if r := s.Refusal; r != nil {
+		b.refusal = sanitize(fmt.Sprintf("refused: would stop %d of %d running containers: %s", r.Stops, r.Running, r.Reason))
+	}
+	for _, rb := range s.RolledBack {
+		b.rolled = append(b.rolled, rolledBackOf(rb, s))
+	}
 	return b
+}
+
+// rolledBackOf is an automatic rollback, with the container that keeps
+// serving its slot (the first of the slot's containers, by the session's
+// order), if one does.
+func rolledBackOf(rb session.RollbackInfo, s session.Snapshot) rolledBackRow {
+	r := rolledBackRow{target: sanitize(fmt.Sprintf("%s/%d", rb.Workload, rb.Slot)), container: sanitize(rb.Container),
+		hash: sanitize(shortHash(rb.Hash)), reason: firstLine(rb.Reason), at: rb.At}
+	for _, v := range s.Slots {
+		if v.Workload != rb.Workload || v.Slot != rb.Slot {
+			continue
+		}
+		for _, c := range v.Containers {
+			if c.Name != rb.Container && c.State == docker.StateRunning {
+				r.serving = sanitize(strings.TrimPrefix(c.Name, s.Prefix+"-"))
+				break
+			}
+		}
+	}
+	return r
 }
 
 func headerOf(s session.Snapshot) headerInfo {
 	h := headerInfo{
 		simulated: s.Engine.Simulated, connected: s.Connected, engineErr: firstLine(s.EngineErr),
 		source: sanitize(s.Source), loaded: s.Desired != nil,
-		lockHeld: s.Lock.Held, lockErr: firstLine(s.Lock.Err),
+		lockHeld: s.Lock.Held, lockErr: firstLine(s.Lock.Err), lockFree: s.Lock.Free,
 		progress: s.Progress, skipHealth: s.SkipHealth,
 	}
 	switch {
@@ -244,12 +311,15 @@ func headerOf(s session.Snapshot) headerInfo {
 	if lh := s.Lock.Holder; lh != nil {
 		h.lockHolder = sanitize(fmt.Sprintf("%s (pid %d) since %s", lh.User, lh.PID, lh.Since.Local().Format("Jan 2 15:04:05")))
 	}
+	// Holds are compact: a workload with one spec on hold names it, one
+	// with more counts them (the plan's tree has them all).
 	for _, w := range slices.Sorted(maps.Keys(s.Holds)) {
-		for _, hash := range s.Holds[w] {
-			if len(hash) > 8 {
-				hash = hash[:8]
-			}
-			h.holds = append(h.holds, sanitize(w+" "+hash))
+		switch hs := s.Holds[w]; len(hs) {
+		case 0:
+		case 1:
+			h.holds = append(h.holds, sanitize(w+" "+shortHash(hs[0])))
+		default:
+			h.holds = append(h.holds, sanitize(fmt.Sprintf("%s ×%d", w, len(hs))))
 		}
 	}
 	return h
@@ -264,6 +334,7 @@ func stepOf(st reconcile.Step, s session.Snapshot) stepRow {
 		ss := s.Steps[row.key]
 		row.confirm = ss.NeedsConfirm
 		row.err = firstLine(ss.Err)
+		row.retryAt = ss.RetryAt
 		switch ss.State {
 		case session.StepRunning:
 			row.status = theme.Running
@@ -284,7 +355,7 @@ func stepOf(st reconcile.Step, s session.Snapshot) stepRow {
 	return row
 }
 
-func slotOf(v session.SlotView, prefix string, changes []string, lt limitTexts) slotRow {
+func slotOf(v session.SlotView, prefix string, at time.Time, changes []string, lt limitTexts) slotRow {
 	r := slotRow{workload: v.Workload, slot: v.Slot, ready: v.Ready, changes: changes}
 	if v.Slot == reconcile.NoSlot {
 		r.target = sanitize(v.Workload) + "/-"
@@ -299,7 +370,7 @@ func slotOf(v session.SlotView, prefix string, changes []string, lt limitTexts) 
 		hay.WriteString(" " + r.desired.image + " " + r.desired.version)
 	}
 	for _, c := range v.Containers {
-		cr := containerOf(c, v.Desired, prefix, lt)
+		cr := containerOf(c, v.Desired, prefix, at, lt)
 		hay.WriteString(" " + cr.name + " " + cr.image + " " + cr.relation + " " + string(cr.health))
 		r.cs = append(r.cs, cr)
 	}
@@ -307,10 +378,24 @@ func slotOf(v session.SlotView, prefix string, changes []string, lt limitTexts) 
 	return r
 }
 
-func containerOf(c session.ContainerView, d *session.DesiredSlot, prefix string, lt limitTexts) containerRow {
+func containerOf(c session.ContainerView, d *session.DesiredSlot, prefix string, at time.Time, lt limitTexts) containerRow {
 	cr := containerRow{id: c.ID, shortID: sanitize(shortID(c.ID)), name: sanitize(c.Name), short: sanitize(strings.TrimPrefix(c.Name, prefix+"-")), image: sanitize(c.Image),
 		state: sanitize(string(c.State)), health: healthOf(c), relation: sanitize(string(c.Status)), age: c.Age,
-		restarts: c.RestartCount}
+		restarts: c.RestartCount, exitCode: c.ExitCode, oom: c.OOMKilled, running: c.State == docker.StateRunning}
+	switch {
+	case cr.running && !c.StartedAt.IsZero():
+		cr.up = at.Sub(c.StartedAt)
+	case !cr.running && !c.FinishedAt.IsZero():
+		cr.up = at.Sub(c.FinishedAt)
+	default:
+		cr.up = c.Age
+	}
+	if c.State != docker.StateExited && c.State != docker.StateDead && (c.ExitCode != 0 || c.OOMKilled) {
+		cr.lastExit = fmt.Sprintf("%d", c.ExitCode)
+		if c.OOMKilled {
+			cr.lastExit += " OOM"
+		}
+	}
 	switch c.State {
 	case docker.StateExited, docker.StateDead:
 		cr.exit = fmt.Sprintf("exit %d", c.ExitCode)

@@ -31,26 +31,26 @@ func (p *detailPane) move(delta int) {
 }
 
 // Render draws the pane in w×h cells for the selected slot (nil: none).
-func (p *detailPane) Render(f frame, sel *slotRow, logs *logTail, w, h int, focused bool) string {
+func (p *detailPane) Render(f frame, sel *slotRow, sub int, logs *logTail, w, h int, focused bool) string {
 	var lines []string
 	var info string
 	if p.mode == detailLogs {
-		info, lines = p.logLines(f, sel, logs)
+		info, lines = p.logLines(f, sel, sub, logs)
 		// the tail follows: show the last lines, unless scrolled back
 		body := h - 1
 		end := max(len(lines)-p.offset, min(body, len(lines)))
 		start := max(end-body, 0)
 		lines = lines[start:end]
 	} else {
-		info, lines = p.diffLines(f, sel)
+		info, lines = p.diffLines(f, sel, sub)
 		if off := min(p.offset, max(len(lines)-1, 0)); off > 0 {
 			lines = lines[off:]
 		}
 	}
-	return block(append([]string{title(f.st, "Detail", info, focused, w)}, lines...), w, h)
+	return block(append([]string{title(f.st, "Detail", info, focused, w, f.lastSeen)}, lines...), w, h)
 }
 
-func (p *detailPane) diffLines(f frame, sel *slotRow) (string, []string) {
+func (p *detailPane) diffLines(f frame, sel *slotRow, sub int) (string, []string) {
 	st, b := f.st, f.b
 	var out []string
 	info := "diff"
@@ -104,16 +104,10 @@ func (p *detailPane) diffLines(f frame, sel *slotRow) (string, []string) {
 	if len(sel.cs) == 0 {
 		out = append(out, st.Warn.Render(theme.Missing.Label()+": no container in this slot"))
 	}
-	for _, c := range sel.cs {
-		facts := []string{c.relation, c.state, "age " + age(c.age), "id " + c.shortID}
-		if c.restarts > 0 {
-			facts = append(facts, fmt.Sprintf("restarts %d", c.restarts))
-		}
-		if c.exit != "" {
-			facts = append(facts, c.exit)
-		}
-		out = append(out, st.StatusStyle(c.health).Render(c.health.Label())+" "+c.name)
-		out = append(out, "  "+st.Muted.Render(strings.Join(facts, " · ")))
+	for j, c := range sel.cs {
+		out = append(out, containerMark(j == sub)+st.StatusStyle(c.health).Render(c.health.Label())+" "+c.name)
+		out = append(out, "  "+st.Muted.Render(strings.Join(incidentFacts(&c), " · ")))
+		out = append(out, "  "+st.Muted.Render(c.relation+" · created "+age(c.age)+" ago · id "+c.shortID))
 		if c.image != "" && (sel.desired == nil || c.image != sel.desired.image) {
 			out = append(out, "  "+st.Muted.Render("image "+c.image))
 		}
@@ -127,7 +121,7 @@ func (p *detailPane) diffLines(f frame, sel *slotRow) (string, []string) {
 	return info, out
 }
 
-func (p *detailPane) logLines(f frame, sel *slotRow, logs *logTail) (string, []string) {
+func (p *detailPane) logLines(f frame, sel *slotRow, sub int, logs *logTail) (string, []string) {
 	st := f.st
 	switch {
 	case !logs.available:
@@ -137,7 +131,7 @@ func (p *detailPane) logLines(f frame, sel *slotRow, logs *logTail) (string, []s
 	case len(sel.cs) == 0:
 		return "logs · " + sel.target, []string{st.Muted.Render("no container in this slot")}
 	}
-	c := sel.cs[0]
+	c := sel.cs[min(sub, len(sel.cs)-1)]
 	state := "following"
 	switch {
 	case logs.id != c.id:
@@ -168,4 +162,31 @@ func (p *detailPane) logLines(f frame, sel *slotRow, logs *logTail) (string, []s
 		out = append(out, st.Muted.Render("no log lines yet"))
 	}
 	return info, out
+}
+
+func containerMark(selected bool) string {
+	if selected {
+		return "› "
+	}
+	return ""
+}
+
+// incidentFacts are what an incident asks of a container first: how long
+// it has been up since its last start (not since it was created), how
+// often it restarted, how it last exited and whether memory killed it.
+func incidentFacts(c *containerRow) []string {
+	var facts []string
+	switch {
+	case c.running:
+		facts = append(facts, "up "+age(c.up))
+	case c.exit != "":
+		facts = append(facts, c.exit, "down "+age(c.up))
+	default:
+		facts = append(facts, c.state)
+	}
+	facts = append(facts, fmt.Sprintf("restarts %d", c.restarts))
+	if c.lastExit != "" {
+		facts = append(facts, "last exit "+c.lastExit)
+	}
+	return facts
 }

@@ -17,12 +17,15 @@ func (p *eventsPane) move(n, delta int) { p.back = min(max(p.back-delta, 0), max
 
 // Render draws the pane in w×h cells.
 func (p *eventsPane) Render(f frame, w, h int, focused bool) string {
-	st, rows := f.st, f.b.events
+	st, rows := f.st, filterEvents(f.b.events, f.filter)
 	info := fmt.Sprintf("%d", len(rows))
+	if f.filter != "" {
+		info = fmt.Sprintf("%d of %d match /%s", len(rows), len(f.b.events), f.filter)
+	}
 	if p.back > 0 {
 		info += fmt.Sprintf(" · scrolled back %d (G follows)", p.back)
 	}
-	lines := []string{title(st, "Events", info, focused, w)}
+	lines := []string{title(st, "Events", info, focused, w, f.lastSeen)}
 	body := h - 1
 	end := max(len(rows)-p.back, min(body, len(rows)))
 	start := max(end-body, 0)
@@ -44,4 +47,18 @@ func (p *eventsPane) Render(f frame, w, h int, focused bool) string {
 		}
 	}
 	return block(lines, w, h)
+}
+
+// filterEvents is the events whose text holds the filter.
+func filterEvents(rows []eventRow, filter string) []eventRow {
+	if filter == "" {
+		return rows
+	}
+	var out []eventRow
+	for _, r := range rows {
+		if containsFold(r.text, filter) {
+			out = append(out, r)
+		}
+	}
+	return out
 }

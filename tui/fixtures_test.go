@@ -97,6 +97,7 @@ func converged() session.Snapshot {
 	}
 	s.Slots = append(s.Slots, worker(false))
 	s.Progress = session.Progress{Ready: 4, Total: 4}
+	s.Fresh, s.Steady = true, true
 	s.Events = []docker.Event{
 		{Time: t0.Add(-12 * time.Minute), Action: "start", Name: "rollcall-web-2-2222bbbb"},
 		{Time: t0.Add(-11 * time.Minute), Action: "health_status: healthy", Name: "rollcall-web-2-2222bbbb"},
@@ -245,10 +246,59 @@ func downtime() session.Snapshot {
 func trouble() session.Snapshot {
 	s := converged()
 	s.Connected = false
+	s.Fresh, s.Steady = false, false
 	s.EngineErr = "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"
 	s.SourceErr = fmt.Errorf("rollcall.yaml:7:5: unknown key \"replica\"\n  hint: did you mean replicas?")
 	s.Lock = session.LockInfo{Err: "host lock /run/lock/rollcall.lock: permission denied"}
 	s.Holds = map[string][]string{"web": {hashV1}}
 	s.Mode = session.ModeWatch
+	return s
+}
+
+// staged: nothing runs yet in step mode, and the plan holds several steps
+// the operator can approve: web/0's start (next), a wait for web/1, the
+// worker's limits update and the stop of an extra container.
+func staged() session.Snapshot {
+	s := base(12)
+	for i := range 2 {
+		old := ctr("web", i, "web:v1", "sha256:1111", hashV1, "1", 2*time.Hour)
+		s.Slots = append(s.Slots, session.SlotView{Workload: "web", Slot: i, Desired: webV2(),
+			Containers: []session.ContainerView{view(old, session.StatusStale, true)}})
+	}
+	s.Slots = append(s.Slots, worker(false))
+	s.Progress = session.Progress{Ready: 1, Total: 3}
+	start0 := reconcile.Step{Action: reconcile.ActStart, Workload: "web", Slot: 0, Container: "rollcall-web-0-2222bbbb",
+		Reason: "roll: image web:v1 → web:v2; rollcall-web-0-1111aaaa keeps serving"}
+	wait1 := reconcile.Step{Action: reconcile.ActWait, Workload: "web", Slot: 1, Container: "rollcall-web-1-1111aaaa",
+		Reason: "queued: parallelism 1, 1 slot(s) mid-roll"}
+	update := reconcile.Step{Action: reconcile.ActUpdate, Workload: "worker", Slot: 0, Container: "rollcall-worker-0-3333cccc",
+		ContainerID: "01c0ffee", Reason: "limits: restart no → unless-stopped"}
+	stop := reconcile.Step{Action: reconcile.ActStop, Workload: "old", Slot: 0, Container: "rollcall-old-0-4444dddd",
+		ContainerID: "02c0ffee", Reason: "extra: workload old is no longer desired"}
+	s.Plan = reconcile.Plan{Workloads: []reconcile.WorkloadPlan{
+		{Name: "old", Steps: []reconcile.Step{stop}},
+		{Name: "web", Changes: []string{"~ image: web:v1 → web:v2"}, Steps: []reconcile.Step{start0, wait1}},
+		{Name: "worker", Steps: []reconcile.Step{update}},
+	}}
+	for _, st := range []reconcile.Step{start0, update, stop} {
+		s.Steps[st.Key()] = session.StepStatus{State: session.StepQueued}
+	}
+	s.Next = stop.Key()
+	s.Waiting = "step mode: approve a step (enter) or the rollout (A)"
+	return s
+}
+
+// rolledBack: web/0's new container missed its deadline with
+// failure_action rollback: it was stopped, the old one serves, its spec
+// is on hold, and an approved rollout goes on with the worker.
+func rolledBack() session.Snapshot {
+	s := staged()
+	s.Waiting = ""
+	s.RolledBack = []session.RollbackInfo{{Workload: "web", Slot: 0, Container: "rollcall-web-0-2222bbbb", Hash: hashV2,
+		Reason: "not healthy within health_deadline 1m0s", At: t0.Add(-5 * time.Second)}}
+	s.Holds = map[string][]string{"web": {hashV2}}
+	s.Rollout = &session.RolloutInfo{By: "alice", Since: t0.Add(-time.Minute), Left: 2}
+	v := &s.Slots[0].Containers[0]
+	v.RestartCount, v.ExitCode, v.OOMKilled = 2, 137, true
 	return s
 }

@@ -37,6 +37,10 @@ func TestGolden(t *testing.T) {
 		{name: "trouble", theme: theme.Dark, snap: trouble()},
 		{name: "full_help", theme: theme.Dark, snap: midRoll(), keys: []string{"?"}},
 		{name: "logs_filtered", theme: theme.Dark, snap: midRoll(), keys: []string{"/", "w", "e", "b", "enter", "j", "l"}},
+		{name: "staged_step", theme: theme.Dark, snap: staged()},
+		{name: "rolled_back", theme: theme.Light, snap: rolledBack()},
+		{name: "reader", theme: theme.Dark, snap: paused(), keys: []string{"i"}},
+		{name: "quit_mid_step", theme: theme.Dark, snap: midRoll(), keys: []string{"q"}},
 	} {
 		ss := tc.sizes
 		if ss == nil {

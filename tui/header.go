@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -77,14 +78,26 @@ func (h header) lines(f frame, w int) []string {
 		banner = c.Step.Render("STEP")
 	}
 	var parts []string
+	// The progress is a badge with colours of its own: it reads the same on
+	// any terminal background, and it says converged only when it is.
 	progress := hi.progress.String() + " slots up-to-date & healthy"
-	if hi.progress.Done() {
-		parts = append(parts, st.OK.Render(theme.Healthy.Glyph()+" "+progress))
-	} else {
-		parts = append(parts, st.Warn.Render(theme.Booting.Glyph()+" "+progress))
+	switch {
+	case !hi.connected:
+		parts = append(parts, c.Stale.Render("? "+progress+", as last seen"))
+	case b.steady:
+		parts = append(parts, c.ProgressDone.Render(theme.Healthy.Glyph()+" converged · "+progress))
+	default:
+		text := theme.Booting.Glyph() + " " + progress
+		if b.skipped > 0 {
+			text += fmt.Sprintf(", %d skipped: not converged", b.skipped)
+		}
+		parts = append(parts, c.Progress.Render(text))
+	}
+	if r := b.rollout; r != nil {
+		parts = append(parts, st.Heading.Render(fmt.Sprintf("rollout approved, %d %s left", r.left, plural(r.left, "step", "steps"))))
 	}
 	switch {
-	case hi.lockHolder != "":
+	case hi.lockHolder != "" || hi.lockFree:
 	case hi.lockErr != "":
 		parts = append(parts, st.Bad.Render("lock: "+hi.lockErr))
 	case hi.lockHeld:
@@ -96,8 +109,14 @@ func (h header) lines(f frame, w int) []string {
 	line2 := banner + " " + strings.Join(parts, st.Muted.Render(" · "))
 
 	out := []string{fit(line1, w), fit(line2, w)}
+	if b.halted != "" {
+		out = append(out, c.Halted.Render(fit(" ✗ HALTED: "+b.halted+" · nothing runs until rollcall restarts with a working journal", w)))
+	}
 	if !hi.connected {
-		text := "✗ engine disconnected, retrying; nothing runs until it is back"
+		text := "✗ engine disconnected · " + f.lastSeen + ": the screen shows the last state seen, nothing runs until it is back"
+		if f.lastSeen == "never seen" {
+			text = "✗ engine disconnected · never seen: nothing is known of it yet, nothing runs until it answers"
+		}
 		if hi.engineErr != "" {
 			text += ": " + hi.engineErr
 		}
@@ -113,8 +132,29 @@ func (h header) lines(f frame, w int) []string {
 		}
 		out = append(out, fit(st.Bad.Render(text), w))
 	}
-	if hi.lockHolder != "" {
+	switch {
+	case hi.lockFree:
+		out = append(out, fit(st.OK.Render("✓ the lock came free: space takes it (step mode)"), w))
+	case hi.lockHolder != "":
 		out = append(out, fit(st.Warn.Render("lock held by "+hi.lockHolder+": this console only watches"), w))
+	}
+	if n := len(b.rolled); n > 0 {
+		r := b.rolled[n-1]
+		text := " ↩ rolled back " + r.target + ": " + r.container + " stopped"
+		if r.serving != "" {
+			text += ", " + r.serving + " keeps serving"
+		}
+		text += "; spec " + r.hash + " on hold"
+		if r.reason != "" {
+			text += " (" + r.reason + ")"
+		}
+		if n > 1 {
+			text += fmt.Sprintf(" · %d rollbacks in all", n)
+		}
+		out = append(out, c.RolledBack.Render(fit(text, w)))
+	}
+	if b.refusal != "" {
+		out = append(out, fit(st.Bad.Render("✗ "+b.refusal), w))
 	}
 	if p := b.pause; p != nil {
 		text := "⏸ paused: " + p.reason
@@ -145,4 +185,11 @@ func (h header) lines(f frame, w int) []string {
 		}
 	}
 	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -7,15 +7,15 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/theme"
 )
 
 // onKey handles a key press.
 func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	m.flash = ""
 	k := &m.keys
-	quit := tea.Batch(stopLogs(m.logs.cancel), tea.Quit)
 	if msg.String() == "ctrl+c" { // always; q is a letter in the filter and an answer-less key in a dialog
-		return m, quit
+		return m, m.quit(false)
 	}
 	if m.dialog != nil {
 		return m.onDialogKey(msg)
@@ -23,17 +23,38 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	if m.filtering {
 		return m.onFilterKey(msg)
 	}
+	if m.reader.open {
+		return m.onReaderKey(msg)
+	}
 	if key.Matches(msg, k.Quit) {
-		return m, quit
+		return m.onQuit()
 	}
 	if m.width < minWidth || m.height < minHeight {
 		return m, nil
 	}
 	b := &m.board
+	if key.Matches(msg, k.TakeLock) {
+		m.flash = "taking the lock: step mode"
+		return m, m.send(session.SetMode{Mode: session.ModeStep})
+	}
+	if k.readOnly(msg.String()) {
+		m.flash = "read-only: watch mode"
+		if b.header.lockFree {
+			m.flash += " (space takes the lock)"
+		}
+		return m, nil
+	}
 	var cmd tea.Cmd
 	switch {
 	case key.Matches(msg, k.Help):
 		m.help.ShowAll = !m.help.ShowAll
+	case key.Matches(msg, k.Close):
+		switch {
+		case m.help.ShowAll:
+			m.help.ShowAll = false
+		case m.filter != "":
+			m.setFilter("")
+		}
 	case key.Matches(msg, k.NextPane):
 		m.focus = (m.focus + 1) % paneCount
 	case key.Matches(msg, k.PrevPane):
@@ -48,14 +69,9 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		cmd = m.moveCursor(1 << 30)
 
 	case key.Matches(msg, k.Approve):
-		if b.next == "" {
-			m.flash = "nothing to approve"
-			break
-		}
-		m.plan.moved = false // follow the roll again
-		cmd = m.send(session.ApproveStep{Key: b.next})
+		cmd = m.approveSelected()
 	case key.Matches(msg, k.ApprovePlan):
-		m.plan.moved = false
+		m.plan.moved = false // follow the roll again
 		cmd = m.send(session.ApproveRollout{})
 	case key.Matches(msg, k.Auto):
 		switch b.mode {
@@ -71,15 +87,7 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			cmd = m.send(session.Pause{})
 		}
 	case key.Matches(msg, k.Skip):
-		target := b.next
-		if s := m.plan.selected(b); m.focus == panePlan && s != nil && s.executable {
-			target = s.key
-		}
-		if target == "" {
-			m.flash = "no step to skip"
-			break
-		}
-		cmd = m.send(session.Skip{Key: target})
+		cmd = m.toggleSkip()
 	case key.Matches(msg, k.Rollback):
 		w, shown := m.selectedWorkload()
 		if w == "" {
@@ -87,8 +95,8 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			break
 		}
 		m.dialog = &dialog{title: "Roll back " + shown + "?",
-			body: "Puts " + shown + "'s current spec on hold and stops its new containers wherever an older one still serves the slot. A slot that finished its roll keeps its new container.",
-			yes:  session.Rollback{Workload: w}}
+			body: "Puts " + shown + "'s current spec on hold and stops its new containers wherever an older one still serves the slot, at once, even while paused. A slot that finished its roll keeps its new container.",
+			yes:  session.Rollback{Workload: w}, declined: "declined: " + shown + " is not rolled back"}
 	case key.Matches(msg, k.Recreate):
 		w, shown := m.selectedWorkload()
 		if w == "" {
@@ -97,7 +105,7 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		}
 		m.dialog = &dialog{title: "Recreate " + shown + "?",
 			body: "A rolling restart: every container of " + shown + " created before now is replaced, slot by slot, under the usual rules.",
-			yes:  session.Recreate{Workload: w}}
+			yes:  session.Recreate{Workload: w}, declined: "declined: " + shown + " is not recreated"}
 	case key.Matches(msg, k.Emergency):
 		if b.header.skipHealth {
 			cmd = m.send(session.Emergency{On: false}) // back to safety needs no question
@@ -105,7 +113,7 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		}
 		m.dialog = &dialog{title: "Turn EMERGENCY mode on?",
 			body: "skip-health: an up-to-date running container counts as healthy at once, so rolls stop waiting for health checks. It stays on, in red, until E turns it off.",
-			yes:  session.Emergency{On: true}}
+			yes:  session.Emergency{On: true}, declined: "declined: emergency mode stays off"}
 	case key.Matches(msg, k.Answer):
 		if q := b.confirm; q != nil {
 			m.dialog = sessionDialog(q)
@@ -116,19 +124,104 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, k.Diff):
 		m.detail.mode, m.detail.offset = detailDiff, 0
 		cmd = m.followLogs()
+	case key.Matches(msg, k.Inspect):
+		cmd = m.openReader()
+	case key.Matches(msg, k.Copy):
+		cmd = m.copyID()
+	case key.Matches(msg, k.Shell):
+		cmd = m.shell()
 	case key.Matches(msg, k.Filter):
 		m.filtering = true
 		m.input.SetValue(m.filter)
 		m.input.CursorEnd()
 		cmd = m.input.Focus()
-	case key.Matches(msg, k.Clear):
-		if m.filter != "" {
-			m.setFilter("")
-		}
 	}
 	m.keys.Answer.SetEnabled(b.mode.Acting() && b.confirm != nil && m.dialog == nil)
 	m.relayout()
 	return m, cmd
+}
+
+// approveSelected approves the step under the plan's cursor: only a step
+// the operator can see (the filter hides the others from the cursor), and
+// only one that acts. The cursor then rests on the next step that acts.
+func (m *Model) approveSelected() tea.Cmd {
+	b := &m.board
+	s := m.plan.selected(b)
+	switch {
+	case s == nil && b.next == "":
+		m.flash = "nothing to approve"
+		return nil
+	case s == nil:
+		m.flash = "no step selected (the filter hides them)"
+		return nil
+	case s.then:
+		m.flash = "not yet: " + s.action + " " + s.target + " comes once the wait before it ends (A approves the whole rollout)"
+		return nil
+	case !s.executable:
+		m.flash = "a wait is not approved: it ends by itself"
+		return nil
+	case s.status == theme.Done || s.status == theme.Running:
+		m.flash = s.action + " " + s.target + " is " + string(s.status)
+		return nil
+	}
+	key := s.key
+	m.plan.restAfter(b, key)
+	return m.send(session.ApproveStep{Key: key})
+}
+
+// toggleSkip skips the selected step, or un-skips it when skipped.
+func (m *Model) toggleSkip() tea.Cmd {
+	b := &m.board
+	s := m.plan.selected(b)
+	switch {
+	case s == nil:
+		m.flash = "no step to skip"
+		return nil
+	case !s.executable:
+		m.flash = "a wait or a step to come cannot be skipped"
+		return nil
+	case s.status == theme.Skipped:
+		m.flash = "un-skipped " + s.action + " " + s.target
+		return m.send(session.Unskip{Key: s.key})
+	}
+	m.flash = "skipped " + s.action + " " + s.target + " (s again un-skips it)"
+	m.plan.keep(b)
+	return m.send(session.Skip{Key: s.key})
+}
+
+// onQuit is q: at once, unless a step of this console runs; then it asks
+// first. q again on that question quits at once, abandoning the step.
+func (m Model) onQuit() (tea.Model, tea.Cmd) {
+	if m.quitting {
+		return m, m.quit(true)
+	}
+	// (too small for the question, q quits as ctrl+c does: the session
+	// still carries the running step to its end)
+	if m.board.busy && m.board.mode.Acting() && m.width >= minWidth && m.height >= minHeight {
+		m.dialog = &dialog{kind: dialogQuit, title: "A step is running: " + m.board.doing,
+			body:     "Quit after it ends? q again quits at once and abandons the step (the journal marks it interrupted).",
+			declined: "not quitting"}
+		return m, nil
+	}
+	return m, m.quit(false)
+}
+
+// quit ends the program; abandon cuts the running step short first.
+func (m *Model) quit(abandon bool) tea.Cmd {
+	cancel, ab := m.logs.cancel, m.opts.Abandon
+	if !abandon || !m.board.busy {
+		ab = nil
+	}
+	// one command, so the step is abandoned before the program ends
+	return func() tea.Msg {
+		if ab != nil {
+			ab()
+		}
+		if cancel != nil {
+			cancel()
+		}
+		return tea.Quit()
+	}
 }
 
 // moveCursor moves within the focused pane; delta may be huge (g, G).
@@ -167,7 +260,7 @@ func (m *Model) moveCursor(delta int) tea.Cmd {
 			m.detail.offset = min(m.detail.offset, max(len(m.logs.lines)-1, 0))
 		}
 	case paneEvents:
-		n := len(b.events)
+		n := len(filterEvents(b.events, m.filter))
 		switch {
 		case delta < -1:
 			m.events.back = max(n-1, 0)
@@ -196,6 +289,22 @@ func (m *Model) selectedWorkload() (raw, shown string) {
 
 func (m Model) onDialogKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	d, k := m.dialog, &m.keys
+	if d.kind == dialogQuit {
+		switch {
+		case msg.String() == "q":
+			return m, m.quit(true)
+		case key.Matches(msg, k.Yes), key.Matches(msg, k.Choose) && d.choice:
+			m.dialog, m.quitting = nil, true
+			if !m.board.busy {
+				return m, m.quit(false)
+			}
+			m.flash = "quitting once the step ends (q quits at once)"
+			return m, nil
+		case key.Matches(msg, k.No), key.Matches(msg, k.Choose):
+			m.dialog, m.flash = nil, d.declined
+			return m, nil
+		}
+	}
 	answer := func(yes bool) (tea.Model, tea.Cmd) {
 		m.dialog = nil
 		if d.answer != "" {
@@ -204,6 +313,8 @@ func (m Model) onDialogKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		i := d.no
 		if yes {
 			i = d.yes
+		} else {
+			m.flash = d.declined
 		}
 		m.keys.Answer.SetEnabled(m.board.mode.Acting() && m.board.confirm != nil && !yes)
 		if i == nil {
@@ -244,7 +355,8 @@ func (m Model) onFilterKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	return m, cmd
 }
 
-// setFilter applies a filter (as typed) to the slots and the plan.
+// setFilter applies a filter (as typed) to the slots, the plan and the
+// events.
 func (m *Model) setFilter(f string) {
 	m.filter = strings.ToLower(strings.TrimSpace(f))
 	if f == "" {
@@ -252,5 +364,6 @@ func (m *Model) setFilter(f string) {
 	}
 	m.slots.setRows(&m.board, m.filter)
 	m.plan.setRows(&m.board, m.filter)
+	m.events.back = 0
 	m.relayout()
 }

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"slices"
+
 	"charm.land/bubbles/v2/key"
 )
 
@@ -13,7 +15,16 @@ type KeyMap struct {
 	Approve, ApprovePlan, Auto, Pause, Skip key.Binding
 	Rollback, Recreate, Emergency, Answer   key.Binding
 
+	// Looking at a container: the full-screen reader (inspect, health
+	// output, log tail), a shell in it, its ID to the clipboard.
+	Inspect, Shell, Copy key.Binding
+	// TakeLock is offered in watch mode once the lock this console wanted
+	// came free (LockInfo.Free): one key takes it, in step mode.
+	TakeLock key.Binding
+
 	Logs, Diff, Filter, Help, Quit key.Binding
+	// Close leaves help, the reader and dialogs.
+	Close key.Binding
 
 	// In the confirm dialog.
 	Yes, No, Toggle, Choose key.Binding
@@ -43,11 +54,17 @@ func DefaultKeyMap() KeyMap {
 		Emergency:   key.NewBinding(key.WithKeys("E"), key.WithHelp("E", "emergency")),
 		Answer:      key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "answer confirm"), key.WithDisabled()),
 
+		Inspect:  key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "inspect")),
+		Shell:    key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "shell")),
+		Copy:     key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy ID")),
+		TakeLock: key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "take the lock"), key.WithDisabled()),
+
 		Logs:   key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "logs")),
 		Diff:   key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "diff")),
 		Filter: key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		Help:   key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:   key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Close:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close")),
 
 		Yes:    key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "yes")),
 		No:     key.NewBinding(key.WithKeys("n", "N", "esc"), key.WithHelp("n/esc", "no")),
@@ -59,10 +76,25 @@ func DefaultKeyMap() KeyMap {
 	}
 }
 
-// mutating are the bindings that ask the session to act.
+// mutating are the bindings that ask the session to act, or (a shell)
+// could change a container.
 func (k *KeyMap) mutating() []*key.Binding {
 	return []*key.Binding{&k.Approve, &k.ApprovePlan, &k.Auto, &k.Pause, &k.Skip,
-		&k.Rollback, &k.Recreate, &k.Emergency, &k.Answer}
+		&k.Rollback, &k.Recreate, &k.Emergency, &k.Answer, &k.Shell}
+}
+
+// readOnly reports whether the pressed key is one of the mutating keys,
+// disabled in watch mode: the console then says it is read-only rather than nothing.
+func (k *KeyMap) readOnly(pressed string) bool {
+	if k.acting {
+		return false
+	}
+	for _, b := range k.mutating() {
+		if slices.Contains(b.Keys(), pressed) && !b.Enabled() {
+			return true
+		}
+	}
+	return false
 }
 
 // setActing enables the mutating bindings in step and auto mode and
@@ -77,20 +109,25 @@ func (k *KeyMap) setActing(acting, answer bool) {
 }
 
 // ShortHelp is the one help line: what a roll needs (or, in watch mode,
-// what looking needs), then help and quit. It fits 80 columns.
-func (k KeyMap) ShortHelp() []key.Binding {
+// what looking needs), then help and quit. The footer draws it without
+// quit (shortHelp) and puts quit at its end itself, so quit never falls
+// off a narrow screen.
+func (k KeyMap) ShortHelp() []key.Binding { return append(k.shortHelp(), k.Quit) }
+
+func (k KeyMap) shortHelp() []key.Binding {
 	if k.acting {
-		return []key.Binding{k.Approve, k.ApprovePlan, k.Auto, k.Pause, k.Skip, k.Answer, k.Help, k.Quit}
+		return []key.Binding{k.Approve, k.ApprovePlan, k.Auto, k.Pause, k.Skip, k.Answer, k.Help}
 	}
-	return []key.Binding{k.NextPane, k.Logs, k.Diff, k.Filter, k.Help, k.Quit}
+	return []key.Binding{k.TakeLock, k.NextPane, k.Logs, k.Inspect, k.Filter, k.Help}
 }
 
-// FullHelp is every key, in columns: move, run, guard, view.
+// FullHelp is every key, in columns: move, run, guard, look.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.Top, k.Bottom, k.NextPane, k.PrevPane},
-		{k.Approve, k.ApprovePlan, k.Auto, k.Pause, k.Skip},
-		{k.Rollback, k.Recreate, k.Emergency, k.Answer},
-		{k.Logs, k.Diff, k.Filter, k.Help, k.Quit},
+		{k.Approve, k.ApprovePlan, k.Auto, k.TakeLock, k.Pause, k.Skip},
+		{k.Rollback, k.Recreate, k.Emergency, k.Answer, k.Shell},
+		{k.Logs, k.Diff, k.Inspect, k.Copy, k.Filter},
+		{k.Help, k.Close, k.Quit},
 	}
 }

@@ -93,13 +93,17 @@ func tooSmall(st *theme.Styles, w, h int) string {
 }
 
 // title is a pane's first line: its name, a few words about it, and a rule
-// to the edge.
-func title(st *theme.Styles, name, info string, focused bool, w int) string {
+// to the edge. stale ("last seen 12s ago") marks a pane that shows the
+// state as it was when the engine last answered.
+func title(st *theme.Styles, name, info string, focused bool, w int, stale string) string {
 	ts := st.Console.PaneTitle
 	if focused {
 		ts = st.Console.PaneTitleFocused
 	}
 	head := ts.Render(" " + name + " ")
+	if stale != "" {
+		head += " " + st.Console.Stale.Render(stale)
+	}
 	hw := ansi.StringWidth(head)
 	if info != "" {
 		info = clip(info, w-hw-3)

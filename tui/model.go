@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/spinner"
@@ -46,9 +47,16 @@ type Model struct {
 	events eventsPane
 	logs   logTail
 
+	reader reader // the full-screen view of one container
+
 	dialog   *dialog
 	answered string // the session question last answered or dismissed
 	flash    string // one line of feedback, until the next key
+	quitting bool   // quit once the running step ends
+
+	now     time.Time // the latest of the snapshot's time and the clock's tick
+	seenAt  time.Time // the last snapshot taken while the engine answered
+	ticking bool      // a clock tick is on its way
 }
 
 // Messages from the session.
@@ -168,6 +176,18 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.logs.onStarted(msg)
 	case logLinesMsg:
 		return m, m.logs.onLines(msg)
+	case clockMsg:
+		return m.onClock(msg)
+	case inspectMsg:
+		m.reader.onInspect(msg)
+		return m, nil
+	case shellDoneMsg:
+		m.flash = msg.text()
+		return m, nil
+	case tea.MouseClickMsg:
+		return m.onClick(msg)
+	case tea.MouseWheelMsg:
+		return m.onWheel(msg)
 	case tea.KeyPressMsg:
 		return m.onKey(msg)
 	}
@@ -178,6 +198,15 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m Model) onSnapshot(s session.Snapshot) (tea.Model, tea.Cmd) {
 	m.has = true
 	m.board = newBoard(s)
+	if s.At.After(m.now) || m.now.IsZero() {
+		m.now = s.At
+	}
+	if s.Connected {
+		m.seenAt = s.At
+	}
+	if m.quitting && s.Running == nil {
+		return m, m.quit(false) // the step the operator waited for ended
+	}
 	acting := s.Mode.Acting()
 	m.syncDialog(acting)
 	pending := m.board.confirm != nil && m.dialog == nil
@@ -197,11 +226,12 @@ func (m Model) onSnapshot(s session.Snapshot) (tea.Model, tea.Cmd) {
 	} else {
 		m.keys.Emergency.SetHelp("E", "emergency")
 	}
+	m.keys.TakeLock.SetEnabled(!acting && s.Lock.Free)
 	m.slots.setRows(&m.board, m.filter)
 	m.plan.setRows(&m.board, m.filter)
 	m.relayout()
 
-	cmds := []tea.Cmd{waitSnapshot(m.opts.Snapshots)}
+	cmds := []tea.Cmd{waitSnapshot(m.opts.Snapshots), m.armClock()}
 	if m.board.busy && !m.spinning {
 		m.spinning = true
 		cmds = append(cmds, m.spin.Tick)
@@ -233,16 +263,21 @@ func (m *Model) syncDialog(acting bool) {
 }
 
 func sessionDialog(q *confirmInfo) *dialog {
-	return &dialog{title: q.title, body: q.prompt, yes: session.Confirm{Yes: true}, no: session.Confirm{Yes: false}, answer: q.id}
+	return &dialog{title: q.title, body: q.prompt, yes: session.Confirm{Yes: true}, no: session.Confirm{Yes: false}, answer: q.id,
+		declined: "declined: " + q.title}
 }
 
-// followLogs points the log tail at the selected slot's container while
-// the detail pane shows logs, and at nothing otherwise.
+// followLogs points the log tail at the container the reader shows, or
+// the selected container while the detail pane shows logs, and at nothing
+// otherwise.
 func (m *Model) followLogs() tea.Cmd {
 	id := ""
-	if m.detail.mode == detailLogs {
-		if s := m.slots.selected(&m.board); s != nil && len(s.cs) > 0 {
-			id = s.cs[0].id
+	switch {
+	case m.reader.open:
+		id = m.reader.id
+	case m.detail.mode == detailLogs:
+		if c := m.slots.container(&m.board); c != nil {
+			id = c.id
 		}
 	}
 	return m.logs.follow(m.ctx, m.opts.Logs, id)
@@ -257,10 +292,21 @@ type frame struct {
 	filter string
 	spin   string // the spinner's frame while a step runs
 	asking bool   // a dialog is open
+	now    time.Time
+	// lastSeen is "last seen 12s ago" while the engine is disconnected:
+	// every pane says it, so nothing reads as the present.
+	lastSeen string
 }
 
 func (m *Model) frame() frame {
-	f := frame{st: &m.st, ink: &m.ink, b: &m.board, has: m.has, filter: m.filter, asking: m.dialog != nil}
+	f := frame{st: &m.st, ink: &m.ink, b: &m.board, has: m.has, filter: m.filter, asking: m.dialog != nil, now: m.now}
+	if m.has && !m.board.header.connected {
+		if m.seenAt.IsZero() {
+			f.lastSeen = "never seen"
+		} else {
+			f.lastSeen = "last seen " + age(m.now.Sub(m.seenAt)) + " ago"
+		}
+	}
 	if m.board.busy {
 		f.spin = m.spin.View()
 	}

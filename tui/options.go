@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/theme"
 )
@@ -31,6 +33,18 @@ type Options struct {
 	// Snapshots delivers the session's state. Run sets it to the session's
 	// Snapshots; nil in a test that hands the model snapshots itself.
 	Snapshots <-chan session.Snapshot
+	// Inspect reads one container for the full-screen reader (i): its
+	// health probes and how it was created. It must only read. nil: the
+	// reader shows what the snapshot has.
+	Inspect func(ctx context.Context, id string) (docker.ContainerDetail, error)
+	// Shell is the command x runs, on the terminal, to open a shell in a
+	// container (the raw ID), e.g. `docker exec -it <id> sh`. nil: x is
+	// off. It is off in watch mode whatever this says.
+	Shell func(id string) *exec.Cmd
+	// Abandon cuts the running step short. The console calls it when the
+	// operator quits at once while a step runs (q, then q again), before
+	// the program ends. Run sets it to the session's Abandon when nil.
+	Abandon func()
 
 	program []tea.ProgramOption // tests: a terminal of their own
 }
@@ -47,6 +61,9 @@ func Run(ctx context.Context, s *session.Session, opts Options) error {
 	}
 	if opts.Snapshots == nil {
 		opts.Snapshots = s.Snapshots()
+	}
+	if opts.Abandon == nil {
+		opts.Abandon = s.Abandon
 	}
 	var environ []string
 	opts.Theme, environ = resolveTheme(opts.Theme, os.Environ())

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"strings"
+
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/theme"
 )
@@ -29,6 +31,7 @@ const (
 	lineNote
 	lineRunning
 	lineEmpty
+	lineWaiting // why nothing runs
 )
 
 type planLine struct {
@@ -43,6 +46,9 @@ func (p *planPane) setRows(b *board, filter string) {
 	p.lines, p.steps = nil, nil // fresh slices: an older Model may still hold the last
 	if b.running != nil {
 		p.lines = append(p.lines, planLine{kind: lineRunning})
+	}
+	if b.waiting != "" && !b.busy && filter == "" {
+		p.lines = append(p.lines, planLine{kind: lineWaiting, text: b.waiting})
 	}
 	for bi := range b.blocks {
 		blk := &b.blocks[bi]
@@ -86,22 +92,49 @@ func (p *planPane) setRows(b *board, filter string) {
 		p.lines = append(p.lines, planLine{kind: lineEmpty})
 	}
 
-	found := false
-	want := p.sel
-	if !p.moved {
-		want = b.next
+	if p.moved && !p.find(b, p.sel) {
+		p.moved = false // the step the operator chose left the plan: follow the roll again
 	}
-	for i, li := range p.steps {
-		if p.step(b, li).key == want {
-			p.cursor, found = i, true
-			break
-		}
-	}
-	if !found && !p.moved {
+	if !p.moved && !p.find(b, b.next) {
 		p.cursor = 0
 	}
 	p.clamp(b)
 }
+
+// find puts the cursor on the step with key, if it is shown.
+func (p *planPane) find(b *board, key string) bool {
+	if key == "" {
+		return false
+	}
+	for i, li := range p.steps {
+		if p.step(b, li).key == key {
+			p.cursor = i
+			return true
+		}
+	}
+	return false
+}
+
+// restAfter puts the cursor on the first shown step after the one with
+// key that can be approved, and keeps it there: enter approved key.
+func (p *planPane) restAfter(b *board, key string) {
+	after := false
+	for i, li := range p.steps {
+		s := p.step(b, li)
+		if after && s.executable && !s.then && s.status != theme.Done && s.status != theme.Running {
+			p.cursor, p.moved = i, true
+			p.clamp(b)
+			return
+		}
+		if s.key == key {
+			after = true
+		}
+	}
+	p.keep(b) // none after it: stay on it
+}
+
+// keep holds the cursor where it is when snapshots come.
+func (p *planPane) keep(b *board) { p.moved = true; p.clamp(b) }
 
 func (p *planPane) step(b *board, line int) *stepRow {
 	l := p.lines[line]
@@ -160,7 +193,7 @@ func (p *planPane) Render(f frame, w, h int, focused bool) string {
 		info += " · /" + f.filter
 	}
 	lines := make([]string, 0, h)
-	lines = append(lines, title(st, "Plan", info, focused, w))
+	lines = append(lines, title(st, "Plan", info, focused, w, f.lastSeen))
 	if !f.has {
 		lines = append(lines, "  "+st.Muted.Render("waiting for the first plan…"))
 		return block(lines, w, h)
@@ -189,9 +222,15 @@ func (p *planPane) Render(f frame, w, h int, focused bool) string {
 				lines = append(lines, "  "+st.Muted.Render("no desired state loaded: nothing is planned"))
 			case f.filter != "":
 				lines = append(lines, "  "+st.Muted.Render("no step matches the filter (esc clears it)"))
+			case f.lastSeen != "":
+				lines = append(lines, "  "+k.bad.paint("? nothing planned as "+f.lastSeen+": the present state is not known"))
+			case !b.steady:
+				lines = append(lines, "  "+st.Muted.Render("nothing planned yet: looking again…"))
 			default:
 				lines = append(lines, "  "+k.ok.paint(theme.Done.Glyph()+" converged: nothing to do"))
 			}
+		case lineWaiting:
+			lines = append(lines, "  "+k.note.paint("why nothing runs: "+l.text))
 		case lineRunning:
 			r := b.running
 			lines = append(lines, p.stepLine(f, r, i == cur, false, focused && i == cur, target, containerW, w))
@@ -229,15 +268,28 @@ func (p *planPane) stepLine(f frame, s *stepRow, cursor, next, sel bool, target,
 		gutter[1] = '→'
 	}
 	label := s.status.Label()
+	if s.then {
+		label = "  then"
+	}
 	if s.status == theme.Running && f.spin != "" {
 		label = f.spin + " " + string(theme.Running)
 	}
 	reason := s.reason
+	// Times to come are countdowns, in front: a long reason must not hide them.
+	switch {
+	case !s.until.IsZero() && strings.Contains(s.reason, "deadline"):
+		reason = "deadline " + countdown(f.now, s.until) + " · " + reason
+	case !s.until.IsZero():
+		reason = "next look " + countdown(f.now, s.until) + " · " + reason
+	}
+	if !s.retryAt.IsZero() && s.status == theme.Failed {
+		reason = "retry " + countdown(f.now, s.retryAt) + " · " + reason
+	}
+	if s.then {
+		reason = "then: " + reason
+	}
 	if s.confirm {
 		reason = "⚠ needs confirm · " + reason
-	}
-	if !s.until.IsZero() {
-		reason += " (until " + clock(s.until) + ")"
 	}
 	if sel {
 		text := string(gutter) + fit(label, 11) + " " + fit(s.action, 7) + " " + fit(s.target, target) + " "
@@ -246,7 +298,11 @@ func (p *planPane) stepLine(f frame, s *stepRow, cursor, next, sel bool, target,
 		}
 		return st.Console.Selected.Render(fit(text+reason, w))
 	}
-	body := k.statusInk(s.status).paint(fit(label, 11)) + " " + k.actionInk(s.action).paint(fit(s.action, 7)) + " "
+	act := k.actionInk(s.action)
+	if s.then {
+		act = k.muted // not executable yet: quiet, but its action still reads
+	}
+	body := k.statusInk(s.status).paint(fit(label, 11)) + " " + act.paint(fit(s.action, 7)) + " "
 	tgt := fit(s.target, target)
 	if next {
 		tgt = k.next.paint(tgt)

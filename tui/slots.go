@@ -10,11 +10,17 @@ import (
 // slotsPane lists one row per slot: what it should run on the left, the
 // container serving it on the right, and any other containers in the slot
 // on lines under it.
+//
+// The cursor moves over lines, so any container of a slot can be selected
+// (an old one, to read its logs): sub is the container's index in the
+// selected slot.
 type slotsPane struct {
 	rows   []int // indexes into board.slots that pass the filter
 	cursor int   // index into rows
+	sub    int   // index into the selected slot's containers
 	offset int   // first row drawn
 	sel    string
+	selID  string // the selected container's ID
 }
 
 // setRows applies the filter to a new board, keeping the selected slot
@@ -34,6 +40,16 @@ func (p *slotsPane) setRows(b *board, filter string) {
 			}
 		}
 	}
+	// The selected container stays selected while it is in the slot; a
+	// slot that lost it selects its first.
+	p.sub = 0
+	if r := p.selected(b); r != nil {
+		for j := range r.cs {
+			if r.cs[j].id == p.selID {
+				p.sub = j
+			}
+		}
+	}
 	p.clamp(b)
 }
 
@@ -43,12 +59,60 @@ func (p *slotsPane) clamp(b *board) {
 	p.cursor = min(max(p.cursor, 0), max(len(p.rows)-1, 0))
 	if r := p.selected(b); r != nil {
 		p.sel = slotKey(r)
+		p.sub = min(max(p.sub, 0), max(len(r.cs)-1, 0))
+		p.selID = ""
+		if c := p.container(b); c != nil {
+			p.selID = c.id
+		}
 	}
 }
 
-func (p *slotsPane) move(b *board, delta int) { p.cursor += delta; p.clamp(b) }
-func (p *slotsPane) top(b *board)             { p.cursor = 0; p.clamp(b) }
-func (p *slotsPane) bottom(b *board)          { p.cursor = len(p.rows) - 1; p.clamp(b) }
+// move moves the cursor by delta lines: through a slot's containers, then
+// to the next slot.
+func (p *slotsPane) move(b *board, delta int) {
+	for ; delta > 0; delta-- {
+		if r := p.selected(b); r != nil && p.sub < len(r.cs)-1 {
+			p.sub++
+		} else if p.cursor < len(p.rows)-1 {
+			p.cursor, p.sub = p.cursor+1, 0
+		}
+	}
+	for ; delta < 0; delta++ {
+		if p.sub > 0 {
+			p.sub--
+		} else if p.cursor > 0 {
+			p.cursor--
+			p.sub = 1 << 20 // the previous slot's last container, clamped
+		}
+	}
+	p.clamp(b)
+}
+func (p *slotsPane) top(b *board)    { p.cursor, p.sub = 0, 0; p.clamp(b) }
+func (p *slotsPane) bottom(b *board) { p.cursor, p.sub = len(p.rows)-1, 1<<20; p.clamp(b) }
+
+// selectLine selects the line-th line drawn (0: the first under the
+// column header): a mouse click.
+func (p *slotsPane) selectLine(b *board, line int) bool {
+	for i := p.offset; i < len(p.rows) && line >= 0; i++ {
+		n := rowHeight(&b.slots[p.rows[i]])
+		if line < n {
+			p.cursor, p.sub = i, line
+			p.clamp(b)
+			return true
+		}
+		line -= n
+	}
+	return false
+}
+
+// container is the selected container, or nil (a slot with none).
+func (p *slotsPane) container(b *board) *containerRow {
+	r := p.selected(b)
+	if r == nil || p.sub >= len(r.cs) {
+		return nil
+	}
+	return &r.cs[p.sub]
+}
 
 // selected is the slot under the cursor, or nil.
 func (p *slotsPane) selected(b *board) *slotRow {
@@ -85,21 +149,28 @@ func (p *slotsPane) scroll(b *board, h int) {
 }
 
 // slotColumns are the slots pane's column widths for a width.
+//
+// Narrow screens give the image its tag first: the relation column takes
+// 10 cells ("needs-upd…"), the state, restarts and limits show only from
+// 120 columns (the detail pane has them all).
 type slotColumns struct {
-	target, desired, limits, container, health, state, age, relation int
+	target, desired, limits, container, health, state, up, restarts, relation int
 }
 
 func columnsFor(w, target int) slotColumns {
-	c := slotColumns{target: min(max(target, 5), 16), health: 12, age: 4, relation: 12}
+	c := slotColumns{target: min(max(target, 5), 16), health: 12, up: 4, relation: 10}
 	if w >= wideWidth {
-		c.limits, c.state = 14, 10
+		c.limits, c.state, c.restarts, c.relation = 14, 12, 3, 12
 	}
-	fixed := 2 + c.target + 1 + 3 + 1 + c.health + 1 + c.age + 1 + c.relation
+	fixed := 2 + c.target + 1 + 3 + 1 + c.health + 1 + c.up + 1 + c.relation
 	if c.limits > 0 {
 		fixed += c.limits + 1
 	}
 	if c.state > 0 {
 		fixed += c.state + 1
+	}
+	if c.restarts > 0 {
+		fixed += c.restarts + 1
 	}
 	free := max(w-fixed, 16)
 	c.desired = free * 9 / 20
@@ -116,7 +187,7 @@ func (p *slotsPane) Render(f frame, w, h int, focused bool) string {
 		info += fmt.Sprintf(" · %d of %d match /%s", len(p.rows), len(b.slots), f.filter)
 	}
 	lines := make([]string, 0, h)
-	lines = append(lines, title(st, "Slots", info, focused, w))
+	lines = append(lines, title(st, "Slots", info, focused, w, f.lastSeen))
 
 	target := 5
 	for _, r := range p.rows {
@@ -142,20 +213,17 @@ func (p *slotsPane) Render(f frame, w, h int, focused bool) string {
 	}
 	for i := p.offset; i < len(p.rows) && len(lines) < h; i++ {
 		r := &b.slots[p.rows[i]]
-		sel := focused && i == p.cursor
-		mark := "  "
-		if i == p.cursor {
-			mark = "› "
-		}
 		for j := 0; j < rowHeight(r) && len(lines) < h; j++ {
 			var c *containerRow
 			if j < len(r.cs) {
 				c = &r.cs[j]
 			}
-			if j > 0 {
-				mark = "  "
+			here := i == p.cursor && (j == p.sub || len(r.cs) == 0)
+			mark := "  "
+			if here {
+				mark = "› "
 			}
-			lines = append(lines, p.rowLine(f, cols, r, c, j > 0, mark, sel, w))
+			lines = append(lines, p.rowLine(f, cols, r, c, j > 0, mark, focused && here, w))
 		}
 	}
 	return block(lines, w, h)
@@ -171,7 +239,11 @@ func (p *slotsPane) headerLine(c slotColumns) string {
 	if c.state > 0 {
 		b.WriteString(" " + fit("STATE", c.state))
 	}
-	b.WriteString(" " + fit("AGE", c.age) + " " + fit("STATUS", c.relation))
+	b.WriteString(" " + fit("UP", c.up))
+	if c.restarts > 0 {
+		b.WriteString(" " + fit("RST", c.restarts))
+	}
+	b.WriteString(" " + fit("STATUS", c.relation))
 	return b.String()
 }
 
@@ -201,11 +273,7 @@ func (p *slotsPane) rowLine(f frame, c slotColumns, r *slotRow, ct *containerRow
 		case d.err != "":
 			b.WriteString(paint(k.bad, fit("✗ "+d.err, c.desired)))
 		default:
-			text := d.image
-			if d.version != "" {
-				text += " (" + d.version + ")"
-			}
-			b.WriteString(fit(text, c.desired))
+			b.WriteString(fit(imageText(d.image, d.version, c.desired), c.desired))
 		}
 		if c.limits > 0 {
 			text := ""
@@ -222,14 +290,39 @@ func (p *slotsPane) rowLine(f frame, c slotColumns, r *slotRow, ct *containerRow
 		if c.state > 0 {
 			b.WriteString(" " + strings.Repeat(" ", c.state))
 		}
-		b.WriteString(" " + strings.Repeat(" ", c.age) + " " + strings.Repeat(" ", c.relation))
+		if c.restarts > 0 {
+			b.WriteString(" " + strings.Repeat(" ", c.restarts))
+		}
+		b.WriteString(" " + strings.Repeat(" ", c.up) + " " + strings.Repeat(" ", c.relation))
 	} else {
 		b.WriteString(fit(clipLeft(ct.short, c.container), c.container))
 		b.WriteString(" " + paint(k.statusInk(ct.health), fit(ct.health.Label(), c.health)))
 		if c.state > 0 {
-			b.WriteString(" " + paint(k.muted, fit(ct.state, c.state)))
+			state := ct.state
+			switch {
+			case ct.exit != "":
+				state = fmt.Sprintf("exit %d", ct.exitCode)
+				if ct.oom {
+					state += " OOM"
+				}
+			case ct.lastExit != "":
+				state = "last " + ct.lastExit
+			}
+			ink := k.muted
+			if ct.oom || ct.exitCode != 0 {
+				ink = k.bad
+			}
+			b.WriteString(" " + paint(ink, fit(state, c.state)))
 		}
-		b.WriteString(" " + paint(k.muted, fit(age(ct.age), c.age)))
+		// up since the last start: a container that restarted 25s ago is 25s up
+		b.WriteString(" " + paint(k.muted, fit(age(ct.up), c.up)))
+		if c.restarts > 0 {
+			rst, ink := fmt.Sprint(ct.restarts), k.muted
+			if ct.restarts > 0 {
+				ink = k.warn
+			}
+			b.WriteString(" " + paint(ink, fit(rst, c.restarts)))
+		}
 		b.WriteString(" " + paint(relationInk(k, ct.relation), fit(ct.relation, c.relation)))
 	}
 	if sel {
@@ -261,4 +354,39 @@ func relationInk(k *inks, rel string) ink {
 	default:
 		return k.warn
 	}
+}
+
+// imageText is the desired image (and version) in w cells. The tag is what
+// tells two releases apart, so it survives: the version goes first, then
+// the middle of the repository.
+func imageText(image, version string, w int) string {
+	ver := ""
+	if version != "" {
+		ver = " (" + version + ")"
+	}
+	if width(image)+width(ver) <= w {
+		return image + ver
+	}
+	if w-width(ver) >= 12 {
+		return keepTag(image, w-width(ver)) + ver
+	}
+	return keepTag(image, w)
+}
+
+// keepTag shortens an image reference to w cells, keeping its tag (or
+// digest) whole and cutting the repository in the middle.
+func keepTag(image string, w int) string {
+	if width(image) <= w {
+		return image
+	}
+	cut := strings.LastIndexAny(image, ":@")
+	if cut <= strings.LastIndex(image, "/") {
+		return clipLeft(image, w)
+	}
+	repo, tag := image[:cut], image[cut:]
+	room := w - width(tag)
+	if room < 4 {
+		return clipLeft(image, w)
+	}
+	return clip(repo, room) + tag
 }

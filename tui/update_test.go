@@ -125,7 +125,7 @@ func TestKeysSendIntents(t *testing.T) {
 		{"p resumes a pause", paused(), []string{"p"}, []session.Intent{session.Resume{}}},
 		{"s skips the next step", mid, []string{"s"}, []session.Intent{session.Skip{Key: roll}}},
 		{"s skips the step selected in the plan", mid, []string{"tab", "G", "s"}, []session.Intent{session.Skip{Key: restart}}},
-		{"s on a wait skips the next step", mid, []string{"tab", "j", "s"}, []session.Intent{session.Skip{Key: roll}}},
+		{"s on a wait skips nothing", mid, []string{"tab", "j", "s"}, nil},
 		{"r y rolls back the selected workload", mid, []string{"r", "y"}, []session.Intent{session.Rollback{Workload: "web"}}},
 		{"r in the plan rolls back the step's workload", mid, []string{"tab", "G", "r", "y"}, []session.Intent{session.Rollback{Workload: "worker"}}},
 		{"r enter: the answer starts on No", mid, []string{"r", "enter"}, nil},
@@ -205,7 +205,8 @@ func TestNavigationKeys(t *testing.T) {
 		slot  string
 		focus pane
 	}{
-		{"j", "web/1", paneSlots}, {"down", "web/2", paneSlots}, {"k", "web/1", paneSlots}, {"up", "web/0", paneSlots},
+		{"j", "web/0", paneSlots}, {"j", "web/1", paneSlots}, {"down", "web/2", paneSlots}, {"k", "web/1", paneSlots},
+		{"up", "web/0", paneSlots}, {"up", "web/0", paneSlots},
 		{"G", "worker/0", paneSlots}, {"g", "web/0", paneSlots},
 		{"tab", "web/0", panePlan}, {"tab", "web/0", paneDetail}, {"tab", "web/0", paneEvents}, {"tab", "web/0", paneSlots},
 		{"shift+tab", "web/0", paneEvents},
@@ -239,8 +240,12 @@ func TestNavigationKeys(t *testing.T) {
 		_, cmd := press(m, k)
 		return slices.ContainsFunc(run(cmd), func(m tea.Msg) bool { _, ok := m.(tea.QuitMsg); return ok })
 	}
-	if !quits(c.m, "q") || !quits(c.m, "ctrl+c") {
-		t.Error("q or ctrl+c does not quit")
+	if quits(c.m, "q") || !quits(c.m, "ctrl+c") {
+		t.Error("with a step running, q quits without asking, or ctrl+c does not quit")
+	}
+	c.snapshot(converged())
+	if !quits(c.m, "q") {
+		t.Error("q does not quit")
 	}
 	c.keys("/")
 	if quits(c.m, "q") || !quits(c.m, "ctrl+c") {
@@ -319,9 +324,9 @@ func TestLogsAndDiffKeys(t *testing.T) {
 	if !strings.Contains(c.screen(), "GET /healthz 200") {
 		t.Errorf("log line not shown:\n%s", c.screen())
 	}
-	c.keys("j")
+	c.keys("j", "j") // web/0's old container, then web/1
 	second := snap.Slots[1].Containers[0].ID
-	if !slices.Equal(logs.asked, []string{first, second}) {
+	if !slices.Equal(logs.asked, []string{first, snap.Slots[0].Containers[1].ID, second}) {
 		t.Errorf("j in logs mode asked %q", logs.asked)
 	}
 	if logs.ctxs[first].Err() == nil {

@@ -3,6 +3,8 @@ package tui
 import (
 	"strings"
 
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 )
@@ -13,6 +15,7 @@ func (m Model) View() tea.View {
 	v := tea.NewView(m.render())
 	v.AltScreen = true
 	v.WindowTitle = "rollcall"
+	v.MouseMode = tea.MouseModeCellMotion
 	return v
 }
 
@@ -26,13 +29,20 @@ func (m *Model) render() string {
 		return tooSmall(f.st, m.width, m.height)
 	}
 	w := m.width
+	if m.reader.open {
+		screen := m.renderReader(f)
+		if m.dialog != nil {
+			screen = overlay(screen, m.dialog.Render(f, w), w)
+		}
+		return screen
+	}
 	sep := f.st.Console.Rule.Render("│") + " "
 	selected := m.slots.selected(&m.board)
 
 	var body string
 	slots := m.slots.Render(f, l.slots.w, l.slots.h, m.focus == paneSlots)
 	plan := m.plan.Render(f, l.plan.w, l.plan.h, m.focus == panePlan)
-	detail := m.detail.Render(f, selected, &m.logs, l.detail.w, l.detail.h, m.focus == paneDetail)
+	detail := m.detail.Render(f, selected, m.slots.sub, &m.logs, l.detail.w, l.detail.h, m.focus == paneDetail)
 	events := m.events.Render(f, l.events.w, l.events.h, m.focus == paneEvents)
 	if l.wide {
 		body = slots + "\n" + joinColumns(sep, plan, detail+"\n"+events)
@@ -66,7 +76,8 @@ func (m *Model) footer(w int) string {
 		prefix = strings.Join(lead, " ") + "  "
 	}
 	h := m.help
-	h.SetWidth(max(w-ansi.StringWidth(prefix), 10))
+	quit := h.ShortHelpView([]key.Binding{m.keys.Quit})
+	h.SetWidth(max(w-ansi.StringWidth(prefix)-ansi.StringWidth(quit)-3, 10))
 	if m.help.ShowAll {
 		full := h.View(m.keys)
 		if prefix != "" {
@@ -78,5 +89,22 @@ func (m *Model) footer(w int) string {
 		}
 		return strings.Join(ls, "\n")
 	}
-	return fit(prefix+h.View(m.keys), w)
+	// quit is drawn apart, last, so a narrow screen never loses it
+	return fit(prefix+shortHelp(h, m.keys.shortHelp(), h.Width())+m.st.Console.HelpSep.Render(" • ")+quit, w)
+}
+
+// shortHelp is the help line of the bindings that fit in w cells, whole:
+// help.Model lets the last item overflow when its ellipsis does not fit.
+func shortHelp(h help.Model, bs []key.Binding, w int) string {
+	var shown []key.Binding
+	for _, b := range bs {
+		if !b.Enabled() {
+			continue
+		}
+		if ansi.StringWidth(h.ShortHelpView(append(shown, b))) > w {
+			break
+		}
+		shown = append(shown, b)
+	}
+	return h.ShortHelpView(shown)
 }
