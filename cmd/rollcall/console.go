@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -21,6 +24,7 @@ type consoleOpts struct {
 	auto       bool
 	recreate   bool
 	skipHealth bool
+	shell      string // what x runs in a container with docker exec -it; "" turns x off
 }
 
 // addConsole makes the root command open the console.
@@ -32,6 +36,7 @@ func addConsole(root *cobra.Command, e env, g *globals) {
 	f.BoolVar(&o.auto, "auto", false, "run each plan as it appears (default: step, each step approved)")
 	f.BoolVar(&o.recreate, "recreate", false, "rolling restart: every container counts as stale and rolls slot by slot")
 	f.BoolVar(&o.skipHealth, "skip-health", false, "emergency: count running containers healthy at once (shown in red)")
+	f.StringVar(&o.shell, "shell", "sh", `the command x runs in the selected container with "docker exec -it" ("" turns x off; never in --watch)`)
 	root.MarkFlagsMutuallyExclusive("watch", "auto")
 	root.RunE = func(c *cobra.Command, _ []string) error {
 		src, err := o.desired.choose(e)
@@ -86,5 +91,24 @@ func runConsole(ctx context.Context, e env, g *globals, client docker.Client, so
 		Logs: func(ctx context.Context, id string) (<-chan docker.LogLine, error) {
 			return client.Logs(ctx, id, docker.LogOptions{Tail: 200, Follow: true})
 		},
+		Inspect: client.Inspect,
+		Shell:   shellCommand(o.shell, g.dockerHost),
 	})
+}
+
+// shellCommand is what x runs: the docker CLI's exec on the same engine.
+// An image without the command (FROM scratch has no shell) fails there,
+// and the console says so.
+func shellCommand(shell, host string) func(id string) *exec.Cmd {
+	argv := strings.Fields(shell)
+	if len(argv) == 0 {
+		return nil
+	}
+	return func(id string) *exec.Cmd {
+		cmd := exec.Command("docker", append([]string{"exec", "-it", id}, argv...)...)
+		if host != "" {
+			cmd.Env = append(os.Environ(), "DOCKER_HOST="+host)
+		}
+		return cmd
+	}
 }
