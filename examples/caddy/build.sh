@@ -18,6 +18,9 @@ IMAGE=${CADDY_IMAGE:-rollcall-caddy:$CADDY_VERSION}
 here=$(cd "$(dirname "$0")" && pwd)
 work=${CADDY_WORK:-$(mktemp -d)}
 mkdir -p "$work"
+if [ -z "${CADDY_WORK:-}" ] && [ -z "${CADDY_NO_IMAGE:-}" ]; then
+	trap 'rm -rf "$work"' EXIT # only the image was wanted
+fi
 
 cp "$here/main.go.txt" "$work/main.go"
 cd "$work"
@@ -34,4 +37,5 @@ if [ -z "${CADDY_NO_IMAGE:-}" ]; then
 	docker build -q -t "$IMAGE" -f Dockerfile . >/dev/null
 	echo "built $IMAGE"
 fi
-echo "caddy binary: $work/caddy"
+[ -n "${CADDY_WORK:-}${CADDY_NO_IMAGE:-}" ] && echo "caddy binary: $work/caddy"
+exit 0
