@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/rollcall/rollcall/engine/reconcile"
@@ -17,7 +18,11 @@ type gate struct {
 	LockHeld   bool
 	Connected  bool
 	Fresh      bool // the plan was diffed from a list taken after the last step, intent or change
-	Running    bool // a step runs now
+	// Busy holds the slots ("workload/slot") a running step acts on: no
+	// second step runs in a slot before the first ended and was seen.
+	Busy map[string]bool
+	// Room is how many more steps may run at once; 0 means none.
+	Room int
 	Halted     bool // the journal cannot be written: no audit, no action
 	Paused     bool
 	Blast      bool          // a blast-radius question or refusal holds every step
@@ -34,34 +39,34 @@ type gate struct {
 	Rollback    *reconcile.Step
 }
 
-// decision is what the loop does now: run one step, ask a question, or
-// wait (and why).
+// decision is what the loop does now: run steps, ask a question, or wait
+// (and why).
 type decision struct {
-	Run      *reconcile.Step
-	Downtime bool          // Run is stop-first and runs unasked (unattended): log it as downtime
-	Ask      *Confirmation // a stop-first step waits for the operator's yes
-	Wait     string        // why nothing runs; "" when Run is set or nothing is left to run
+	Run  []reconcile.Step // to start now, each in a slot of its own
+	Ask  *Confirmation    // a stop-first step waits for the operator's yes
+	Wait string           // why nothing runs; "" when Run is set or nothing is left to run
 }
 
 // decide is "what runs next": a pure function of the plan's executable
 // steps and the gate. Its order is the order of the guards:
 //
-//   - nothing runs beside a running step, in watch mode, without the host
-//     lock, with a journal that cannot be written, while the engine is
-//     unreachable, from a plan older than the last change, or while the
-//     desired state is still settling;
+//   - nothing runs in watch mode, without the host lock, with a journal
+//     that cannot be written, while the engine is unreachable, from a plan
+//     older than the last change, while the desired state is still
+//     settling, or without room for one more step;
 //   - an operator rollback runs first, even while paused or held by the
 //     blast radius: it is an explicit order to stop a new container where
 //     an old one still serves;
 //   - a pause, then a blast-radius question (or refusal), holds every step;
 //   - then the plan's steps in order: skipped ones, those of a workload
-//     being rolled back, unapproved ones in step mode and, in auto, failed
-//     ones before their retry time are passed over; a stop-first step asks
-//     first unless no one is there to ask.
+//     being rolled back, those of a slot a running step acts on,
+//     unapproved ones in step mode and, in auto, failed ones before their
+//     retry time are passed over; a stop-first step asks first unless no
+//     one is there to ask. Every step left runs at once, one per slot, up
+//     to Room: Diff already keeps a workload's rolls within its
+//     parallelism, so the steps of one plan are safe to run together.
 func decide(steps []reconcile.Step, g gate) decision {
 	switch {
-	case g.Running:
-		return decision{Wait: "a step is running"}
 	case !g.Mode.Acting():
 		return decision{Wait: "watch mode is read-only"}
 	case !g.LockHeld:
@@ -74,42 +79,53 @@ func decide(steps []reconcile.Step, g gate) decision {
 		return decision{Wait: "waiting for a fresh list of the engine"}
 	case g.SettleLeft > 0:
 		return decision{Wait: fmt.Sprintf("the desired state changed: settling (%s left)", g.SettleLeft.Round(100*time.Millisecond))}
+	case g.Room <= 0:
+		return decision{Wait: "steps are running"}
 	case g.Rollback != nil:
-		s := *g.Rollback
-		return decision{Run: &s}
+		if g.Busy[slotOf(*g.Rollback)] {
+			return decision{Wait: "the rollback waits for the step running in its slot"}
+		}
+		return decision{Run: []reconcile.Step{*g.Rollback}}
 	case g.Paused:
 		return decision{Wait: "paused"}
 	case g.Blast:
 		return decision{Wait: "held by the blast-radius guard"}
 	}
 	var ask *Confirmation
+	var run []reconcile.Step
+	taken := map[string]bool{}
 	for _, s := range steps {
 		key := s.Key()
 		switch {
-		case g.Skipped[key], g.RollingBack[s.Workload]:
+		case len(run) >= g.Room:
+			continue
+		case g.Skipped[key], g.RollingBack[s.Workload], g.Busy[slotOf(s)], taken[slotOf(s)]:
 			continue
 		case g.Mode == ModeStep && !g.Approved[key] && !g.Rollout:
 			continue
 		case g.Mode == ModeAuto && g.Now.Before(g.RetryAt[key]):
 			continue
 		}
-		if s.Downtime && !g.Confirmed[key] {
-			if g.Unattended {
-				return decision{Run: &s, Downtime: true}
-			}
+		if s.Downtime && !g.Confirmed[key] && !g.Unattended {
 			if ask == nil {
 				ask = &Confirmation{Kind: ConfirmDowntime, Key: key, Step: s,
 					Prompt: fmt.Sprintf("%s %s: %s", s.Action, s.Target(), s.Reason)}
 			}
 			continue
 		}
-		return decision{Run: &s, Ask: ask}
+		taken[slotOf(s)] = true
+		run = append(run, s)
 	}
-	if ask != nil {
+	switch {
+	case len(run) > 0:
+		return decision{Run: run, Ask: ask}
+	case ask != nil:
 		return decision{Ask: ask, Wait: "a stop-first step waits for confirmation"}
-	}
-	if g.Mode == ModeStep && len(steps) > 0 {
+	case g.Mode == ModeStep && len(steps) > 0:
 		return decision{Wait: "waiting for approval"}
 	}
 	return decision{}
 }
+
+// slotOf names the slot a step acts on: "workload/slot".
+func slotOf(s reconcile.Step) string { return s.Workload + "/" + strconv.Itoa(s.Slot) }

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +21,7 @@ func TestDecide(t *testing.T) {
 	rollback := reconcile.Step{Action: reconcile.ActStop, Workload: "web", Slot: 2, Container: "rc-web-2-new", ContainerID: "n2"}
 
 	ready := func() gate {
-		return gate{Now: now, Mode: ModeAuto, LockHeld: true, Connected: true, Fresh: true,
+		return gate{Now: now, Mode: ModeAuto, LockHeld: true, Connected: true, Fresh: true, Room: 16, Busy: map[string]bool{},
 			Approved: map[string]bool{}, Skipped: map[string]bool{}, Confirmed: map[string]bool{},
 			RetryAt: map[string]time.Time{}, RollingBack: map[string]bool{}}
 	}
@@ -28,12 +29,19 @@ func TestDecide(t *testing.T) {
 		name  string
 		steps []reconcile.Step
 		gate  func(g *gate)
-		run   string // key of the step that runs; "" for none
+		run   []string // keys of the steps that run, in order
 		ask   string // key of the stop-first step asked about
 		wait  string // substring of why nothing runs
 	}{
-		{name: "auto runs the first step", steps: []reconcile.Step{start, roll}, run: start.Key()},
-		{name: "nothing beside a running step", steps: []reconcile.Step{start}, gate: func(g *gate) { g.Running = true }, wait: "running"},
+		{name: "auto runs every step, one per slot, at once", steps: []reconcile.Step{start, roll, restart},
+			run: []string{start.Key(), roll.Key(), restart.Key()}},
+		{name: "one step per slot", steps: []reconcile.Step{start, {Action: reconcile.ActRoll, Workload: "web", Slot: 0, ContainerID: "o0"}},
+			run: []string{start.Key()}},
+		{name: "nothing in a slot a running step acts on", steps: []reconcile.Step{start, restart},
+			gate: func(g *gate) { g.Busy["web/0"] = true }, run: []string{restart.Key()}},
+		{name: "no room, no step", steps: []reconcile.Step{start}, gate: func(g *gate) { g.Room = 0 }, wait: "running"},
+		{name: "room bounds the steps", steps: []reconcile.Step{start, roll, restart}, gate: func(g *gate) { g.Room = 2 },
+			run: []string{start.Key(), roll.Key()}},
 		{name: "watch never runs", steps: []reconcile.Step{start}, gate: func(g *gate) { g.Mode = ModeWatch }, wait: "watch"},
 		{name: "no lock, no step", steps: []reconcile.Step{start}, gate: func(g *gate) { g.LockHeld = false }, wait: "lock"},
 		{name: "halted journal, no step", steps: []reconcile.Step{start}, gate: func(g *gate) { g.Halted = true }, wait: "journal"},
@@ -46,34 +54,38 @@ func TestDecide(t *testing.T) {
 			gate: func(g *gate) { g.Mode, g.Paused, g.Approved[start.Key()] = ModeStep, true, true }, wait: "paused"},
 		{name: "the blast radius holds every step", steps: []reconcile.Step{roll}, gate: func(g *gate) { g.Blast = true }, wait: "blast"},
 		{name: "an operator rollback runs even while paused", steps: []reconcile.Step{start},
-			gate: func(g *gate) { g.Paused, g.Rollback = true, &rollback }, run: rollback.Key()},
+			gate: func(g *gate) { g.Paused, g.Rollback = true, &rollback }, run: []string{rollback.Key()}},
 		{name: "an operator rollback runs even under the blast radius", steps: []reconcile.Step{start},
-			gate: func(g *gate) { g.Blast, g.Rollback = true, &rollback }, run: rollback.Key()},
+			gate: func(g *gate) { g.Blast, g.Rollback = true, &rollback }, run: []string{rollback.Key()}},
 		{name: "an operator rollback waits for the engine", steps: []reconcile.Step{start},
 			gate: func(g *gate) { g.Connected, g.Rollback = false, &rollback }, wait: "not connected"},
 		{name: "step mode runs nothing unapproved, a restart neither", steps: []reconcile.Step{start, restart},
 			gate: func(g *gate) { g.Mode = ModeStep }, wait: "approval"},
 		{name: "step mode runs the approved step, not the first", steps: []reconcile.Step{start, restart},
-			gate: func(g *gate) { g.Mode, g.Approved[restart.Key()] = ModeStep, true }, run: restart.Key()},
+			gate: func(g *gate) { g.Mode, g.Approved[restart.Key()] = ModeStep, true }, run: []string{restart.Key()}},
 		{name: "a skipped step is passed over", steps: []reconcile.Step{start, roll},
-			gate: func(g *gate) { g.Skipped[start.Key()] = true }, run: roll.Key()},
+			gate: func(g *gate) { g.Skipped[start.Key()] = true }, run: []string{roll.Key()}},
 		{name: "a workload being rolled back is passed over", steps: []reconcile.Step{start, restart},
-			gate: func(g *gate) { g.RollingBack["web"] = true }, run: restart.Key()},
+			gate: func(g *gate) { g.RollingBack["web"] = true }, run: []string{restart.Key()}},
 		{name: "auto waits out a failed step's retry", steps: []reconcile.Step{start, restart},
-			gate: func(g *gate) { g.RetryAt[start.Key()] = now.Add(time.Second) }, run: restart.Key()},
+			gate: func(g *gate) { g.RetryAt[start.Key()] = now.Add(time.Second) }, run: []string{restart.Key()}},
+		{name: "a rollout approval lets every step run in step mode", steps: []reconcile.Step{start, restart},
+			gate: func(g *gate) { g.Mode, g.Rollout = ModeStep, true }, run: []string{start.Key(), restart.Key()}},
+		{name: "an operator rollback waits for its busy slot", steps: []reconcile.Step{restart},
+			gate: func(g *gate) { g.Rollback, g.Busy["web/2"] = &rollback, true }, wait: "rollback waits"},
 		{name: "auto retries once the backoff is over", steps: []reconcile.Step{start},
-			gate: func(g *gate) { g.RetryAt[start.Key()] = now.Add(-time.Millisecond) }, run: start.Key()},
+			gate: func(g *gate) { g.RetryAt[start.Key()] = now.Add(-time.Millisecond) }, run: []string{start.Key()}},
 		{name: "step mode: the approval is the retry", steps: []reconcile.Step{start},
 			gate: func(g *gate) {
 				g.Mode, g.Approved[start.Key()], g.RetryAt[start.Key()] = ModeStep, true, now.Add(time.Minute)
-			}, run: start.Key()},
+			}, run: []string{start.Key()}},
 		{name: "stop-first asks in a console, and the next step runs", steps: []reconcile.Step{downtime, start},
-			run: start.Key(), ask: downtime.Key()},
+			run: []string{start.Key()}, ask: downtime.Key()},
 		{name: "stop-first asks in a console, alone", steps: []reconcile.Step{downtime}, ask: downtime.Key(), wait: "confirmation"},
 		{name: "stop-first runs once confirmed", steps: []reconcile.Step{downtime},
-			gate: func(g *gate) { g.Confirmed[downtime.Key()] = true }, run: downtime.Key()},
+			gate: func(g *gate) { g.Confirmed[downtime.Key()] = true }, run: []string{downtime.Key()}},
 		{name: "stop-first runs unasked when unattended", steps: []reconcile.Step{downtime},
-			gate: func(g *gate) { g.Unattended = true }, run: downtime.Key()},
+			gate: func(g *gate) { g.Unattended = true }, run: []string{downtime.Key()}},
 		{name: "nothing to do", steps: nil},
 	}
 	for _, tt := range tests {
@@ -83,11 +95,11 @@ func TestDecide(t *testing.T) {
 				tt.gate(&g)
 			}
 			d := decide(tt.steps, g)
-			got := ""
-			if d.Run != nil {
-				got = d.Run.Key()
+			var got []string
+			for _, s := range d.Run {
+				got = append(got, s.Key())
 			}
-			if got != tt.run {
+			if !slices.Equal(got, tt.run) {
 				t.Errorf("runs %q, want %q (wait %q)", got, tt.run, d.Wait)
 			}
 			asked := ""
@@ -99,9 +111,6 @@ func TestDecide(t *testing.T) {
 			}
 			if tt.wait != "" && !strings.Contains(d.Wait, tt.wait) {
 				t.Errorf("wait %q, want it to say %q", d.Wait, tt.wait)
-			}
-			if d.Downtime != (d.Run != nil && d.Run.Downtime && g.Unattended) {
-				t.Errorf("downtime flag %v for %+v", d.Downtime, d.Run)
 			}
 		})
 	}

@@ -37,8 +37,8 @@ func (l *loop) act() {
 	g := gate{
 		Now: time.Now(), Mode: l.mode, Unattended: l.opts.Unattended != nil,
 		LockHeld: l.lock != nil, Connected: l.connected,
-		Fresh:   fresh,
-		Running: l.running != nil, Halted: l.halted != "", Paused: l.pause != nil,
+		Fresh: fresh, Busy: map[string]bool{}, Room: maxParallelSteps - len(l.running),
+		Halted: l.halted != "", Paused: l.pause != nil,
 		Blast:      l.refusal != nil || (l.confirm != nil && l.confirm.Kind == ConfirmBlast),
 		SettleLeft: l.settleLeft(),
 		Approved:   l.approved, Rollout: l.rollout != nil, Skipped: l.skipped, Confirmed: l.confirmed,
@@ -50,7 +50,10 @@ func (l *loop) act() {
 	for w := range l.rollbacks {
 		g.RollingBack[w] = true
 	}
-	if g.Mode.Acting() && g.LockHeld && g.Connected && g.Fresh && !g.Running && !g.Halted {
+	for _, r := range l.running {
+		g.Busy[slotOf(r.Step)] = true
+	}
+	if g.Mode.Acting() && g.LockHeld && g.Connected && g.Fresh && !g.Halted {
 		if s, ok := l.rollbackStep(); ok {
 			g.Rollback = &s
 		}
@@ -60,15 +63,23 @@ func (l *loop) act() {
 	if d.Ask != nil && l.confirm == nil {
 		l.confirm = d.Ask
 	}
-	if d.Run == nil {
-		return
+	if len(d.Run) > 0 {
+		l.epoch++ // the plan is spent: the next steps wait for a list after these
 	}
-	if d.Downtime {
-		l.log(levelWarn, "downtime: running a stop-first step unasked, as the desired state asks",
-			"action", string(d.Run.Action), "target", d.Run.Target(), "container", d.Run.Container, "reason", d.Run.Reason)
+	launched := time.Now() // one instant for the steps of one plan
+	for _, s := range d.Run {
+		if s.Downtime && !l.confirmed[s.Key()] {
+			l.log(levelWarn, "downtime: running a stop-first step unasked, as the desired state asks",
+				"action", string(s.Action), "target", s.Target(), "container", s.Container, "reason", s.Reason)
+		}
+		l.runStep(s, launched)
 	}
-	l.runStep(*d.Run)
 }
+
+// maxParallelSteps bounds the steps in flight at once, whatever the
+// workloads' parallelism, so a blue-green start of many slots does not
+// flood the engine.
+const maxParallelSteps = 16
 
 // dropVanished drops approvals (and a pending downtime question) whose step
 // a fresh plan no longer holds.
@@ -159,6 +170,7 @@ func blastRadius(p reconcile.Plan, containers []docker.Container) (hit, running 
 
 type stepDone struct {
 	step     reconcile.Step
+	listed   time.Time
 	mode     Mode
 	began    time.Time // wall clock
 	err      error
@@ -170,10 +182,9 @@ type stepDone struct {
 // runStep runs s beside the loop with the client the mode allows. The
 // journal gets a line before the step starts and another when it ends;
 // a step whose first line cannot be written does not run.
-func (l *loop) runStep(s reconcile.Step) {
-	l.epoch++
+func (l *loop) runStep(s reconcile.Step, began time.Time) {
 	now := l.now()
-	l.running = &StepRun{Step: s, Since: now}
+	l.running[s.Key()] = &StepRun{Step: s, Since: now, Listed: l.planListed}
 	delete(l.approved, s.Key())
 	if l.opts.OnStep != nil {
 		l.opts.OnStep(s, now)
@@ -184,22 +195,23 @@ func (l *loop) runStep(s reconcile.Step) {
 	}
 	l.log(levelInfo, "step started", "action", string(s.Action), "target", s.Target(), "container", s.Container,
 		"reason", s.Reason, "downtime", s.Downtime)
-	mode, jr := l.mode, l.opts.Journal
+	mode, jr, listed := l.mode, l.opts.Journal, l.planListed
 	entry := l.entry(l.journalMode())
 	// Not goReport: the result must reach the loop even while the session
 	// ends, so that the step is journaled and finishStep sees it end.
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
-		l.stepped <- l.step(c, s, mode, jr, entry)
+		d := l.step(c, s, mode, jr, entry, began)
+		d.listed = listed
+		l.stepped <- d
 	}()
 }
 
 // step runs s and journals it: a line before, a line after. It runs beside
 // the loop and touches none of its state.
-func (l *loop) step(c docker.Client, s reconcile.Step, mode Mode, jr *journal.Journal, entry journal.Entry) stepDone {
+func (l *loop) step(c docker.Client, s reconcile.Step, mode Mode, jr *journal.Journal, entry journal.Entry, began time.Time) stepDone {
 	{
-		began := time.Now()
 		d := stepDone{step: s, mode: mode, began: began}
 		if jr != nil {
 			e := journal.FromResult(reconcile.Result{Step: s}, began, entry.User, entry.Mode)
@@ -225,7 +237,7 @@ func (l *loop) step(c docker.Client, s reconcile.Step, mode Mode, jr *journal.Jo
 
 func (l *loop) onStepDone(d stepDone) {
 	l.epoch++
-	l.running = nil
+	delete(l.running, d.step.Key())
 	s, key := d.step, d.step.Key()
 	if d.jerr != nil {
 		l.halt("journal: " + d.jerr.Error())
@@ -234,7 +246,7 @@ func (l *loop) onStepDone(d stepDone) {
 		l.requestFetch()
 		return
 	}
-	res := StepResult{Step: s, Mode: d.mode, Began: d.began, Duration: d.duration, epoch: l.epoch}
+	res := StepResult{Step: s, Mode: d.mode, Began: d.began, Duration: d.duration, Listed: d.listed, epoch: l.epoch}
 	if d.err != nil {
 		res.Err = d.err.Error()
 	}
@@ -275,7 +287,7 @@ func (l *loop) onStepDone(d stepDone) {
 			l.restarts[s.ContainerID]++
 		}
 	}
-	if l.releaseAfterStep {
+	if l.releaseAfterStep && len(l.running) == 0 {
 		l.releaseAfterStep = false
 		l.releaseLock()
 	}
@@ -293,10 +305,11 @@ func (l *loop) onDrain(p reconcile.DrainProgress) {
 
 // onDrained shows a drain in the running step, and logs it.
 func (l *loop) onDrained(p reconcile.DrainProgress) {
-	if l.running == nil || l.running.Step.Key() != p.Step.Key() {
+	r := l.running[p.Step.Key()]
+	if r == nil {
 		return
 	}
-	l.running.Drain = &p
+	r.Drain = &p
 	attrs := []any{"action", string(p.Step.Action), "target", p.Step.Target(), "container", p.Step.Container, "pre_stop_ran", p.PreStopRan}
 	if p.PreStopErr != nil {
 		attrs = append(attrs, "pre_stop_error", p.PreStopErr.Error())

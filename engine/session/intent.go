@@ -183,7 +183,7 @@ func (l *loop) setMode(m Mode) {
 	clear(l.approved)
 	if !m.Acting() {
 		l.mode = m
-		if l.running != nil {
+		if len(l.running) > 0 {
 			l.releaseAfterStep = true
 		} else {
 			l.releaseLock()

@@ -92,6 +92,7 @@ func (l *loop) requestFetch() {
 type fetchResult struct {
 	epoch      uint64
 	at         time.Time // by Options.Now, as the list started: the plan's Now
+	listed     time.Time // wall clock, as the list started
 	info       *docker.EngineInfo
 	containers []docker.Container
 	resolved   *spec.ResolvedDesired
@@ -106,7 +107,7 @@ func (l *loop) startFetch() {
 	epoch, at, desired, prefix, needInfo := l.epoch, l.now(), l.desired, l.prefix, !l.infoOK || !l.connected
 	c := l.raw
 	goReport(l, l.fetched, func() fetchResult {
-		r := fetchResult{epoch: epoch, at: at}
+		r := fetchResult{epoch: epoch, at: at, listed: time.Now()}
 		if needInfo {
 			info, err := c.Info(l.ctx)
 			if err != nil {
@@ -148,7 +149,7 @@ func (l *loop) onFetched(r fetchResult) {
 	l.loadHolds()
 	l.containers = r.containers
 	l.resolved = r.resolved
-	l.planEpoch, l.planNow = r.epoch, r.at
+	l.planEpoch, l.planNow, l.planListed = r.epoch, r.at, r.listed
 	l.diff()
 	if l.mode.Acting() && l.lock == nil {
 		l.takeLock()

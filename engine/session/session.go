@@ -214,22 +214,30 @@ func (s *Session) Run(ctx context.Context) error {
 // finishStep waits, as the session ends, for the step in flight to end,
 // journals it as any other, and abandons it after its grace and slack.
 func (l *loop) finishStep() {
-	if l.running == nil {
+	if len(l.running) == 0 {
 		return
 	}
-	s := l.running.Step
-	l.log(levelWarn, "ending: letting the running step finish", "action", string(s.Action), "target", s.Target(), "container", s.Container)
-	t := time.NewTimer(s.Grace + stepFinishSlack)
+	var grace time.Duration
+	for _, r := range l.running {
+		s := r.Step
+		grace = max(grace, s.Grace+s.Drain)
+		l.log(levelWarn, "ending: letting the running step finish", "action", string(s.Action), "target", s.Target(), "container", s.Container)
+	}
+	t := time.NewTimer(grace + stepFinishSlack)
 	defer t.Stop()
-	select {
-	case d := <-l.stepped:
-		l.onStepDone(d)
-		return
-	case <-t.C:
-		l.log(levelError, "ending: the running step did not finish in time: abandoned", "target", s.Target())
-		l.s.Abandon()
+	for len(l.running) > 0 {
+		select {
+		case d := <-l.stepped:
+			l.onStepDone(d)
+			continue
+		case <-t.C:
+			l.log(levelError, "ending: the running steps did not finish in time: abandoned", "steps", len(l.running))
+			l.s.Abandon()
+		}
+		for len(l.running) > 0 {
+			l.onStepDone(<-l.stepped)
+		}
 	}
-	l.onStepDone(<-l.stepped)
 }
 
 // rolloutApproval is an approved rollout: it stands until the desired state
@@ -312,6 +320,7 @@ type loop struct {
 	containers []docker.Container
 	plan       reconcile.Plan
 	planNow    time.Time
+	planListed time.Time // wall clock: when the list the plan came from started
 
 	events []docker.Event
 	notes  []Note
@@ -335,7 +344,7 @@ type loop struct {
 	blastCheck bool
 	confirm    *Confirmation
 	refusal    *Refusal // unattended: the blast radius refused the desired state
-	running    *StepRun
+	running    map[string]*StepRun // the steps in flight, by Step.Key()
 	waiting    string // why nothing runs, as decide last said
 	// waitsLogged are the plan's waits as last logged, by step key.
 	waitsLogged map[string]string
@@ -366,7 +375,7 @@ func newLoop(ctx context.Context, s *Session) *loop {
 		acked: map[string]bool{}, holds: map[string]map[string]bool{}, recreate: map[string]time.Time{},
 		restarts: map[string]int{}, approved: map[string]bool{}, skipped: map[string]bool{},
 		confirmed: map[string]bool{}, retries: map[string]*retry{}, results: map[string]StepResult{},
-		rollbacks: map[string]string{}, blastCheck: true, connected: false,
+		rollbacks: map[string]string{}, blastCheck: true, connected: false, running: map[string]*StepRun{},
 	}
 }
 

@@ -96,7 +96,7 @@ func TestAutoConvergesRoll(t *testing.T) {
 		if s.Resolved != nil { // listed
 			minHealthy = min(minHealthy, healthy)
 		}
-		return s.Plan.Empty() && s.Progress.Done() && s.Progress.Total == 3 && running(s, "web:v2") == 3 && len(s.Containers) == 3
+		return s.Steady && s.Progress.Done() && s.Progress.Total == 3 && running(s, "web:v2") == 3 && len(s.Containers) == 3
 	})
 	if minHealthy < 3 {
 		t.Errorf("healthy containers dropped to %d during the roll", minHealthy)
@@ -413,7 +413,8 @@ func TestFailedStepIsShownJournaledAndRetried(t *testing.T) {
 	var entries []journal.Entry
 	var err error
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if entries, err = journal.Read(jpath, 0); err == nil && len(stepEntries(entries)) >= 2 {
+		if entries, err = journal.Read(jpath, 0); err == nil && len(stepEntries(entries)) >= 2 &&
+			stepEntries(entries)[1].Result != journal.ResultInterrupted { // its end line is written
 			entries = stepEntries(entries)
 			break
 		}

@@ -41,7 +41,10 @@ type Snapshot struct {
 	PlanAt     time.Time             // the Now the plan was diffed at
 	Steps      map[string]StepStatus // by Step.Key(), for the plan's executable steps
 	Next       string                // key of the first step not yet run or skipped: what `enter` approves
-	Running    *StepRun              // the step running now, if any; it may have left the plan already
+	Running    *StepRun              // a step running now (the first of RunningSteps), if any; it may have left the plan already
+	// RunningSteps are all the steps in flight, in plan order: steps of
+	// different slots run at once.
+	RunningSteps []StepRun
 	Recent     []StepResult          // the last steps run, oldest first
 	Slots      []SlotView
 	Progress   Progress
@@ -129,8 +132,9 @@ type StepStatus struct {
 
 // StepRun is the step running now.
 type StepRun struct {
-	Step  reconcile.Step
-	Since time.Time // by Options.Now
+	Step   reconcile.Step
+	Since  time.Time // by Options.Now
+	Listed time.Time // wall clock: when the list it was planned from was taken
 	// Drain is where a stop or roll stands in its drain (pre_stop, then
 	// the wait before the stop); nil until it drains. Its Text says it:
 	// "draining web-0-73f3 (pre_stop ran, 3s left)".
@@ -144,6 +148,9 @@ type StepResult struct {
 	Began    time.Time // wall clock
 	Duration time.Duration
 	Err      string // "" when it succeeded
+	// Listed is when the engine list the step was planned from was taken
+	// (wall clock): always after every step that ended before it began.
+	Listed time.Time
 
 	epoch uint64 // the loop's epoch as it ended: orders results against plans
 }
@@ -261,7 +268,7 @@ func (l *loop) snapshot() Snapshot {
 		Waiting: l.waiting, Settling: l.settleLeft(), Halted: l.halted,
 		RolledBack: slices.Clone(l.rolledBack),
 	}
-	s.Fresh = l.planEpoch == l.epoch && !l.loading && !l.fetching && l.running == nil && l.resolved != nil && l.connected
+	s.Fresh = l.planEpoch == l.epoch && !l.loading && !l.fetching && len(l.running) == 0 && l.resolved != nil && l.connected
 	s.Steady = s.Fresh && l.plan.Empty() && len(l.plan.Errors()) == 0 && s.Settling == 0
 	if l.refusal != nil {
 		r := *l.refusal
@@ -293,13 +300,17 @@ func (l *loop) snapshot() Snapshot {
 		c := *l.confirm
 		s.Confirm = &c
 	}
-	if l.running != nil {
-		r := *l.running
+	for _, key := range sortedKeys(l.running) {
+		r := *l.running[key]
 		if r.Drain != nil {
 			d := *r.Drain
 			r.Drain = &d
 		}
-		s.Running = &r
+		s.RunningSteps = append(s.RunningSteps, r)
+	}
+	slices.SortStableFunc(s.RunningSteps, func(a, b StepRun) int { return a.Since.Compare(b.Since) })
+	if len(s.RunningSteps) > 0 {
+		s.Running = &s.RunningSteps[0]
 	}
 	if len(l.holds) > 0 {
 		s.Holds = map[string][]string{}
@@ -321,8 +332,8 @@ func (l *loop) stepStatuses() (map[string]StepStatus, string) {
 			NeedsConfirm: st.Downtime && !l.confirmed[key]}
 		res, ran := l.results[key]
 		switch {
-		case l.running != nil && l.running.Step.Key() == key:
-			ss.State, ss.At = StepRunning, l.running.Since
+		case l.running[key] != nil:
+			ss.State, ss.At = StepRunning, l.running[key].Since
 		case ran && res.epoch > l.planEpoch: // it ran after this plan was made
 			ss.State, ss.At, ss.Err = StepDone, res.Began, res.Err
 			if res.Err != "" {

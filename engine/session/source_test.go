@@ -121,7 +121,7 @@ func TestFirstGoodStateSetsThePrefix(t *testing.T) {
 	h.waitFor("the error", func(s Snapshot) bool { return s.SourceErr != nil && s.Prefix == pfx })
 	h.src.Set("prefix: other\n" + desiredYAML("web:v1", 1))
 	snap := h.waitFor("the new prefix at work", func(s Snapshot) bool {
-		return s.SourceErr == nil && s.Prefix == "other" && len(s.Containers) == 1 && s.Plan.Empty()
+		return s.SourceErr == nil && s.Prefix == "other" && len(s.Containers) == 1 && s.Fresh && s.Plan.Empty()
 	})
 	if snap.Progress != (Progress{Ready: 1, Total: 1}) {
 		t.Errorf("progress %v", snap.Progress)
