@@ -22,7 +22,7 @@ type gate struct {
 	// second step runs in a slot before the first ended and was seen.
 	Busy map[string]bool
 	// Room is how many more steps may run at once; 0 means none.
-	Room int
+	Room       int
 	Halted     bool // the journal cannot be written: no audit, no action
 	Paused     bool
 	Blast      bool          // a blast-radius question or refusal holds every step

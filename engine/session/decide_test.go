@@ -30,8 +30,8 @@ func TestDecide(t *testing.T) {
 		steps []reconcile.Step
 		gate  func(g *gate)
 		run   []string // keys of the steps that run, in order
-		ask   string // key of the stop-first step asked about
-		wait  string // substring of why nothing runs
+		ask   string   // key of the stop-first step asked about
+		wait  string   // substring of why nothing runs
 	}{
 		{name: "auto runs every step, one per slot, at once", steps: []reconcile.Step{start, roll, restart},
 			run: []string{start.Key(), roll.Key(), restart.Key()}},

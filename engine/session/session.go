@@ -343,9 +343,9 @@ type loop struct {
 	rollbacks  map[string]string     // operator rollbacks under way: workload -> held hash
 	blastCheck bool
 	confirm    *Confirmation
-	refusal    *Refusal // unattended: the blast radius refused the desired state
+	refusal    *Refusal            // unattended: the blast radius refused the desired state
 	running    map[string]*StepRun // the steps in flight, by Step.Key()
-	waiting    string // why nothing runs, as decide last said
+	waiting    string              // why nothing runs, as decide last said
 	// waitsLogged are the plan's waits as last logged, by step key.
 	waitsLogged map[string]string
 	halted      string // the journal failed: nothing more runs

@@ -45,9 +45,9 @@ type Snapshot struct {
 	// RunningSteps are all the steps in flight, in plan order: steps of
 	// different slots run at once.
 	RunningSteps []StepRun
-	Recent     []StepResult          // the last steps run, oldest first
-	Slots      []SlotView
-	Progress   Progress
+	Recent       []StepResult // the last steps run, oldest first
+	Slots        []SlotView
+	Progress     Progress
 
 	// Mode and guards.
 	Mode       Mode
