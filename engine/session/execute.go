@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -58,7 +59,16 @@ func (l *loop) act() {
 			g.Rollback = &s
 		}
 	}
-	d := decide(l.plan.Executable(), g)
+	steps := l.plan.Executable()
+	if l.patchedID != "" {
+		// A plan from a state patched by an event (onDie): only the
+		// restart of that container, and nothing else, may run from it.
+		steps = slices.DeleteFunc(steps, func(s reconcile.Step) bool {
+			return s.Action != reconcile.ActRestart || s.ContainerID != l.patchedID
+		})
+		g.Rollback = nil
+	}
+	d := decide(steps, g)
 	l.waiting = d.Wait
 	if d.Ask != nil && l.confirm == nil {
 		l.confirm = d.Ask

@@ -457,3 +457,25 @@ func TestApproveRolloutRunsTheWholeRoll(t *testing.T) {
 		t.Fatalf("steps of the new desired state ran on the old approval: %q", m)
 	}
 }
+
+// A container that dies is restarted from the state in hand, patched by
+// the die event, without waiting for a relist (rule 4 reacts at once);
+// nothing but that restart runs from such a state.
+func TestDieIsRestartedWithoutARelist(t *testing.T) {
+	f, clock := newEngine()
+	seed(t, f, clock, noRestartYAML)
+	h := newHarness(t, f, clock, noRestartYAML, ModeAuto)
+	h.opts.Coalesce = time.Hour // a relist would wait: only the patched state can act
+	h.start()
+	h.waitFor("the steady state", func(s Snapshot) bool { return s.Steady })
+	killed := time.Now()
+	name := crashOne(t, f)
+	snap := h.waitFor("the restart", func(s Snapshot) bool { return len(s.Recent) == 1 })
+	r := snap.Recent[0]
+	if r.Step.Action != reconcile.ActRestart || r.Step.Container != name {
+		t.Fatalf("ran %s, want the restart of %s", r.Step.Key(), name)
+	}
+	if !r.Listed.Before(killed) {
+		t.Errorf("the restart waited for a relist (listed %s, killed %s)", r.Listed.Format(time.StampMicro), killed.Format(time.StampMicro))
+	}
+}

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
@@ -43,9 +44,53 @@ func (l *loop) onEvent(ev docker.Event) {
 	if len(l.events) > 2*maxEvents {
 		l.events = append(l.events[:0:0], l.events[len(l.events)-maxEvents:]...)
 	}
+	if ev.Action == "die" {
+		l.onDie(ev)
+	}
 	if !heralds(ev.Action) {
 		l.requestFetch()
 	}
+}
+
+// onDie acts on a container's exit at once, without waiting for the relist
+// the event also asks for: the container is patched as exited in the state
+// in hand and the plan diffed again. From that patched plan only the
+// restart of that container may run (rule 4: a restart touches nothing
+// else); every other step, a stop above all, waits for a fresh list. A
+// container whose restart policy has the engine restart it is left to the
+// engine (rule 12).
+func (l *loop) onDie(ev docker.Event) {
+	if l.resolved == nil || l.planEpoch != l.epoch || l.loading {
+		return // the state in hand is already out of date: the relist decides
+	}
+	i := slices.IndexFunc(l.containers, func(c docker.Container) bool { return c.ID == ev.ContainerID })
+	if i < 0 || l.containers[i].State != docker.StateRunning {
+		return
+	}
+	c := l.containers[i]
+	if p := normRestart(c.Limits.Restart); p != "no" {
+		return // the engine restarts it itself
+	}
+	c.State, c.Health, c.FinishedAt = docker.StateExited, docker.HealthNone, ev.Time
+	if code, err := strconv.Atoi(ev.Attributes["exitCode"]); err == nil {
+		c.ExitCode = code
+	}
+	patched := slices.Clone(l.containers)
+	patched[i] = c
+	l.containers = patched
+	l.planNow = l.now()
+	l.diff()
+	l.patchedID = c.ID
+	l.act()
+	l.patchedID = ""
+}
+
+// normRestart is a restart policy as the engine applies it: none is "no".
+func normRestart(p string) string {
+	if p == "" {
+		return "no"
+	}
+	return p
 }
 
 // heralds reports whether an event only announces another: a kill or an
@@ -93,6 +138,7 @@ type fetchResult struct {
 	epoch      uint64
 	at         time.Time // by Options.Now, as the list started: the plan's Now
 	listed     time.Time // wall clock, as the list started
+	resolvedFP string    // the desired state resolved is of this fingerprint; resolved nil: not resolved anew
 	info       *docker.EngineInfo
 	containers []docker.Container
 	resolved   *spec.ResolvedDesired
@@ -105,9 +151,15 @@ func (l *loop) startFetch() {
 	l.fetching, l.refetch = true, false
 	l.lastFetch = time.Now()
 	epoch, at, desired, prefix, needInfo := l.epoch, l.now(), l.desired, l.prefix, !l.infoOK || !l.connected
+	// Images are resolved once per desired state, again at each resync (a
+	// tag may be rebuilt) and while one of them cannot be resolved.
+	if !l.needResolve() {
+		desired = nil
+	}
+	fp := l.desiredFP
 	c := l.raw
 	goReport(l, l.fetched, func() fetchResult {
-		r := fetchResult{epoch: epoch, at: at, listed: time.Now()}
+		r := fetchResult{epoch: epoch, at: at, listed: time.Now(), resolvedFP: fp}
 		if needInfo {
 			info, err := c.Info(l.ctx)
 			if err != nil {
@@ -148,7 +200,9 @@ func (l *loop) onFetched(r fetchResult) {
 	}
 	l.loadHolds()
 	l.containers = r.containers
-	l.resolved = r.resolved
+	if r.resolved != nil {
+		l.resolved, l.resolvedFP, l.reresolve = r.resolved, r.resolvedFP, false
+	}
 	l.planEpoch, l.planNow, l.planListed = r.epoch, r.at, r.listed
 	l.diff()
 	if l.mode.Acting() && l.lock == nil {
@@ -163,6 +217,22 @@ func (l *loop) onFetched(r fetchResult) {
 	if l.refetch {
 		l.requestFetch()
 	}
+}
+
+// needResolve reports whether the next relist resolves the images anew.
+func (l *loop) needResolve() bool {
+	if l.desired == nil {
+		return false
+	}
+	if l.resolved == nil || l.resolvedFP != l.desiredFP || l.reresolve {
+		return true
+	}
+	for _, w := range l.resolved.Workloads {
+		if w.Err != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // diff makes the plan of the latest list and keeps the bookkeeping that

@@ -317,10 +317,13 @@ type loop struct {
 	planEpoch uint64 // epoch of the fetch the plan came from
 
 	resolved   *spec.ResolvedDesired
+	resolvedFP string // the fingerprint of the desired state resolved
+	reresolve  bool   // resolve the images again at the next relist (resync)
 	containers []docker.Container
 	plan       reconcile.Plan
 	planNow    time.Time
 	planListed time.Time // wall clock: when the list the plan came from started
+	patchedID  string    // while set, the plan is of a state patched by a die event of this container
 
 	events []docker.Event
 	notes  []Note
@@ -442,6 +445,7 @@ func (l *loop) run() {
 			l.throttle.fired()
 			l.startFetch()
 		case <-l.resync.C:
+			l.reresolve = true
 			l.requestFetch()
 		case <-l.wake.c:
 			l.wake.fired()
