@@ -283,7 +283,9 @@ func TestRealEngineLockAcrossTwoEndpoints(t *testing.T) {
 		{"agent", "-f", v2},
 		{"apply", "--yes", "--allow-mass-stop", "-f", v2},
 	} {
-		res := runBinary(t, r.ctx, r.bin, append([]string{"--journal", otherJournal, "--docker-host", second}, args...)...)
+		ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second) // a refusal is at once; an agent that acts runs on
+		res := runBinary(t, ctx, r.bin, append([]string{"--journal", otherJournal, "--docker-host", second}, args...)...)
+		cancel()
 		if res.code != exitFailed {
 			t.Fatalf("%s through %s beside a live agent: exit %d, want 1\n%s", args[0], second, res.code, res.stderr)
 		}
