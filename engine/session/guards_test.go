@@ -1,9 +1,7 @@
 package session
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -194,26 +192,6 @@ func TestBlastRadiusCountsStopsAndRolls(t *testing.T) {
 	}
 }
 
-// readJournal returns the journal's lines.
-func readJournal(t *testing.T, path string) []journal.Entry {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []journal.Entry
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var e journal.Entry
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("journal line %q: %v", sc.Text(), err)
-		}
-		out = append(out, e)
-	}
-	return out
-}
-
 // A step is journaled before it starts and when it ends, a restart too,
 // with the engine and the prefix.
 func TestEveryStepIsJournaledBeforeAndAfter(t *testing.T) {
@@ -225,7 +203,11 @@ func TestEveryStepIsJournaledBeforeAndAfter(t *testing.T) {
 	h.start()
 	h.waitFor("the restart", func(s Snapshot) bool { return len(s.Recent) == 1 && s.Running == nil })
 	var got []string
-	for _, e := range readJournal(t, path) {
+	entries, err := journal.Read(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
 		if e.Action == "lock-taken" {
 			continue
 		}
