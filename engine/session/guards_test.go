@@ -461,3 +461,72 @@ func TestDieIsRestartedWithoutARelist(t *testing.T) {
 		t.Errorf("the restart waited for a relist (listed %s, killed %s)", r.Listed.Format(time.StampMicro), killed.Format(time.StampMicro))
 	}
 }
+
+// heldCreate is an engine whose Create waits at the door until released.
+type heldCreate struct {
+	docker.Client
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (h *heldCreate) Create(ctx context.Context, spec docker.CreateSpec) (string, error) {
+	h.entered <- struct{}{}
+	<-h.release
+	return h.Client.Create(ctx, spec)
+}
+
+// A session that ends mid-step carries the step to its end (the engine call
+// is not cancelled) and journals it ok; Abandon cuts it short, journaled as
+// interrupted.
+func TestEndingSessionFinishesTheStepInFlight(t *testing.T) {
+	for _, abandon := range []bool{false, true} {
+		t.Run(map[bool]string{false: "finish", true: "abandon"}[abandon], func(t *testing.T) {
+			f, clock := newEngine()
+			held := &heldCreate{Client: f, entered: make(chan struct{}), release: make(chan struct{})}
+			h := newHarness(t, f, clock, desiredYAML("web:v1", 1), ModeAuto)
+			h.opts.Client = held
+			path := h.withJournal()
+			s := New(h.opts)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- s.Run(ctx) }()
+			go func() {
+				for range s.Snapshots() {
+				}
+			}()
+			<-held.entered // the start is under way
+			cancel()
+			if abandon {
+				s.Abandon()
+			}
+			time.Sleep(50 * time.Millisecond)
+			select {
+			case <-done:
+				if !abandon {
+					t.Fatal("the session ended before its step did")
+				}
+			default:
+			}
+			close(held.release)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			entries, err := journal.Read(path, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			steps := stepEntries(entries)
+			want := journal.ResultOK
+			if abandon {
+				want = journal.ResultInterrupted
+			}
+			if len(steps) != 1 || steps[0].Result != want {
+				t.Fatalf("journal %+v, want the start %s", steps, want)
+			}
+			cs, _ := f.List(context.Background(), pfx)
+			if !abandon && (len(cs) != 1 || cs[0].State != docker.StateRunning) {
+				t.Fatalf("the finished start left %+v", cs)
+			}
+		})
+	}
+}

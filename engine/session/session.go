@@ -229,6 +229,7 @@ func (l *loop) finishStep() {
 		select {
 		case d := <-l.stepped:
 			l.onStepDone(d)
+			l.publish() // the end of the step is the last word
 			continue
 		case <-t.C:
 			l.log(levelError, "ending: the running steps did not finish in time: abandoned", "steps", len(l.running))
@@ -236,6 +237,7 @@ func (l *loop) finishStep() {
 		}
 		for len(l.running) > 0 {
 			l.onStepDone(<-l.stepped)
+			l.publish()
 		}
 	}
 }
