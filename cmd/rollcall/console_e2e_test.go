@@ -34,9 +34,9 @@ type tmuxTerm struct {
 	t      *testing.T
 	tmux   string
 	socket string
-	last   string // the last screen captured, for failure messages
-	stderr string // the file the program's stderr goes to
-	status string // the file its exit status goes to
+	last   string            // the last screen captured, for failure messages
+	stderr string            // the file the program's stderr goes to (the last opened)
+	status map[string]string // by session: the file its exit status goes to
 }
 
 // needTmux finds tmux, or skips (fails with ROLLCALL_REQUIRE_DOCKER=1).
@@ -78,7 +78,10 @@ func (x *tmuxTerm) run(args ...string) (string, error) {
 func (x *tmuxTerm) open(session, dir string, argv ...string) {
 	x.t.Helper()
 	base := filepath.Join(dir, session)
-	x.stderr, x.status = base+".stderr", base+".status"
+	if x.status == nil {
+		x.status = map[string]string{}
+	}
+	x.stderr, x.status[session] = base+".stderr", base+".status"
 	args := []string{"start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
 		"new-session", "-d", "-s", session, "-x", "100", "-y", "30", "-c", dir,
 		"sh", "-c", `env TERM=xterm-256color NO_COLOR=1 "$@" 2>"$0.stderr"; echo $? >"$0.status"`, base}
@@ -109,9 +112,9 @@ func (x *tmuxTerm) capture(session string) string {
 	return out
 }
 
-// dead reports whether the program has exited, and its exit status.
-func (x *tmuxTerm) dead() (bool, string) {
-	b, err := os.ReadFile(x.status)
+// dead reports whether the program in session has exited, and its exit status.
+func (x *tmuxTerm) dead(session string) (bool, string) {
+	b, err := os.ReadFile(x.status[session])
 	if err != nil || !strings.HasSuffix(string(b), "\n") {
 		return false, ""
 	}
@@ -137,7 +140,7 @@ func (x *tmuxTerm) waitScreen(session, what string, ok func(string) bool) string
 		if ok(s) {
 			return s
 		}
-		if dead, status := x.dead(); dead {
+		if dead, status := x.dead(session); dead {
 			x.fail("waiting for %s: the console exited (status %s)", what, status)
 		}
 		if time.Now().After(deadline) {
@@ -153,7 +156,7 @@ func (x *tmuxTerm) quit(session string) {
 	x.keys(session, true, "q")
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		dead, status := x.dead()
+		dead, status := x.dead(session)
 		if dead {
 			if status != "0" {
 				x.capture(session)
@@ -329,7 +332,7 @@ func TestConsoleEndToEnd(t *testing.T) {
 				break
 			}
 		}
-		if dead, status := term.dead(); dead {
+		if dead, status := term.dead("step"); dead {
 			term.fail("mid-roll: the console exited (status %s)", status)
 		}
 		if time.Now().After(deadline) {
@@ -475,4 +478,207 @@ func readJournal(t *testing.T, path string) []journal.Entry {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// e2eTwo is a desired state of two workloads of one replica each (at most
+// three containers at any time): web on webTag, worker on workerTag with a
+// memory limit.
+func e2eTwo(prefix, webTag, workerTag, memory string) string {
+	w := func(name, tag string, mem string) string {
+		return `  ` + name + `:
+    image: ` + tag + `
+    replicas: 1
+    command: ["-listen", ":8080"]
+    healthcheck: {test: ["CMD", "/demoapp", "-health"], interval: 1s, timeout: 3s, retries: 3}
+    resources: {memory: ` + mem + `}
+    stop_grace_period: 2s
+    update: {health_deadline: 60s}
+`
+	}
+	return "prefix: " + prefix + "\nworkloads:\n" + w("web", webTag, "64M") + w("worker", workerTag, memory)
+}
+
+// TestConsoleOperatorEndToEnd (issue 11), on the real engine and the built
+// binary in tmux, at most three containers:
+//  1. enter on a selected step (the worker's update, not the next step)
+//     runs that step and no other;
+//  2. a skip is undone with s;
+//  3. one A takes the rest from staged to converged;
+//  4. a second console falls back to watch, says when the lock comes free
+//     once the first quits, and takes it with one key;
+//  5. an operator rollback while paused stops the new container at once.
+func TestConsoleOperatorEndToEnd(t *testing.T) {
+	m := dockertest.Engine(t)
+	tmux := needTmux(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	info, err := m.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := dockertest.Prefix(t)
+	t.Cleanup(func() { _ = os.Remove(session.DefaultLockPath(info, prefix)) })
+	tagV1, idV1 := dockertest.DemoappImage(t, "v1")
+	tagV2, idV2 := dockertest.DemoappImage(t, "v2")
+	dir := t.TempDir()
+	bin := buildRollcall(t, ctx, dir)
+	write := func(name, text string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("base.yaml", e2eTwo(prefix, tagV1, tagV1, "64M"))
+	write("next.yaml", e2eTwo(prefix, tagV2, tagV1, "32M"))
+	res := runBinary(t, ctx, bin, "--journal", filepath.Join(dir, "apply.jsonl"), "apply", "--yes", "--timeout", "2m", "-f", filepath.Join(dir, "base.yaml"))
+	if res.code != exitOK {
+		t.Fatalf("apply base: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	list := func() []docker.Container {
+		t.Helper()
+		cs, err := m.List(ctx, prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	running := func(workload, imageID string) []docker.Container {
+		var out []docker.Container
+		for _, c := range list() {
+			if c.Labels[docker.WorkloadLabel(prefix)] == workload && c.ImageID == imageID && c.State == docker.StateRunning {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	// the files are read relative to dir: copy next.yaml to the console's file
+	write("console.yaml", e2eTwo(prefix, tagV2, tagV1, "32M"))
+
+	term := newTmuxTerm(t, tmux, prefix)
+	j1 := filepath.Join(dir, "one.jsonl")
+	term.open("one", dir, bin, "-f", "console.yaml", "--journal", j1)
+	updateQueued := regexp.MustCompile(`queued +update +worker/0`)
+	term.waitScreen("one", "the staged plan", func(s string) bool {
+		return strings.Contains(s, "STEP") && updateQueued.MatchString(s) && regexp.MustCompile(`→ \S+ queued +start +web/0`).MatchString(s)
+	})
+
+	// 1. Select the worker's update (the last step of the plan) and approve it.
+	term.keys("one", false, "Tab")
+	term.keys("one", true, "G")
+	term.waitScreen("one", "the cursor on the update", func(s string) bool {
+		return regexp.MustCompile(`› +\S+ queued +update +worker/0`).MatchString(s)
+	})
+	term.keys("one", false, "Enter")
+	steps := func() []journal.Entry {
+		if _, err := os.Stat(j1); err != nil {
+			return nil
+		}
+		return readJournal(t, j1)
+	}
+	deadline := time.Now().Add(e2ePhase)
+	for len(steps()) < 1 {
+		if time.Now().After(deadline) {
+			term.capture("one")
+			term.fail("the approved update never ran")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	time.Sleep(3 * time.Second) // anything else that would run, would run now
+	if got := steps(); len(got) != 1 || got[0].Action != "update" || got[0].Workload != "worker" {
+		t.Errorf("enter on the update ran %+v, want the update alone", got)
+	}
+	if n := len(running("web", idV2)); n != 0 {
+		t.Errorf("enter on the update started %d web v2 container(s)", n)
+	}
+
+	// 2. Skip the next step (start web/0), then undo the skip.
+	term.keys("one", true, "g")
+	term.waitScreen("one", "the cursor on start web/0", func(s string) bool {
+		return regexp.MustCompile(`› ?\S* +\S+ queued +start +web/0`).MatchString(s)
+	})
+	term.keys("one", true, "s")
+	term.waitScreen("one", "the skipped start", func(s string) bool {
+		return regexp.MustCompile(`skipped +start +web/0`).MatchString(s)
+	})
+	term.keys("one", true, "s")
+	term.waitScreen("one", "the skip undone", func(s string) bool {
+		return regexp.MustCompile(`queued +start +web/0`).MatchString(s) && !regexp.MustCompile(`⤼ skipped +start`).MatchString(s)
+	})
+	if got := steps(); len(got) != 1 {
+		t.Errorf("skip and unskip ran steps: %+v", got)
+	}
+
+	// 3. One A: the rest of the roll runs to converged.
+	term.keys("one", true, "A")
+	term.waitScreen("one", "converged after one A", func(s string) bool {
+		return strings.Contains(s, "converged · 2/2 slots up-to-date & healthy") && strings.Contains(s, "converged: nothing to do")
+	})
+	if n, all := len(running("web", idV2)), len(list()); n != 1 || all != 2 {
+		t.Errorf("after A: %d web v2 container(s), %d in all; want 1 and 2", n, all)
+	}
+	got := map[string]int{}
+	for _, e := range steps() {
+		got[e.Action]++
+	}
+	if got["update"] != 1 || got["start"] != 1 || got["roll"] != 1 {
+		t.Errorf("journal after A: %v, want 1 update, 1 start, 1 roll", got)
+	}
+
+	// 4. A second console falls back to watch; it takes the lock with one
+	// key once the first quits.
+	j2 := filepath.Join(dir, "two.jsonl")
+	term.open("two", dir, bin, "-f", "console.yaml", "--journal", j2)
+	term.waitScreen("two", "the fallback to watch", func(s string) bool {
+		return strings.Contains(s, "WATCH (read-only)") && strings.Contains(s, "lock held by")
+	})
+	term.keys("two", false, "Enter")
+	term.waitScreen("two", "the read-only flash", func(s string) bool { return strings.Contains(s, "read-only: watch mode") })
+	term.quit("one")
+	term.waitScreen("two", "the lock came free", func(s string) bool {
+		return strings.Contains(s, "the lock came free: space takes it")
+	})
+	term.keys("two", false, "Space")
+	term.waitScreen("two", "the lock taken", func(s string) bool {
+		return strings.Contains(s, "STEP") && strings.Contains(s, "lock held") && !strings.Contains(s, "WATCH")
+	})
+
+	// 5. Back to v1 for web: approve its start, pause, then roll back: the
+	// new container stops at once, though paused.
+	write("console.yaml", e2eTwo(prefix, tagV1, tagV1, "32M"))
+	term.waitScreen("two", "the start of web v1", func(s string) bool {
+		return regexp.MustCompile(`→ \S+ queued +start +web/0`).MatchString(s)
+	})
+	term.keys("two", false, "Enter")
+	deadline = time.Now().Add(e2ePhase)
+	for len(running("web", idV1)) != 1 {
+		if time.Now().After(deadline) {
+			term.capture("two")
+			term.fail("the approved start of web v1 never ran")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	term.keys("two", true, "p")
+	term.waitScreen("two", "PAUSED", func(s string) bool { return strings.Contains(s, "PAUSED") })
+	term.keys("two", true, "r")
+	term.waitScreen("two", "the rollback question", func(s string) bool { return strings.Contains(s, "Roll back web?") })
+	term.keys("two", true, "y")
+	deadline = time.Now().Add(e2ePhase)
+	for len(running("web", idV1)) != 0 {
+		if time.Now().After(deadline) {
+			term.capture("two")
+			term.fail("the rollback while paused did not stop the new container")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	s := term.capture("two")
+	if !strings.Contains(s, "PAUSED") {
+		t.Errorf("the rollback lifted the pause:\n%s", s)
+	}
+	if n := len(running("web", idV2)); n != 1 {
+		t.Errorf("after the rollback %d web v2 container(s) serve, want 1", n)
+	}
+	term.waitScreen("two", "the rollback's step ended", func(s string) bool {
+		return strings.Contains(s, "rollback of web done") && !regexp.MustCompile(`running +stop`).MatchString(s)
+	})
+	term.quit("two")
 }
