@@ -1,0 +1,325 @@
+// Command rollbench measures rollcall against Docker Swarm and against the
+// engine's limit on the real Docker engine, and prints a markdown table
+// (issue 12). It is a tool for people, not a test: CI builds and vets it but
+// never runs it.
+//
+//	go run ./cmd/rollbench [-rounds 5] [-parts roll,reaction,idle] [-configs 3x1,10x1,10x10]
+//	                       [-tools rollcall,swarm,limit] [-health-interval 100ms] [-idle-window 60s] [-out FILE]
+//
+// Run it from the module root: it builds rollcall and a static demoapp with
+// `go build` into a temporary folder, builds the demoapp image FROM scratch
+// (v1 and v2, each with and without a baked-in HEALTHCHECK), and removes
+// everything again at the end, also on SIGINT or SIGTERM.
+//
+//   - roll: the time from v1 to v2 of each configuration (replicas ×
+//     parallelism), interleaved: every round runs every configuration and,
+//     in a rotating order, every tool, so machine load hits them alike.
+//     rollcall is `rollcall apply --yes --allow-mass-stop`, from the start
+//     of the process to its exit. Swarm is `docker service update --detach
+//     --image` of a start-first service (swarm mode is turned on on
+//     loopback for this part and left again right after it), from the call
+//     to the die event of the last old task, since the CLI's own wait adds
+//     a 5s verify. The limit is the same sequence in bare API calls: create
+//     and start, inspect every 20ms until healthy, stop and remove the old.
+//   - reaction: a kill -9 from the host of the main process of a healthy
+//     container, under rollcall's agent (restart: "no") and under Docker's
+//     own restart: unless-stopped: the times to the die event, to rollcall's
+//     restart call (as it crosses a counting proxy), to the start event and
+//     to the next healthy event.
+//   - idle: the agent and the console (in tmux) over 3 healthy replicas,
+//     through a counting unix-socket proxy: engine calls and events a
+//     minute, CPU (utime+stime from /proc) and RSS.
+//
+// The bench may import moby directly, unlike the rest of rollcall: the
+// limit is bare API calls by definition, and rollcall's adapter has no
+// cheap inspect (its Inspect inspects the image too).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/moby/moby/client"
+)
+
+type options struct {
+	rounds      int
+	parts       []string
+	configs     []rollConfig
+	tools       []string
+	interval    time.Duration
+	idleWindow  time.Duration
+	idleWarmUp  time.Duration
+	out         string
+	reproduceAs string
+}
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		fmt.Fprintln(stderr, "rollbench:", err)
+		return 2
+	}
+	logf := func(format string, a ...any) {
+		fmt.Fprintf(stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, a...)...)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	b, err := newBench(ctx, o.interval, logf)
+	if err != nil {
+		fmt.Fprintln(stderr, "rollbench:", err)
+		return 1
+	}
+	defer b.cleanup() // before the exit: on an error, a signal or a panic too
+	r, err := measure(ctx, b, o)
+	report := r.markdown(o)
+	fmt.Fprint(stdout, report)
+	if o.out != "" {
+		if werr := os.WriteFile(o.out, []byte(report), 0o644); werr != nil {
+			fmt.Fprintln(stderr, "rollbench:", werr)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "rollbench:", err)
+		return 1
+	}
+	return 0
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	fs := flag.NewFlagSet("rollbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	parts := fs.String("parts", "roll,reaction,idle", "what to measure: roll, reaction, idle (comma-separated)")
+	configs := fs.String("configs", "3x1,10x1,10x10", "rolls to time, as REPLICASxPARALLELISM (comma-separated)")
+	tools := fs.String("tools", "rollcall,swarm,limit", "what rolls: rollcall, swarm, limit (comma-separated)")
+	fs.IntVar(&o.rounds, "rounds", 5, "interleaved rounds of each roll and reaction")
+	fs.DurationVar(&o.interval, "health-interval", 100*time.Millisecond, "healthcheck interval of every container")
+	fs.DurationVar(&o.idleWindow, "idle-window", time.Minute, "how long each idle process is measured")
+	fs.DurationVar(&o.idleWarmUp, "idle-warmup", 10*time.Second, "how long each idle process runs before the window opens")
+	fs.StringVar(&o.out, "out", "", "also write the markdown to this file")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if o.rounds < 1 || o.rounds > 50 {
+		return o, fmt.Errorf("-rounds %d: want 1 to 50", o.rounds)
+	}
+	if o.interval < time.Millisecond {
+		return o, fmt.Errorf("-health-interval %s: the engine takes 1ms at least", o.interval)
+	}
+	o.parts = strings.Split(*parts, ",")
+	for _, p := range o.parts {
+		if !slices.Contains([]string{"roll", "reaction", "idle"}, p) {
+			return o, fmt.Errorf("-parts: unknown %q (roll, reaction, idle)", p)
+		}
+	}
+	o.tools = strings.Split(*tools, ",")
+	for _, t := range o.tools {
+		if rollers[t] == nil {
+			return o, fmt.Errorf("-tools: unknown %q (rollcall, swarm, limit)", t)
+		}
+	}
+	for _, c := range strings.Split(*configs, ",") {
+		r, p, ok := strings.Cut(c, "x")
+		n, err1 := strconv.Atoi(r)
+		par, err2 := strconv.Atoi(p)
+		if !ok || err1 != nil || err2 != nil || n < 1 || n > 50 || par < 1 || par > n {
+			return o, fmt.Errorf("-configs: %q is not REPLICASxPARALLELISM (1 ≤ parallelism ≤ replicas ≤ 50)", c)
+		}
+		o.configs = append(o.configs, rollConfig{n, par})
+	}
+	o.reproduceAs = "go run ./cmd/rollbench"
+	for _, a := range args {
+		o.reproduceAs += " " + shellQuote(a)
+	}
+	return o, nil
+}
+
+func (o options) has(part string) bool { return slices.Contains(o.parts, part) }
+
+// results is everything one run measured.
+type results struct {
+	machine   string
+	loadStart string
+	loadEnd   string
+	others    int // running containers not of this run, at the start
+	rolls     map[rollConfig]map[string][]time.Duration
+	rollRound map[rollConfig][]map[string]time.Duration // per round, for the ratios
+	rollFails map[rollConfig]map[string]int
+	reactions map[string][]reaction
+	reactFail map[string]int
+	idle      map[string]idleResult
+	idleErr   map[string]string
+}
+
+func measure(ctx context.Context, b *bench, o options) (*results, error) {
+	r := &results{rolls: map[rollConfig]map[string][]time.Duration{}, rollRound: map[rollConfig][]map[string]time.Duration{},
+		rollFails: map[rollConfig]map[string]int{}, reactions: map[string][]reaction{}, reactFail: map[string]int{},
+		idle: map[string]idleResult{}, idleErr: map[string]string{}}
+	r.machine = machine(ctx, b.cli)
+	r.loadStart = loadavg()
+	r.others = otherContainers(ctx, b)
+	b.log("%s; %d other containers running; load %s", r.machine, r.others, r.loadStart)
+	b.log("building rollcall, demoapp and its images")
+	if err := b.build(ctx); err != nil {
+		return r, err
+	}
+	defer func() { r.loadEnd = loadavg() }()
+
+	if o.has("roll") {
+		if slices.Contains(o.tools, "swarm") {
+			if err := b.swarmInit(ctx); err != nil {
+				return r, err
+			}
+		}
+		for round := range o.rounds {
+			for _, c := range o.configs {
+				if r.rolls[c] == nil {
+					r.rolls[c], r.rollFails[c] = map[string][]time.Duration{}, map[string]int{}
+				}
+				got := map[string]time.Duration{}
+				for _, tool := range rotate(o.tools, round) {
+					if ctx.Err() != nil {
+						return r, ctx.Err()
+					}
+					d, err := rollers[tool](ctx, b, c)
+					if err != nil {
+						r.rollFails[c][tool]++
+						b.log("round %d · %s · %s: FAILED: %v", round+1, c, tool, err)
+						continue
+					}
+					got[tool] = d
+					r.rolls[c][tool] = append(r.rolls[c][tool], d)
+					b.log("round %d · %s · %s: %s", round+1, c, tool, seconds(d))
+				}
+				r.rollRound[c] = append(r.rollRound[c], got)
+			}
+		}
+		if b.swarm {
+			cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			if _, err := cli(cctx, "swarm", "leave", "--force"); err != nil {
+				b.log("swarm leave: %v", err)
+			} else {
+				b.swarm = false
+			}
+			cancel()
+		}
+	}
+
+	if o.has("reaction") {
+		for round := range o.rounds {
+			for _, who := range rotate([]string{"rollcall", "docker"}, round) {
+				if ctx.Err() != nil {
+					return r, ctx.Err()
+				}
+				x, err := reactors[who](ctx, b)
+				if err != nil {
+					r.reactFail[who]++
+					b.log("reaction round %d · %s: FAILED: %v", round+1, who, err)
+					continue
+				}
+				r.reactions[who] = append(r.reactions[who], x)
+				b.log("reaction round %d · %s: die %s, call %s, running %s, healthy %s", round+1, who,
+					millis(x.die), millis(x.call), millis(x.running), millis(x.healthy))
+			}
+		}
+	}
+
+	if o.has("idle") {
+		for _, what := range []string{"agent", "console"} {
+			if ctx.Err() != nil {
+				return r, ctx.Err()
+			}
+			b.log("idle · %s: %s warm-up, %s window", what, o.idleWarmUp, o.idleWindow)
+			x, err := idle(ctx, b, what, o.idleWarmUp, o.idleWindow)
+			if err != nil {
+				r.idleErr[what] = err.Error()
+				b.log("idle · %s: FAILED: %v", what, err)
+				continue
+			}
+			r.idle[what] = x
+			b.log("idle · %s: %.1f calls/min %v, %.1f events/min %v, CPU %s (%.3f%%), RSS %d kB", what,
+				x.perMinute(x.calls.nCalls), x.calls.calls, x.perMinute(x.calls.nEvent), x.calls.events,
+				x.cpu, 100*x.cpu.Seconds()/x.window.Seconds(), x.rssKB)
+		}
+	}
+	return r, nil
+}
+
+// rotate is s turned left by n, so each round starts with another tool.
+func rotate(s []string, n int) []string {
+	n %= len(s)
+	return append(slices.Clone(s[n:]), s[:n]...)
+}
+
+// machine names the CPU count and model and the engine's version.
+func machine(ctx context.Context, c *client.Client) string {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	engine := "unknown"
+	if v, err := c.ServerVersion(ctx, client.ServerVersionOptions{}); err == nil {
+		engine = v.Version + " (API " + v.APIVersion + ")"
+	}
+	return fmt.Sprintf("%d × %s, Docker Engine %s, %s/%s", runtime.NumCPU(), model, engine, runtime.GOOS, runtime.GOARCH)
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// otherContainers counts the running containers that are not the run's.
+func otherContainers(ctx context.Context, b *bench) int {
+	res, err := b.cli.ContainerList(ctx, client.ContainerListOptions{})
+	if err != nil {
+		return -1
+	}
+	n := 0
+	for _, c := range res.Items {
+		if !ofPrefix(c.Names, b.run) {
+			n++
+		}
+	}
+	return n
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_=.,/:", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
