@@ -181,7 +181,39 @@ func (f *Fake) Inspect(ctx context.Context, id string) (_ ContainerDetail, err e
 	if c == nil {
 		return ContainerDetail{}, fmt.Errorf("inspect %s: %w", id, ErrNotFound)
 	}
-	return ContainerDetail{Container: copyContainer(c.Container), HealthLog: c.healthLog(now)}, nil
+	return ContainerDetail{Container: copyContainer(c.Container), HealthLog: c.healthLog(now), Config: c.config()}, nil
+}
+
+// config is how the container was created. The fake's images have no
+// command, entrypoint or environment of their own, so the create's is all
+// there is. A container seeded by AddContainer was created by no spec: its
+// config is empty but for its stop signal.
+func (c *fakeContainer) config() ContainerConfig {
+	cfg := ContainerConfig{StopSignal: c.stopSignal, ImageKnown: c.knownImage}
+	s := c.spec
+	if s == nil {
+		return cfg
+	}
+	cfg.Cmd = slices.Clone(s.Command)
+	cfg.Env = slices.Clone(s.Env)
+	if hc := s.Healthcheck; hc != nil && !(len(hc.Test) > 0 && hc.Test[0] == "NONE") {
+		h := *hc
+		h.Test = slices.Clone(hc.Test)
+		cfg.Healthcheck = &h
+	}
+	for _, p := range s.Ports {
+		if p.Proto == "" {
+			p.Proto = "tcp"
+		}
+		if p.HostIP == "" {
+			p.HostIP = "127.0.0.1"
+		}
+		cfg.Ports = append(cfg.Ports, p)
+	}
+	SortPortSpecs(cfg.Ports)
+	cfg.Networks = slices.Clone(s.Networks)
+	slices.Sort(cfg.Networks)
+	return cfg
 }
 
 // ImageInspect resolves a reference or an image ID.

@@ -18,6 +18,11 @@ type Behaviour struct {
 	// Unhealthy makes the health turn "unhealthy" instead of "healthy" at
 	// ReadyAfter.
 	Unhealthy bool
+	// UnhealthyAt, when above 0 and below ReadyAfter, makes a slow starter:
+	// the health reads "unhealthy" from UnhealthyAt after every start until
+	// it turns healthy at ReadyAfter, as docker reports an app whose probes
+	// fail past their retries before it is ready (no start_period).
+	UnhealthyAt time.Duration
 	// CrashAfter makes the process exit with ExitCode this long after every
 	// start. 0 means it never crashes.
 	CrashAfter time.Duration
@@ -61,13 +66,15 @@ type fakeContainer struct {
 	stopSignal string
 	spec       *CreateSpec // what Create was given; nil for AddContainer's
 
-	readyDue  bool // the health turns at readyAt
-	readyAt   time.Time
-	crashDue  bool // the process exits at crashAt
-	crashAt   time.Time
-	drainDue  bool // the health turns unhealthy at drainAt (an exec drained it)
-	drainAt   time.Time
-	restartAt time.Time // when a restarting container runs again
+	readyDue   bool // the health turns at readyAt
+	readyAt    time.Time
+	unreadyDue bool // a slow starter reads unhealthy from unreadyAt (until readyAt)
+	unreadyAt  time.Time
+	crashDue   bool // the process exits at crashAt
+	crashAt    time.Time
+	drainDue   bool // the health turns unhealthy at drainAt (an exec drained it)
+	drainAt    time.Time
+	restartAt  time.Time // when a restarting container runs again
 
 	healthMarks []healthMark // health changes since the last start, oldest first
 	logs        []LogLine
@@ -174,13 +181,18 @@ func (f *Fake) start(c *fakeContainer, at time.Time) error {
 	c.crashDue = c.behaviour.CrashAfter > 0
 	c.crashAt = at.Add(c.behaviour.CrashAfter)
 	c.drainDue = false
+	c.unreadyDue = false
 	c.healthMarks = nil
+	c.HealthySinceStart = false
 	f.emit(c, "start", at, nil)
 	f.log(c, at, "stdout", "starting "+c.Image+" as "+c.Name)
 	f.log(c, at, "stderr", "no config file found, using defaults")
 	if c.HasHealthcheck {
 		c.readyDue = true
 		c.readyAt = at.Add(c.behaviour.ReadyAfter)
+		if u := c.behaviour.UnhealthyAt; u > 0 && u < c.behaviour.ReadyAfter {
+			c.unreadyDue, c.unreadyAt = true, at.Add(u)
+		}
 		f.setHealth(c, HealthStarting, at, before != HealthNone)
 	}
 	return nil
@@ -225,6 +237,7 @@ func (f *Fake) exit(c *fakeContainer, at time.Time, code int, oom, byUser bool) 
 	c.OOMKilled = oom
 	c.FinishedAt = at
 	c.readyDue = false
+	c.unreadyDue = false
 	c.crashDue = false
 	c.drainDue = false
 	if oom {
@@ -284,6 +297,9 @@ func (f *Fake) setLimits(c *fakeContainer, l Limits, at time.Time) {
 func (f *Fake) setHealth(c *fakeContainer, h Health, at time.Time, emit bool) {
 	changed := c.Health != h
 	c.Health = h
+	if h == HealthHealthy {
+		c.HealthySinceStart = true
+	}
 	c.healthMarks = append(c.healthMarks, healthMark{at: at, health: h})
 	if len(c.healthMarks) > maxHealthMarks {
 		c.healthMarks = c.healthMarks[len(c.healthMarks)-maxHealthMarks:]
@@ -302,6 +318,7 @@ func (f *Fake) setHealth(c *fakeContainer, h Health, at time.Time, emit bool) {
 // transition kinds, in the order they apply when due at the same instant.
 const (
 	dueReady = iota
+	dueUnready
 	dueCrash
 	dueRestart
 	dueDrain
@@ -336,11 +353,15 @@ func (f *Fake) advance() time.Time {
 				h = HealthUnhealthy
 			}
 			f.setHealth(next, h, nextAt, true)
+		case dueUnready:
+			next.unreadyDue = false
+			f.setHealth(next, HealthUnhealthy, nextAt, true)
 		case dueCrash:
 			f.crash(next, nextAt)
 		case dueDrain:
 			next.drainDue = false
 			next.readyDue = false
+			next.unreadyDue = false
 			f.setHealth(next, HealthUnhealthy, nextAt, true)
 		case dueRestart:
 			next.RestartCount++
@@ -360,6 +381,9 @@ func (c *fakeContainer) due() (time.Time, int, bool) {
 			at, kind, ok = c.readyAt, dueReady, true
 		case c.crashDue:
 			at, kind, ok = c.crashAt, dueCrash, true
+		}
+		if c.unreadyDue && (!ok || c.unreadyAt.Before(at)) {
+			at, kind, ok = c.unreadyAt, dueUnready, true
 		}
 		if c.drainDue && (!ok || c.drainAt.Before(at)) {
 			at, kind, ok = c.drainAt, dueDrain, true

@@ -198,6 +198,7 @@ func (f *Fake) SetHealth(id string, h Health) error {
 	}
 	c.HasHealthcheck = h != HealthNone
 	c.readyDue = false
+	c.unreadyDue = false
 	f.setHealth(c, h, now, true)
 	return nil
 }
@@ -252,6 +253,9 @@ func (f *Fake) AddContainer(c Container) (string, error) {
 	}
 	if c.HasHealthcheck && c.Health == HealthNone {
 		c.Health = HealthStarting
+	}
+	if c.Health == HealthHealthy {
+		c.HealthySinceStart = true
 	}
 	if c.Limits.Restart == "" {
 		c.Limits.Restart = "no"

@@ -150,7 +150,7 @@ func (m *Moby) Inspect(ctx context.Context, id string) (ContainerDetail, error) 
 	if err != nil {
 		return ContainerDetail{}, fmt.Errorf("inspect %s: %w", shortID(id), engineErr(err))
 	}
-	d := ContainerDetail{Container: containerFromInspect(r.Container)}
+	d := ContainerDetail{Container: containerFromInspect(r.Container), Config: configFromInspect(r.Container)}
 	if st := r.Container.State; st != nil && st.Health != nil {
 		for _, h := range st.Health.Log {
 			if h == nil {
@@ -159,7 +159,54 @@ func (m *Moby) Inspect(ctx context.Context, id string) (ContainerDetail, error) 
 			d.HealthLog = append(d.HealthLog, HealthResult{Start: h.Start, End: h.End, ExitCode: h.ExitCode, Output: h.Output})
 		}
 	}
+	// The image's own defaults tell what the create set from what the
+	// image supplies. An image removed since is no error: the diff then
+	// says less.
+	if img, err := m.cli.ImageInspect(ctx, r.Container.Image); err == nil && img.Config != nil {
+		d.Config.ImageKnown = true
+		d.Config.ImageCmd = slices.Clone(img.Config.Cmd)
+		d.Config.ImageEntrypoint = slices.Clone(img.Config.Entrypoint)
+		d.Config.ImageEnv = slices.Clone(img.Config.Env)
+	} else if err != nil && ctx.Err() != nil {
+		return ContainerDetail{}, fmt.Errorf("inspect %s: %w", shortID(id), ctx.Err())
+	}
 	return d, nil
+}
+
+// configFromInspect is how the container was created: what the
+// field-by-field diff compares.
+func configFromInspect(r container.InspectResponse) ContainerConfig {
+	var cfg ContainerConfig
+	if c := r.Config; c != nil {
+		cfg.Cmd = slices.Clone(c.Cmd)
+		cfg.Entrypoint = slices.Clone(c.Entrypoint)
+		cfg.Env = slices.Clone(c.Env)
+		cfg.StopSignal = c.StopSignal
+		if hc := c.Healthcheck; hc != nil && len(hc.Test) > 0 && hc.Test[0] != "NONE" {
+			cfg.Healthcheck = &Healthcheck{Test: slices.Clone(hc.Test), Interval: hc.Interval, Timeout: hc.Timeout,
+				Retries: hc.Retries, StartPeriod: hc.StartPeriod}
+		}
+	}
+	if hc := r.HostConfig; hc != nil {
+		for port, bindings := range hc.PortBindings {
+			for _, b := range bindings {
+				p := PortSpec{ContainerPort: int(port.Num()), Proto: string(port.Proto())}
+				if b.HostIP.IsValid() {
+					p.HostIP = b.HostIP.String()
+				}
+				p.HostPort, _ = strconv.Atoi(b.HostPort) // "" is ephemeral: 0
+				cfg.Ports = append(cfg.Ports, p)
+			}
+		}
+		SortPortSpecs(cfg.Ports)
+	}
+	if ns := r.NetworkSettings; ns != nil {
+		for name := range ns.Networks {
+			cfg.Networks = append(cfg.Networks, name)
+		}
+		slices.Sort(cfg.Networks)
+	}
+	return cfg
 }
 
 // ImageInspect resolves ref to the image the engine has; an image it lacks
@@ -487,6 +534,7 @@ func containerFromInspect(r container.InspectResponse) Container {
 		if st.Health != nil && st.Health.Status != container.NoHealthcheck {
 			c.Health = Health(st.Health.Status)
 			c.HasHealthcheck = true
+			c.HealthySinceStart = healthySince(c.Health, st.Health.Log, c.StartedAt)
 		}
 	}
 	if hc := r.HostConfig; hc != nil {
@@ -500,6 +548,24 @@ func containerFromInspect(r container.InspectResponse) Container {
 		c.Ports = publishedPorts(ns.Ports)
 	}
 	return c
+}
+
+// healthySince reports whether a container whose last start was at started
+// has been healthy since: it is now, or a probe the engine keeps (the last
+// five) passed after the start. A probe that passed before a restart counts
+// for nothing. Once the passing probe has scrolled out of the kept five
+// (an unhealthy streak longer than that) it reads false, which is then
+// judged by the health deadline from the start.
+func healthySince(h Health, log []*container.HealthcheckResult, started time.Time) bool {
+	if h == HealthHealthy {
+		return true
+	}
+	for _, r := range log {
+		if r != nil && r.ExitCode == 0 && !r.Start.Before(started) {
+			return true
+		}
+	}
+	return false
 }
 
 // publishedPorts flattens the engine's port map, ordered by container port,

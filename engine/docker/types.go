@@ -1,6 +1,10 @@
 package docker
 
-import "time"
+import (
+	"cmp"
+	"slices"
+	"time"
+)
 
 // State is the engine's container state.
 type State string
@@ -52,6 +56,11 @@ type Container struct {
 	StartedAt    time.Time
 	FinishedAt   time.Time
 	RestartCount int
+	// HealthySinceStart says the engine found the container healthy at
+	// least once since it last started (a probe passed after StartedAt).
+	// One that has not been is booting until its health_deadline, whatever
+	// its health reads now: a slow starter is not a crash (DESIGN §1).
+	HealthySinceStart bool
 
 	Limits Limits
 	Ports  []PublishedPort
@@ -77,6 +86,27 @@ type HealthResult struct {
 type ContainerDetail struct {
 	Container
 	HealthLog []HealthResult // oldest first, as the engine keeps them
+	Config    ContainerConfig
+}
+
+// ContainerConfig is how a container was created, as the engine keeps it:
+// what the field-by-field diff compares with the desired state.
+type ContainerConfig struct {
+	Cmd         []string
+	Entrypoint  []string
+	Env         []string     // KEY=value as the engine holds it: the image's environment with the create's over it
+	Healthcheck *Healthcheck // nil: none, or the image's disabled (["NONE"])
+	StopSignal  string
+	Ports       []PortSpec // the bindings asked for at create (HostPort 0: ephemeral), sorted
+	Networks    []string   // sorted
+
+	// The defaults of the image the container was created from, to tell
+	// what the create set from what the image supplies. ImageKnown is false
+	// when that image could not be inspected (removed since).
+	ImageKnown      bool
+	ImageCmd        []string
+	ImageEntrypoint []string
+	ImageEnv        []string
 }
 
 // Image is an image the engine has.
@@ -114,6 +144,15 @@ type Healthcheck struct {
 	Timeout     time.Duration
 	Retries     int
 	StartPeriod time.Duration
+}
+
+// SortPortSpecs orders ports by container port, protocol, host IP and host
+// port, the order ContainerConfig keeps them in.
+func SortPortSpecs(ps []PortSpec) {
+	slices.SortFunc(ps, func(a, b PortSpec) int {
+		return cmp.Or(cmp.Compare(a.ContainerPort, b.ContainerPort), cmp.Compare(a.Proto, b.Proto),
+			cmp.Compare(a.HostIP, b.HostIP), cmp.Compare(a.HostPort, b.HostPort))
+	})
 }
 
 // CreateSpec is everything needed to create one container.

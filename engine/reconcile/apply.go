@@ -66,6 +66,10 @@ func Run(ctx context.Context, c docker.Client, s Step) error {
 // keep the container from stopping, and the step's error then wraps
 // ErrPreStop.
 func RunWith(ctx context.Context, c docker.Client, s Step, opts RunOptions) error {
+	if s.Then {
+		// A then row is a projection: only the step a fresh plan holds runs.
+		return fmt.Errorf("%s %s: a then row does not run; its step runs once a plan holds it", s.Action, s.Target())
+	}
 	switch s.Action {
 	case ActStart:
 		if s.Create == nil {

@@ -14,8 +14,11 @@ import (
 )
 
 // Diff returns the plan that moves the observed containers towards the desired
-// state. It is pure: the same inputs give the same plan, whatever the order of
-// o.Containers. Only containers labelled <prefix>.managed=true are considered.
+// state: what to do and to wait for now. It is pure: the same inputs give the
+// same plan, whatever the order of o.Containers. Only containers labelled
+// <prefix>.managed=true are considered. AddThen adds the steps that follow
+// once its waits end, for the operator to see the whole roll; Diff leaves
+// them out, as acting needs only what runs now and it stays fast.
 func Diff(d *spec.ResolvedDesired, o *Observed) Plan {
 	prefix := d.Prefix
 	managed := docker.ManagedLabel(prefix)
@@ -129,10 +132,10 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 			continue
 		}
 		if len(s.fresh) > 1 {
-			sortFresh(s.fresh, minReady, o)
+			sortFresh(s.fresh, minReady, w.Update.HealthDeadline, o)
 		}
 		p := s.fresh[0]
-		s.cond, s.ready = conditionOf(p, minReady, o.Now, o.SkipHealth)
+		s.cond, s.ready = conditionOf(p, minReady, w.Update.HealthDeadline, o.Now, o.SkipHealth)
 		s.holding = s.cond == condHealthy
 		if !s.holding {
 			allHealthy = false
@@ -253,9 +256,11 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 					Reason: "duplicate: " + p.Name + " serves slot"})
 			}
 		case condBooting:
-			deadline := p.Created.Add(w.Update.HealthDeadline)
-			st := Step{Action: ActWait, Workload: w.Name, Slot: i, Container: p.Name, Until: deadline,
-				Reason: fmt.Sprintf("booting: waiting for healthy, deadline %s", w.Update.HealthDeadline)}
+			deadline := bootDeadline(p, w.Update.HealthDeadline)
+			if failAt := p.Created.Add(w.Update.HealthDeadline); len(s.stale) > 0 && failAt.Before(deadline) {
+				deadline = failAt // a replacement fails its roll from its creation on
+			}
+			st := Step{Action: ActWait, Workload: w.Name, Slot: i, Container: p.Name, Until: deadline, Reason: bootReason(w, p)}
 			if !s.ready.IsZero() {
 				st.Until = s.ready
 				st.Reason = fmt.Sprintf("booting: no healthcheck, healthy (unverified) after min_ready %s", minReady)
@@ -278,10 +283,10 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 			at := last.Add(crashBackoff(attempts))
 			if o.Now.Before(at) {
 				add(Step{Action: ActWait, Workload: w.Name, Slot: i, Container: p.Name, Until: at,
-					Reason: fmt.Sprintf("%s: restart backoff %s", crashReason(p), crashBackoff(attempts))})
+					Reason: fmt.Sprintf("%s: restart backoff %s", crashReason(w, p), crashBackoff(attempts))})
 			} else {
 				add(Step{Action: ActRestart, Workload: w.Name, Slot: i, Container: p.Name, ContainerID: p.ID, Grace: w.StopGrace,
-					Reason: crashReason(p)})
+					Reason: crashReason(w, p)})
 			}
 		}
 		if s.cond != condCrashed && !LimitsEqual(p.Limits, want) {
@@ -333,13 +338,22 @@ func upToDate(specKey string, w *spec.Resolved, c *docker.Container, recreate ti
 // SortFresh orders a slot's up-to-date containers best first, as Diff picks
 // the one that serves the slot: healthy before booting before crashed, then
 // the first created. The rest are duplicates.
+//
+// Without the workload's health_deadline, a container unhealthy since its
+// start ranks as crashed rather than booting; SortFreshFor takes it.
 func SortFresh(cs []*docker.Container, minReady time.Duration, now time.Time, skipHealth bool) {
-	sortFresh(cs, minReady, &Observed{Now: now, SkipHealth: skipHealth})
+	sortFresh(cs, minReady, 0, &Observed{Now: now, SkipHealth: skipHealth})
+}
+
+// SortFreshFor is SortFresh for workload w, exactly as Diff ranks: its
+// min_ready and health_deadline.
+func SortFreshFor(cs []*docker.Container, w *spec.Workload, now time.Time, skipHealth bool) {
+	sortFresh(cs, w.Update.MinReady, w.Update.HealthDeadline, &Observed{Now: now, SkipHealth: skipHealth})
 }
 
 // sortFresh orders a slot's up-to-date containers best first: healthy before
 // booting before crashed, then the first created.
-func sortFresh(cs []*docker.Container, minReady time.Duration, o *Observed) {
+func sortFresh(cs []*docker.Container, minReady, deadline time.Duration, o *Observed) {
 	type ranked struct {
 		c    *docker.Container
 		cond condition
@@ -347,7 +361,7 @@ func sortFresh(cs []*docker.Container, minReady time.Duration, o *Observed) {
 	r := make([]ranked, len(cs))
 	for i, c := range cs {
 		r[i].c = c
-		r[i].cond, _ = conditionOf(c, minReady, o.Now, o.SkipHealth)
+		r[i].cond, _ = conditionOf(c, minReady, deadline, o.Now, o.SkipHealth)
 	}
 	slices.SortStableFunc(r, func(a, b ranked) int {
 		if a.cond != b.cond {
@@ -406,10 +420,28 @@ func staleWhy(prefix string, w *spec.Resolved, c *docker.Container, recreate tim
 	return strings.Join(why, ", ")
 }
 
-func crashReason(c *docker.Container) string {
+// bootReason is what a booting container waits for, with the healthcheck's
+// retries and start period, so the operator can tell a slow starter from a
+// probe that will never pass. The countdown is the step's Until.
+func bootReason(w *spec.Resolved, c *docker.Container) string {
+	hc := w.Healthcheck
+	if hc == nil || !c.HasHealthcheck {
+		return fmt.Sprintf("booting: waiting for healthy, deadline %s", w.Update.HealthDeadline)
+	}
+	probe := fmt.Sprintf("retries %d, start_period %s", hc.Retries, hc.StartPeriod)
+	if c.Health == docker.HealthUnhealthy {
+		return fmt.Sprintf("booting: unhealthy, not yet healthy since it started (a slow starter; %s), deadline %s",
+			probe, w.Update.HealthDeadline)
+	}
+	return fmt.Sprintf("booting: waiting for healthy (%s), deadline %s", probe, w.Update.HealthDeadline)
+}
+
+func crashReason(w *spec.Resolved, c *docker.Container) string {
 	switch {
+	case c.State == docker.StateRunning && c.HealthySinceStart:
+		return "crashed: unhealthy after it was healthy"
 	case c.State == docker.StateRunning:
-		return "crashed: running unhealthy"
+		return fmt.Sprintf("crashed: not healthy within health_deadline %s of its start", w.Update.HealthDeadline)
 	case c.OOMKilled:
 		return fmt.Sprintf("crashed: exit %d (OOM)", c.ExitCode)
 	case c.State == docker.StateCreated:
@@ -474,6 +506,11 @@ func plural(n int, word string) string {
 // LimitsText renders limits for humans: "cpus 0.5 mem 64M restart always",
 // with ∞ for no limit.
 func LimitsText(l docker.Limits) string {
+	return cpuMemText(l) + " restart " + normRestart(l.Restart)
+}
+
+// cpuMemText is LimitsText without the restart policy: "cpus 0.5 mem 64M".
+func cpuMemText(l docker.Limits) string {
 	cpu := "∞"
 	if l.NanoCPUs > 0 {
 		cpu = fmt.Sprintf("%g", float64(l.NanoCPUs)/1e9)
@@ -482,7 +519,7 @@ func LimitsText(l docker.Limits) string {
 	if l.Memory > 0 {
 		mem = fmt.Sprintf("%dM", l.Memory>>20)
 	}
-	return fmt.Sprintf("cpus %s mem %s restart %s", cpu, mem, normRestart(l.Restart))
+	return fmt.Sprintf("cpus %s mem %s", cpu, mem)
 }
 
 func shortID(id string) string {

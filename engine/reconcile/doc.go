@@ -48,6 +48,29 @@
 //     healthy at once.
 //  12. A container the engine is restarting (restart policy) is waited for.
 //
+// Booting or crashed (DESIGN §1): a running container that has not been
+// healthy since it last started (docker.Container.HealthySinceStart) is
+// booting until health_deadline after that start, whatever the engine's
+// health says: docker reads a slow starter "unhealthy" once its probes fail
+// past their retries, long before the app is due. It is crashed when it
+// turns unhealthy after it had been healthy since its start, when it is
+// still unhealthy at that deadline, or when it exited or died. The wait
+// says the retries and start period, and its Until is the deadline.
+//
+// Then rows (DESIGN §8): each WorkloadPlan's Then holds the steps that
+// follow once its waits end (the roll of an old container once its
+// replacement is healthy, the next slot's start and roll, a restart once its
+// backoff ends), found by diffing a projection in which every step succeeds
+// and every wait ends well. A then row has Then set, is never Executable,
+// and has the Key of the step it becomes, so an approval given to it
+// matches that step when a plan holds it. Then rows are not in Steps: Empty,
+// Counts and Summary are about what to do or wait for now (ThenSummary
+// counts the rest). A container that missed its deadline or is paused on
+// the engine ends the projection of its slot.
+//
+// SpecDiff is the field-by-field diff of a desired workload with a
+// container as inspected; environment values show only when asked.
+//
 // Health deadline (DESIGN §6): a new container, one that replaces an old one
 // still in its slot, that is not healthy health_deadline after it was created
 // is a Failure. (A long-settled container that crashes is rule 4, and a first

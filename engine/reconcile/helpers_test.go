@@ -60,7 +60,7 @@ func fresh(d *spec.ResolvedDesired, name string, slot int, mods ...func(*docker.
 			docker.ManagedLabel(pfx): "true", docker.WorkloadLabel(pfx): name, docker.SlotLabel(pfx): strconv.Itoa(slot),
 			docker.SpecLabel(pfx): w.Hash, docker.VersionLabel(pfx): w.Version,
 		},
-		State: docker.StateRunning, Health: docker.HealthHealthy, HasHealthcheck: true,
+		State: docker.StateRunning, Health: docker.HealthHealthy, HasHealthcheck: true, HealthySinceStart: true,
 		Created: t0.Add(-time.Minute), StartedAt: t0.Add(-time.Minute),
 		Limits: DesiredLimits(w.Workload),
 	}
@@ -86,13 +86,13 @@ func stale(d *spec.ResolvedDesired, name string, slot int, mods ...func(*docker.
 }
 
 func booting(c *docker.Container) {
-	c.Health = docker.HealthStarting
+	c.Health, c.HealthySinceStart = docker.HealthStarting, false
 	c.Created, c.StartedAt = t0.Add(-2*time.Second), t0.Add(-2*time.Second)
 }
 func unhealthy(c *docker.Container) { c.Health = docker.HealthUnhealthy }
 func exited(code int) func(*docker.Container) {
 	return func(c *docker.Container) {
-		c.State, c.ExitCode, c.Health = docker.StateExited, code, docker.HealthNone
+		c.State, c.ExitCode, c.Health, c.HealthySinceStart = docker.StateExited, code, docker.HealthNone, false
 		c.FinishedAt = t0.Add(-10 * time.Second)
 	}
 }
@@ -131,4 +131,11 @@ func equalStrings(t *testing.T, got, want []string) {
 			t.Fatalf("item %d: got %q, want %q\nall: %q", i, got[i], want[i], got)
 		}
 	}
+}
+
+// diffThen is Diff with its then rows, as the console and plan see it.
+func diffThen(d *spec.ResolvedDesired, o *Observed) Plan {
+	p := Diff(d, o)
+	AddThen(d, o, &p)
+	return p
 }

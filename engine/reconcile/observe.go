@@ -45,7 +45,15 @@ func (c condition) String() string { return conditionWord[c] }
 
 // conditionOf judges one container. until is when a booting container without
 // a healthcheck counts healthy (min_ready), zero otherwise.
-func conditionOf(c *docker.Container, minReady time.Duration, now time.Time, skipHealth bool) (cond condition, until time.Time) {
+//
+// A running container that has not been healthy since it last started is
+// booting until deadline (its workload's health_deadline) after that start,
+// whatever the engine's health says: docker reads a slow starter
+// "unhealthy" once its probes fail past their retries, long before the app
+// is due (DESIGN §1, a slow starter is not a crash). It is crashed when it
+// turns unhealthy after it had been healthy since its start, or is still
+// unhealthy at its deadline.
+func conditionOf(c *docker.Container, minReady, deadline time.Duration, now time.Time, skipHealth bool) (cond condition, until time.Time) {
 	switch c.State {
 	case docker.StateRunning:
 		if skipHealth {
@@ -56,6 +64,9 @@ func conditionOf(c *docker.Container, minReady time.Duration, now time.Time, ski
 			case docker.HealthHealthy:
 				return condHealthy, time.Time{}
 			case docker.HealthUnhealthy:
+				if !c.HealthySinceStart && now.Before(bootDeadline(c, deadline)) {
+					return condBooting, time.Time{}
+				}
 				return condCrashed, time.Time{}
 			default:
 				return condBooting, time.Time{}
@@ -81,8 +92,18 @@ func conditionOf(c *docker.Container, minReady time.Duration, now time.Time, ski
 // min_ready minReady: the engine says healthy, or, without a healthcheck, it
 // has been running that long. Exported for invariant checks and the console.
 func Healthy(c *docker.Container, minReady time.Duration, now time.Time, skipHealth bool) bool {
-	cond, _ := conditionOf(c, minReady, now, skipHealth)
+	cond, _ := conditionOf(c, minReady, 0, now, skipHealth) // the deadline only tells booting from crashed
 	return cond == condHealthy
+}
+
+// bootDeadline is when a container that has not been healthy since its last
+// start stops counting as booting: health_deadline after that start.
+func bootDeadline(c *docker.Container, deadline time.Duration) time.Time {
+	start := c.StartedAt
+	if start.IsZero() {
+		start = c.Created
+	}
+	return start.Add(deadline)
 }
 
 // crashBackoff is the wait before restarting a container that crashed n

@@ -51,10 +51,17 @@ type Step struct {
 	// the stop waits up to Drain, less once it is unhealthy.
 	PreStop []string
 	Drain   time.Duration
+
+	// Then marks a step that follows once the plan's waits end (a "then"
+	// row, in WorkloadPlan.Then): shown, never run. It has the Key of the
+	// step it will become, so an approval given to it matches that step
+	// when a later plan holds it.
+	Then bool
 }
 
-// Executable reports whether the step calls the engine (every action but wait).
-func (s Step) Executable() bool { return s.Action != ActWait }
+// Executable reports whether the step calls the engine: every action but
+// wait, and never a then row.
+func (s Step) Executable() bool { return s.Action != ActWait && !s.Then }
 
 // Key identifies a step across plans: an approved step is run only while a
 // fresh plan still holds a step with the same key.
@@ -85,9 +92,17 @@ type Failure struct {
 
 // WorkloadPlan is one workload's block of the plan tree.
 type WorkloadPlan struct {
-	Name     string
-	Changes  []string // spec diff lines: "~ image: web:v1 → web:v2"
-	Steps    []Step
+	Name    string
+	Changes []string // spec diff lines: "~ image: web:v1 → web:v2"
+	Steps   []Step
+	// Then are the steps that follow once the waits end, in the order they
+	// would come (each with Then set): the stop or roll of an old container
+	// once its replacement is healthy, the next slot's start and its roll,
+	// a restart once its backoff runs out. They are not in Steps, so they
+	// never run and never count in Steps, Executable, Empty, Counts or
+	// Summary: the plan is empty exactly when there is nothing to do or
+	// wait for now, and a then row only ever follows a step or a wait.
+	Then     []Step
 	Failures []Failure
 	Error    string // the workload cannot be acted on (image missing); it has no steps
 	Notes    []string
@@ -129,6 +144,30 @@ func (p Plan) Empty() bool {
 		}
 	}
 	return true
+}
+
+// Then returns every then row in plan order: what follows once the waits end.
+func (p Plan) Then() []Step {
+	var out []Step
+	for _, w := range p.Workloads {
+		out = append(out, w.Then...)
+	}
+	return out
+}
+
+// ThenSummary is the one-line summary of the then rows, e.g. "2 start · 3
+// roll", or "" when there are none.
+func (p Plan) ThenSummary() string {
+	n := map[Action]int{}
+	for _, w := range p.Workloads {
+		for _, s := range w.Then {
+			n[s.Action]++
+		}
+	}
+	if len(n) == 0 {
+		return ""
+	}
+	return summarize(n)
 }
 
 // Failures returns every failure in plan order.
@@ -194,14 +233,10 @@ func (p Plan) String() string {
 			lines = append(lines, fmt.Sprintf("! %s/%d %s: %s (failure_action %s)", f.Workload, f.Slot, f.Container, f.Reason, f.Action))
 		}
 		for _, s := range w.Steps {
-			line := fmt.Sprintf("%-7s %-3s %s  %s", s.Action, slotText(s.Slot), s.Container, s.Reason)
-			if s.Action == ActWait && !s.Until.IsZero() {
-				line += " (until " + s.Until.UTC().Format(time.TimeOnly) + ")"
-			}
-			if d := s.DrainText(); d != "" {
-				line += " (" + d + ")"
-			}
-			lines = append(lines, line)
+			lines = append(lines, s.line())
+		}
+		for _, s := range w.Then {
+			lines = append(lines, s.line())
 		}
 		lines = append(lines, w.Notes...)
 		for i, l := range lines {
@@ -215,8 +250,27 @@ func (p Plan) String() string {
 	for _, n := range p.Notes {
 		b.WriteString("note: " + n + "\n")
 	}
-	b.WriteString(p.Summary() + "\n")
+	b.WriteString(p.Summary())
+	if t := p.ThenSummary(); t != "" {
+		b.WriteString(" · then " + t)
+	}
+	b.WriteString("\n")
 	return b.String()
+}
+
+// line is the step's line in the tree; a then row reads "then roll …".
+func (s Step) line() string {
+	line := fmt.Sprintf("%-7s %-3s %s  %s", s.Action, slotText(s.Slot), s.Container, s.Reason)
+	if s.Then {
+		line = "then " + line
+	}
+	if s.Action == ActWait && !s.Until.IsZero() {
+		line += " (until " + s.Until.UTC().Format(time.TimeOnly) + ")"
+	}
+	if d := s.DrainText(); d != "" {
+		line += " (" + d + ")"
+	}
+	return line
 }
 
 func slotText(slot int) string {

@@ -90,6 +90,7 @@ func genContainer(t *rapid.T, one *spec.ResolvedDesired, w *spec.Resolved, slot,
 	} else {
 		c.Health = docker.HealthNone
 	}
+	c.HealthySinceStart = c.Health == docker.HealthHealthy || rapid.Bool().Draw(t, "healthy-since-start")
 	age := time.Duration(rapid.IntRange(0, 300).Draw(t, "age")) * time.Second
 	c.Created, c.StartedAt = t0.Add(-age), t0.Add(-age)
 	if c.State != docker.StateRunning {

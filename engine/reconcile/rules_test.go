@@ -532,7 +532,7 @@ func TestDiffIgnoresInputOrder(t *testing.T) {
 func TestPlanTree(t *testing.T) {
 	d := resolved(workload("web", 3))
 	o := observed(stale(d, "web", 0), fresh(d, "web", 0), stale(d, "web", 1), fresh(resolved(workload("old", 1)), "old", 0))
-	p := Diff(d, o)
+	p := diffThen(d, o)
 	want := `old
   ├─ - workload removed from the desired state
   └─ stop    0   rollcall-old-0-` + short(resolved(workload("old", 1)).Workload("old").Hash) + `  extra: workload old is not in the desired state
@@ -542,8 +542,9 @@ web
   ├─ ~ version: 1 → 2
   ├─ roll    0   rollcall-web-0-01234567  image web:v1 → web:v2, version 1 → 2; ` + fresh(d, "web", 0).Name + ` is healthy
   ├─ start   1   ` + fresh(d, "web", 1).Name + `  roll: image web:v1 → web:v2, version 1 → 2; rollcall-web-1-01234567 keeps serving
-  └─ start   2   ` + fresh(d, "web", 2).Name + `  missing: slot 2 of 3
-2 start · 1 roll · 1 stop
+  ├─ start   2   ` + fresh(d, "web", 2).Name + `  missing: slot 2 of 3
+  └─ then roll    1   rollcall-web-1-01234567  image web:v1 → web:v2, version 1 → 2; once ` + fresh(d, "web", 1).Name + ` is healthy
+2 start · 1 roll · 1 stop · then 1 roll
 `
 	if got := p.String(); got != want {
 		t.Fatalf("tree:\n%s\nwant:\n%s", got, want)

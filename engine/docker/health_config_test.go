@@ -1,0 +1,122 @@
+package docker
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+)
+
+// A container is healthy since its last start when the engine says healthy
+// now, or one of the probes it keeps passed after that start.
+func TestHealthySinceStart(t *testing.T) {
+	started := time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
+	probe := func(at time.Time, code int) *container.HealthcheckResult {
+		return &container.HealthcheckResult{Start: at, End: at.Add(time.Millisecond), ExitCode: code}
+	}
+	for _, tc := range []struct {
+		name   string
+		health Health
+		log    []*container.HealthcheckResult
+		want   bool
+	}{
+		{"healthy now", HealthHealthy, nil, true},
+		{"unhealthy, never passed: a slow starter", HealthUnhealthy, []*container.HealthcheckResult{probe(started.Add(time.Second), 1), probe(started.Add(2*time.Second), 1)}, false},
+		{"unhealthy after a pass since the start", HealthUnhealthy, []*container.HealthcheckResult{probe(started.Add(time.Second), 0), probe(started.Add(2*time.Second), 1)}, true},
+		{"a pass before the last start counts for nothing", HealthUnhealthy, []*container.HealthcheckResult{probe(started.Add(-time.Second), 0), nil, probe(started.Add(time.Second), 1)}, false},
+		{"starting, no probe yet", HealthStarting, nil, false},
+	} {
+		if got := healthySince(tc.health, tc.log, started); got != tc.want {
+			t.Errorf("%s: healthySince = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestConfigFromInspect(t *testing.T) {
+	var r container.InspectResponse
+	raw := `{
+	  "Id": "0123", "Name": "/rollcall-web-0-abc", "Image": "sha256:feed",
+	  "State": {"Status": "running", "StartedAt": "2026-01-02T03:04:06Z",
+	    "Health": {"Status": "unhealthy", "Log": [{"Start": "2026-01-02T03:04:07Z", "ExitCode": 0}, {"Start": "2026-01-02T03:04:08Z", "ExitCode": 1}]}},
+	  "Config": {"Image": "web:v1", "Cmd": ["-listen", ":8080"], "Entrypoint": ["/demoapp"], "Env": ["PATH=/bin", "GREETING=hi"],
+	    "StopSignal": "SIGINT", "Labels": {"rollcall.managed": "true"},
+	    "Healthcheck": {"Test": ["CMD", "/demoapp", "-health"], "Interval": 1000000000, "Timeout": 2000000000, "Retries": 3, "StartPeriod": 5000000000}},
+	  "HostConfig": {"PortBindings": {"8080/tcp": [{"HostIp": "127.0.0.1", "HostPort": ""}], "53/udp": [{"HostIp": "", "HostPort": "5353"}]}},
+	  "NetworkSettings": {"Networks": {"front": {}, "back": {}}}
+	}`
+	if err := json.Unmarshal([]byte(raw), &r); err != nil {
+		t.Fatal(err)
+	}
+	got := configFromInspect(r)
+	want := ContainerConfig{
+		Cmd: []string{"-listen", ":8080"}, Entrypoint: []string{"/demoapp"}, Env: []string{"PATH=/bin", "GREETING=hi"},
+		Healthcheck: &Healthcheck{Test: []string{"CMD", "/demoapp", "-health"}, Interval: time.Second, Timeout: 2 * time.Second, Retries: 3, StartPeriod: 5 * time.Second},
+		StopSignal:  "SIGINT",
+		Ports:       []PortSpec{{ContainerPort: 53, Proto: "udp", HostPort: 5353}, {ContainerPort: 8080, Proto: "tcp", HostIP: "127.0.0.1"}},
+		Networks:    []string{"back", "front"},
+	}
+	gh, wh := *got.Healthcheck, *want.Healthcheck
+	got.Healthcheck, want.Healthcheck = nil, nil
+	if g, w := fmt.Sprintf("%+v %+v", got, gh), fmt.Sprintf("%+v %+v", want, wh); g != w {
+		t.Errorf("configFromInspect =\n %s\nwant\n %s", g, w)
+	}
+	if c := containerFromInspect(r); !c.HealthySinceStart {
+		t.Error("a probe passed after the start, yet HealthySinceStart is false")
+	}
+	r.Config.Healthcheck.Test = []string{"NONE"}
+	if configFromInspect(r).Healthcheck != nil {
+		t.Error(`a healthcheck ["NONE"] is no healthcheck`)
+	}
+}
+
+// A slow starter on the fake: starting, unhealthy from UnhealthyAt, healthy
+// at ReadyAfter. HealthySinceStart turns true with the first healthy and is
+// reset by the next start.
+func TestFakeSlowStarter(t *testing.T) {
+	f, clock := newTestFake(t)
+	f.AddImage("slow:v1", "sha256:slow1", Behaviour{UnhealthyAt: 3 * time.Second, ReadyAfter: 8 * time.Second})
+	spec := managedSpec("rollcall-web-0-slow", "slow:v1")
+	spec.Limits.Restart = "no"
+	id := mustCreate(t, f, spec)
+	at := func(d time.Duration, health Health, since bool) {
+		t.Helper()
+		clock.Set(fakeEpoch.Add(d))
+		c := mustInspect(t, f, id).Container
+		if c.Health != health || c.HealthySinceStart != since {
+			t.Fatalf("at %s: health %q, healthy since start %v; want %q, %v", d, c.Health, c.HealthySinceStart, health, since)
+		}
+	}
+	at(time.Second, HealthStarting, false)
+	at(4*time.Second, HealthUnhealthy, false)
+	at(9*time.Second, HealthHealthy, true)
+	if err := f.SetHealth(id, HealthUnhealthy); err != nil {
+		t.Fatal(err)
+	}
+	at(10*time.Second, HealthUnhealthy, true) // unhealthy after healthy: a crash
+	if err := f.Restart(testCtx, id, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	at(11*time.Second, HealthStarting, false)
+}
+
+// The fake's inspect tells how the container was created, as the moby
+// adapter's does.
+func TestFakeInspectConfig(t *testing.T) {
+	f, _ := newTestFake(t)
+	spec := managedSpec("rollcall-web-0-cfg", "web:v1")
+	spec.Command = []string{"-listen", ":8080"}
+	spec.Env = []string{"A=1", "B=2"}
+	spec.StopSignal = "SIGINT"
+	spec.Networks = []string{"front", "back"}
+	id := mustCreate(t, f, spec)
+	cfg := mustInspect(t, f, id).Config
+	if !slices.Equal(cfg.Cmd, spec.Command) || !slices.Equal(cfg.Env, spec.Env) || cfg.StopSignal != "SIGINT" ||
+		cfg.Healthcheck == nil || cfg.Healthcheck.Interval != time.Second || !cfg.ImageKnown ||
+		!slices.Equal(cfg.Networks, []string{"back", "front"}) ||
+		!slices.Equal(cfg.Ports, []PortSpec{{ContainerPort: 8080, Proto: "tcp", HostIP: "127.0.0.1"}}) {
+		t.Errorf("config %+v", cfg)
+	}
+}
