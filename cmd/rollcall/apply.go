@@ -285,7 +285,10 @@ func (p *progress) Handle(_ context.Context, r slog.Record) error {
 	case "waiting":
 		text = line(st.Glyphs.Waiting, p.out.render(st.Muted, termSafe(a["reason"])))
 	case "draining", "drained":
-		what := "draining: pre_stop ran"
+		what := "draining"
+		if a["pre_stop_ran"] == "true" {
+			what = "draining: pre_stop ran"
+		}
 		if e := a["pre_stop_error"]; e != "" {
 			what = "draining: pre_stop failed (" + e + "); stopping after the drain anyway"
 		}

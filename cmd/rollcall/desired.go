@@ -219,9 +219,12 @@ func currentPlan(ctx context.Context, c docker.Client, d *spec.Desired, o observ
 		return reconcile.Plan{}, withHint(err, engineHint)
 	}
 	resolved := spec.Resolve(ctx, d, c)
-	return reconcile.Diff(resolved, &reconcile.Observed{
+	obs := &reconcile.Observed{
 		Now: o.now, Containers: containers, SkipHealth: o.skipHealth, RecreateBefore: o.recreateBefore, Holds: o.holds,
-	}), nil
+	}
+	p := reconcile.Diff(resolved, obs)
+	reconcile.AddThen(resolved, obs, &p)
+	return p, nil
 }
 
 // converged is the plan's verdict: nothing to do or wait for, and no

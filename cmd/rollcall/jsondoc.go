@@ -15,9 +15,11 @@ import (
 // planDoc is the document `rollcall plan --json` prints: one JSON object,
 // indented, followed by a newline. The schema is stable: fields are only
 // ever added, never renamed or removed, and every field is always present
-// (arrays are [] rather than null when empty).
+// (arrays are [] rather than null when empty). schema_version counts the
+// additions: 2 added schema_version, field_changes and then.
 //
 //	{
+//	  "schema_version": int  2
 //	  "source":    string   the desired-state file
 //	  "prefix":    string   the label prefix in force (after --prefix)
 //	  "converged": bool     nothing to do or wait for, and no workload error (exit 0)
@@ -26,6 +28,14 @@ import (
 //	    {
 //	      "name":     string
 //	      "changes":  [string]   spec diff lines, "~ image: web:v1 → web:v2"
+//	      "field_changes": [     the field-by-field diff of the desired workload with its
+//	                             stale containers as inspected (a few per workload)
+//	        {"field": string (image|image ID|version|command|entrypoint|env|ports|labels|
+//	                  healthcheck|limits|restart|stop_signal|networks),
+//	         "key": string (the variable or label name for env and labels, else ""),
+//	         "kind": "+"|"-"|"~", "old": string, "new": string}
+//	                             env values are secrets: for env, old and new are always ""
+//	      ],
 //	      "error":    string     "" or why the workload cannot be acted on (image missing)
 //	      "failures": [          new containers that missed their health deadline
 //	        {"workload": string, "slot": int|null, "container": string,
@@ -43,6 +53,8 @@ import (
 //	          "downtime":     bool       stop-first: the slot is down until the new container is healthy
 //	        }
 //	      ],
+//	      "then": [step]         the steps that follow once the waits end, in the order
+//	                             they would come; shown, never run (same fields as steps)
 //	      "notes": [string]
 //	    }
 //	  ],
@@ -50,23 +62,37 @@ import (
 //	  "warnings": [string]   doubtful but accepted findings in the file, "file:line:col: message"
 //	}
 type planDoc struct {
-	Source    string        `json:"source"`
-	Prefix    string        `json:"prefix"`
-	Converged bool          `json:"converged"`
-	Summary   string        `json:"summary"`
-	Workloads []workloadDoc `json:"workloads"`
-	Notes     []string      `json:"notes"`
-	Warnings  []string      `json:"warnings"`
+	SchemaVersion int           `json:"schema_version"`
+	Source        string        `json:"source"`
+	Prefix        string        `json:"prefix"`
+	Converged     bool          `json:"converged"`
+	Summary       string        `json:"summary"`
+	Workloads     []workloadDoc `json:"workloads"`
+	Notes         []string      `json:"notes"`
+	Warnings      []string      `json:"warnings"`
 }
 
 type workloadDoc struct {
-	Name     string       `json:"name"`
-	Changes  []string     `json:"changes"`
-	Error    string       `json:"error"`
-	Failures []failureDoc `json:"failures"`
-	Steps    []stepDoc    `json:"steps"`
-	Notes    []string     `json:"notes"`
+	Name         string           `json:"name"`
+	Changes      []string         `json:"changes"`
+	FieldChanges []fieldChangeDoc `json:"field_changes"`
+	Error        string           `json:"error"`
+	Failures     []failureDoc     `json:"failures"`
+	Steps        []stepDoc        `json:"steps"`
+	Then         []stepDoc        `json:"then"`
+	Notes        []string         `json:"notes"`
 }
+
+type fieldChangeDoc struct {
+	Field string `json:"field"`
+	Key   string `json:"key"`
+	Kind  string `json:"kind"`
+	Old   string `json:"old"`
+	New   string `json:"new"`
+}
+
+// planSchemaVersion is planDoc's schema_version.
+const planSchemaVersion = 2
 
 type failureDoc struct {
 	Workload  string `json:"workload"`
@@ -87,17 +113,28 @@ type stepDoc struct {
 	Downtime    bool       `json:"downtime"`
 }
 
-func newPlanDoc(d *spec.Desired, p reconcile.Plan) planDoc {
+func newPlanDoc(d *spec.Desired, p reconcile.Plan, fields map[string][]reconcile.FieldChange) planDoc {
 	doc := planDoc{
-		Source: d.Source, Prefix: d.Prefix, Converged: converged(p), Summary: p.Summary(),
+		SchemaVersion: planSchemaVersion,
+		Source:        d.Source, Prefix: d.Prefix, Converged: converged(p), Summary: p.Summary(),
 		Workloads: []workloadDoc{}, Notes: list(p.Notes), Warnings: []string{},
 	}
 	for _, w := range d.Warnings {
 		doc.Warnings = append(doc.Warnings, fmt.Sprintf("%s:%d:%d: %s", w.File, w.Line, w.Col, w.Msg))
 	}
 	for _, w := range p.Workloads {
-		wd := workloadDoc{Name: w.Name, Changes: list(w.Changes), Error: w.Error,
-			Failures: []failureDoc{}, Steps: []stepDoc{}, Notes: list(w.Notes)}
+		wd := workloadDoc{Name: w.Name, Changes: list(w.Changes), FieldChanges: []fieldChangeDoc{}, Error: w.Error,
+			Failures: []failureDoc{}, Steps: []stepDoc{}, Then: []stepDoc{}, Notes: list(w.Notes)}
+		for _, fc := range fields[w.Name] {
+			fd := fieldChangeDoc{Field: fc.Field, Key: fc.Key, Kind: fc.Kind, Old: fc.Old, New: fc.New}
+			if fc.Field == "env" {
+				fd.Old, fd.New = "", "" // secrets: names only
+			}
+			wd.FieldChanges = append(wd.FieldChanges, fd)
+		}
+		for _, s := range w.Then {
+			wd.Then = append(wd.Then, newStepDoc(s))
+		}
 		for _, f := range w.Failures {
 			wd.Failures = append(wd.Failures, failureDoc{Workload: f.Workload, Slot: slotPtr(f.Slot),
 				Container: f.Container, Action: f.Action, Reason: f.Reason})

@@ -4,8 +4,8 @@
 // (engine/spec), talks to the engine (engine/docker), lets engine/reconcile
 // decide and act, and writes the audit trail (engine/journal). What it adds is
 // presentation: the styled plan tree (render.go), the --json documents
-// (jsondoc.go), progress lines and exit codes. The agent's small wait-and-
-// converge loop (agent.go) lives here until it moves onto engine/session.
+// (jsondoc.go), progress lines and exit codes. It holds no loop: the
+// console, apply, agent and demo each run an engine/session session.
 //
 // Tests build the command tree with newRoot over an env (streams, a client
 // factory, a clock), so they run every command on the fake engine.

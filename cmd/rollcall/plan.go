@@ -1,10 +1,17 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/spec"
 )
 
 func newPlanCmd(e env, g *globals) *cobra.Command {
@@ -36,14 +43,15 @@ printed then).`,
 			if err != nil {
 				return err
 			}
+			fields := staleFields(ctx, client, d)
 			if asJSON {
-				if err := writeJSON(e.stdout, newPlanDoc(d, p)); err != nil {
+				if err := writeJSON(e.stdout, newPlanDoc(d, p, fields)); err != nil {
 					return fmt.Errorf("write plan: %w", err)
 				}
 			} else {
 				printWarnings(e.stderr, d)
 				out := screenFor(e, g, e.stdout)
-				out.printf("%s", out.plan(p))
+				out.printf("%s", out.plan(withFieldChanges(p, fields)))
 			}
 			switch {
 			case len(p.Errors()) > 0:
@@ -57,4 +65,73 @@ printed then).`,
 	fileFlag(c, &file)
 	c.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON (a stable schema, see the package doc)")
 	return c
+}
+
+// inspectPerWorkload bounds the stale containers plan inspects per workload.
+const inspectPerWorkload = 3
+
+// staleFields is the field-by-field diff of every workload whose containers
+// are stale: a few of them (the first by name) are inspected, and their
+// differences from the desired workload merged. Environment values stay
+// out (they are secrets). A container that cannot be inspected is left
+// out; the plan's own lines still say what changed.
+func staleFields(ctx context.Context, c docker.Client, d *spec.Desired) map[string][]reconcile.FieldChange {
+	containers, err := c.List(ctx, d.Prefix)
+	if err != nil {
+		return nil
+	}
+	slices.SortFunc(containers, func(a, b docker.Container) int { return strings.Compare(a.Name, b.Name) })
+	resolved := spec.Resolve(ctx, d, c)
+	out := map[string][]reconcile.FieldChange{}
+	for i := range resolved.Workloads {
+		w := &resolved.Workloads[i]
+		if w.Err != nil {
+			continue
+		}
+		seen := map[string]bool{}
+		n := 0
+		for j := range containers {
+			ct := &containers[j]
+			if n == inspectPerWorkload {
+				break
+			}
+			if ct.Labels[docker.ManagedLabel(d.Prefix)] != "true" || ct.Labels[docker.WorkloadLabel(d.Prefix)] != w.Name ||
+				reconcile.UpToDate(d.Prefix, w, ct, time.Time{}) {
+				continue
+			}
+			n++
+			det, err := c.Inspect(ctx, ct.ID)
+			if err != nil {
+				continue
+			}
+			for _, fc := range reconcile.SpecDiff(d.Prefix, w, det, false) {
+				if key := fc.String(); !seen[key] {
+					seen[key] = true
+					out[w.Name] = append(out[w.Name], fc)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// withFieldChanges adds the field-by-field lines to each workload's spec
+// diff in the tree. Image and version are there already.
+func withFieldChanges(p reconcile.Plan, fields map[string][]reconcile.FieldChange) reconcile.Plan {
+	ws := slices.Clone(p.Workloads)
+	for i := range ws {
+		lines := slices.Clone(ws[i].Changes)
+		for _, fc := range fields[ws[i].Name] {
+			switch fc.Field {
+			case "image", "image ID", "version":
+				continue
+			}
+			if l := fc.String(); !slices.Contains(lines, l) {
+				lines = append(lines, l)
+			}
+		}
+		ws[i].Changes = lines
+	}
+	p.Workloads = ws
+	return p
 }

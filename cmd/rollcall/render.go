@@ -100,6 +100,9 @@ func (s screen) plan(p reconcile.Plan) string {
 		for _, step := range w.Steps {
 			lines = append(lines, s.step(step))
 		}
+		for _, step := range w.Then {
+			lines = append(lines, s.render(st.Muted, "then ")+s.step(step))
+		}
 		for _, n := range w.Notes {
 			lines = append(lines, s.render(st.Note, termSafe(n)))
 		}
@@ -114,7 +117,11 @@ func (s screen) plan(p reconcile.Plan) string {
 	for _, n := range p.Notes {
 		b.WriteString(s.render(st.Note, "note: "+termSafe(n)) + "\n")
 	}
-	b.WriteString(s.render(st.Summary, termSafe(p.Summary())) + "\n")
+	summary := p.Summary()
+	if t := p.ThenSummary(); t != "" {
+		summary += " · then " + t
+	}
+	b.WriteString(s.render(st.Summary, termSafe(summary)) + "\n")
 	return boundLines(b.String())
 }
 

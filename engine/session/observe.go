@@ -244,6 +244,11 @@ func (l *loop) diff() {
 		obs := &reconcile.Observed{Now: l.planNow, Containers: l.containers, Holds: l.holds,
 			RecreateBefore: l.recreate, SkipHealth: l.skipHealth, Restarts: l.restarts}
 		l.plan = reconcile.Diff(l.resolved, obs)
+		if l.opts.Unattended == nil {
+			// The console shows the whole roll: the steps that follow
+			// once the waits end. Nobody reads them headless.
+			reconcile.AddThen(l.resolved, obs, &l.plan)
+		}
 	}
 	l.dropStaleHolds()
 	l.logWaits()

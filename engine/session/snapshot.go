@@ -275,12 +275,7 @@ func (l *loop) snapshot() Snapshot {
 		s.Refusal = &r
 	}
 	if l.rollout != nil {
-		s.Rollout = &RolloutInfo{By: l.opts.User, Since: l.rollout.since, Left: len(l.plan.Steps())}
-		for _, st := range l.plan.Steps() {
-			if !st.Executable() && st.Action == reconcile.ActWait {
-				s.Rollout.Left-- // a wait is not a step of its own
-			}
-		}
+		s.Rollout = &RolloutInfo{By: l.opts.User, Since: l.rollout.since, Left: len(l.plan.Executable()) + len(l.plan.Then())}
 	}
 	if n := len(l.events); n > maxEvents {
 		s.Events = slices.Clone(l.events[n-maxEvents:])
