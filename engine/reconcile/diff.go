@@ -335,18 +335,10 @@ func upToDate(specKey string, w *spec.Resolved, c *docker.Container, recreate ti
 		!liftsLimit(c.Limits, want)
 }
 
-// SortFresh orders a slot's up-to-date containers best first, as Diff picks
-// the one that serves the slot: healthy before booting before crashed, then
-// the first created. The rest are duplicates.
-//
-// Without the workload's health_deadline, a container unhealthy since its
-// start ranks as crashed rather than booting; SortFreshFor takes it.
-func SortFresh(cs []*docker.Container, minReady time.Duration, now time.Time, skipHealth bool) {
-	sortFresh(cs, minReady, 0, &Observed{Now: now, SkipHealth: skipHealth})
-}
-
-// SortFreshFor is SortFresh for workload w, exactly as Diff ranks: its
-// min_ready and health_deadline.
+// SortFreshFor orders a slot's up-to-date containers best first, exactly as
+// Diff picks the one that serves the slot: healthy before booting before
+// crashed (by w's min_ready and health_deadline), then the first created.
+// The rest are duplicates.
 func SortFreshFor(cs []*docker.Container, w *spec.Workload, now time.Time, skipHealth bool) {
 	sortFresh(cs, w.Update.MinReady, w.Update.HealthDeadline, &Observed{Now: now, SkipHealth: skipHealth})
 }

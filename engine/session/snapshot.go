@@ -479,7 +479,9 @@ func placeContainers(cs []docker.Container, w *spec.Resolved, desired bool, slot
 			ranked = append(ranked, &views[i].Container)
 		}
 	}
-	reconcile.SortFresh(ranked, minReady, now, skipHealth)
+	if w != nil { // without a desired workload nothing is up-to-date
+		reconcile.SortFreshFor(ranked, w.Workload, now, skipHealth) // as Diff ranks them
+	}
 	rank := make(map[string]int, len(ranked))
 	for i, c := range ranked {
 		rank[c.ID] = i
