@@ -36,7 +36,8 @@ const inspectParallelism = 8
 
 // Moby is the Client for a real Docker engine. It is safe for concurrent use.
 type Moby struct {
-	cli *client.Client
+	cli   *client.Client
+	cache *listCache
 }
 
 var _ Client = (*Moby)(nil)
@@ -63,7 +64,7 @@ func NewMoby(ctx context.Context, host string) (*Moby, error) {
 		cli.Close()
 		return nil, fmt.Errorf("connect to docker engine %s: %w", cli.DaemonHost(), err)
 	}
-	return &Moby{cli: cli}, nil
+	return &Moby{cli: cli, cache: newListCache()}, nil
 }
 
 func hostOrDefault(host string) string {
@@ -99,8 +100,12 @@ func (m *Moby) Info(ctx context.Context) (EngineInfo, error) {
 
 // List returns every container labelled <prefix>.managed=true, running or
 // not. The list endpoint lacks health details, limits, finish time, restart
-// count and exit code, so each container is inspected too (a few at a time).
-// A container removed between the list and its inspect is left out.
+// count and exit code, so each container is inspected too (a few at a time),
+// except one whose inspect is cached and still holds: while an event stream
+// of this adapter is live, only the containers an event named, new ones and
+// those whose state, health or exit code moved are inspected again (see
+// listCache). A container removed between the list and its inspect is left
+// out.
 func (m *Moby) List(ctx context.Context, prefix string) ([]Container, error) {
 	f := client.Filters{}
 	f.Add("label", ManagedLabel(prefix)+"=true")
@@ -113,11 +118,18 @@ func (m *Moby) List(ctx context.Context, prefix string) ([]Container, error) {
 	errs := make([]error, len(res.Items))
 	sem := make(chan struct{}, inspectParallelism)
 	var wg sync.WaitGroup
+	listed := make(map[string]bool, len(res.Items))
 	for i, s := range res.Items {
+		listed[s.ID] = true
+		if c, ok := m.cache.lookup(prefix, s); ok {
+			out[i] = &c
+			continue
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
+			version := m.cache.versionOf(s.ID)
 			r, err := m.cli.ContainerInspect(ctx, s.ID, client.ContainerInspectOptions{})
 			switch {
 			case cerrdefs.IsNotFound(err):
@@ -126,11 +138,13 @@ func (m *Moby) List(ctx context.Context, prefix string) ([]Container, error) {
 				errs[i] = fmt.Errorf("inspect %s: %w", shortID(s.ID), engineErr(err))
 			default:
 				c := containerFromInspect(r.Container)
+				m.cache.store(s, c, version)
 				out[i] = &c
 			}
 		}()
 	}
 	wg.Wait()
+	m.cache.keep(listed, prefix)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("list containers of %s: %w", prefix, err)
 	}

@@ -66,7 +66,9 @@ func (m *Moby) streamEvents(ctx context.Context, prefix string, since time.Time,
 			opts.Since = formatEventTime(resume)
 		}
 		connected := time.Now()
+		m.cache.connected(prefix, +1)
 		delivered, err := m.pumpEvents(ctx, opts, &seen, out)
+		m.cache.connected(prefix, -1)
 		if ctx.Err() != nil {
 			return
 		}
@@ -107,6 +109,7 @@ func (m *Moby) pumpEvents(ctx context.Context, opts client.EventsListOptions, se
 			}
 			return delivered, err
 		case msg := <-res.Messages:
+			m.cache.changed(msg.Actor.ID)
 			if !seen.advance(msg) || dropAction(msg.Action) {
 				continue
 			}

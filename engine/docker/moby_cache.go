@@ -1,0 +1,149 @@
+package docker
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+)
+
+// listCache keeps what List learnt by inspecting each container, so that a
+// relist inspects only the containers that changed: those the engine's
+// events named since, new ones, and any whose list summary (state, health,
+// exit code) moved. It is used only while an event stream of this adapter
+// is live: without events a change could go unseen, and List then inspects
+// every container as before.
+type listCache struct {
+	mu      sync.Mutex
+	live    map[string]int    // event streams of this adapter that are connected, by prefix
+	version map[string]uint64 // bumped by every event of the container
+	entries map[string]cacheEntry
+}
+
+type cacheEntry struct {
+	c       Container
+	version uint64 // version[id] when the inspect started
+	summary string
+}
+
+func newListCache() *listCache {
+	return &listCache{live: map[string]int{}, version: map[string]uint64{}, entries: map[string]cacheEntry{}}
+}
+
+// lookup returns the cached container for a list item of prefix, if it
+// still holds: only while the events of that prefix are followed.
+func (lc *listCache) lookup(prefix string, item container.Summary) (Container, bool) {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	e, ok := lc.entries[item.ID]
+	if !ok || lc.live[prefix] == 0 || e.version != lc.version[item.ID] || e.summary != summaryOf(item) ||
+		restartedSince(item.Status, e.c.StartedAt, time.Now()) {
+		return Container{}, false
+	}
+	c := e.c
+	c.Labels = copyMap(c.Labels)
+	c.Ports = append([]PublishedPort(nil), c.Ports...)
+	return c, true
+}
+
+// versionOf is the version to record for an inspect that starts now.
+func (lc *listCache) versionOf(id string) uint64 {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	return lc.version[id]
+}
+
+// store keeps an inspect's result, unless an event came in the meantime.
+func (lc *listCache) store(item container.Summary, c Container, version uint64) {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	if lc.version[item.ID] != version {
+		return
+	}
+	lc.entries[item.ID] = cacheEntry{c: c, version: version, summary: summaryOf(item)}
+}
+
+// keep drops the entries of containers no longer listed under a prefix.
+func (lc *listCache) keep(listed map[string]bool, prefix string) {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	for id, e := range lc.entries {
+		if !listed[id] && e.c.Labels[ManagedLabel(prefix)] == "true" {
+			delete(lc.entries, id)
+			delete(lc.version, id)
+		}
+	}
+}
+
+// changed records an event of the container id: its entry no longer holds.
+func (lc *listCache) changed(id string) {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	lc.version[id]++
+}
+
+// connected counts an event stream of prefix in (+1) or out (-1). A stream
+// that breaks may have missed events: everything cached is forgotten.
+func (lc *listCache) connected(prefix string, delta int) {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	lc.live[prefix] += delta
+	if delta < 0 {
+		clear(lc.entries)
+	}
+}
+
+// statusGroups picks the parenthesised parts of a list item's status:
+// "Up 5 minutes (healthy)" → healthy, "Exited (137) 3 seconds ago" → 137.
+var statusGroups = regexp.MustCompile(`\(([^)]*)\)`)
+
+// summaryOf is what of a list item tells that a container changed: its
+// state, health and exit code, not the uptime the status also spells.
+func summaryOf(item container.Summary) string {
+	var b strings.Builder
+	b.WriteString(string(item.State))
+	for _, m := range statusGroups.FindAllStringSubmatch(item.Status, -1) {
+		b.WriteString("|" + m[1])
+	}
+	return b.String()
+}
+
+// upFor reads how long a running container has been up from a list item's
+// status ("Up 5 seconds (healthy)", "Up About a minute"), as the engine
+// words it, with how coarse that wording is.
+var upPattern = regexp.MustCompile(`^Up (Less than a second|About an? (minute|hour)|(\d+) (second|minute|hour|day|week|month|year)s?)`)
+
+func upFor(status string) (up, coarse time.Duration, ok bool) {
+	m := upPattern.FindStringSubmatch(status)
+	if m == nil {
+		return 0, 0, false
+	}
+	units := map[string]time.Duration{"second": time.Second, "minute": time.Minute, "hour": time.Hour,
+		"day": 24 * time.Hour, "week": 7 * 24 * time.Hour, "month": 30 * 24 * time.Hour, "year": 365 * 24 * time.Hour}
+	switch {
+	case m[1] == "Less than a second":
+		return 0, time.Second, true
+	case m[2] != "":
+		return units[m[2]], units[m[2]], true
+	}
+	n, err := strconv.Atoi(m[3])
+	if err != nil {
+		return 0, 0, false
+	}
+	unit := units[m[4]]
+	return time.Duration(n) * unit, max(unit, 2*time.Second), true
+}
+
+// restartedSince reports whether a container the engine says has been up
+// for less than the cache believes (cached start startedAt) started again
+// since: a restart whose events have not come in yet.
+func restartedSince(status string, startedAt, now time.Time) bool {
+	up, coarse, ok := upFor(status)
+	if !ok {
+		return false
+	}
+	return now.Sub(startedAt) > up+coarse
+}

@@ -1,0 +1,69 @@
+package docker
+
+import (
+	"testing"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+)
+
+func TestListCacheHoldsOnlyWhileNothingChanged(t *testing.T) {
+	now := time.Now()
+	item := container.Summary{ID: "c1", State: "running", Status: "Up 5 minutes (healthy)"}
+	c := Container{ID: "c1", State: StateRunning, StartedAt: now.Add(-5 * time.Minute), Labels: map[string]string{ManagedLabel("rc"): "true"}}
+	fresh := func() *listCache {
+		lc := newListCache()
+		lc.connected("rc", +1)
+		lc.store(item, c, lc.versionOf("c1"))
+		return lc
+	}
+	if _, ok := fresh().lookup("rc", item); !ok {
+		t.Fatal("an unchanged container is inspected again")
+	}
+	tests := []struct {
+		name   string
+		change func(lc *listCache, it *container.Summary)
+	}{
+		{"an event named it", func(lc *listCache, _ *container.Summary) { lc.changed("c1") }},
+		{"its health moved", func(_ *listCache, it *container.Summary) { it.Status = "Up 5 minutes (unhealthy)" }},
+		{"its state moved", func(_ *listCache, it *container.Summary) { it.State, it.Status = "exited", "Exited (137) 1 second ago" }},
+		{"it restarted before its events came", func(_ *listCache, it *container.Summary) { it.Status = "Up 3 seconds (healthy)" }},
+		{"the event stream broke", func(lc *listCache, _ *container.Summary) { lc.connected("rc", -1); lc.connected("rc", +1) }},
+		{"no stream follows the prefix", func(lc *listCache, _ *container.Summary) { lc.connected("rc", -1) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lc, it := fresh(), item
+			tt.change(lc, &it)
+			if _, ok := lc.lookup("rc", it); ok {
+				t.Fatal("the cached inspect was used")
+			}
+		})
+	}
+	// An event during the inspect: its result is not kept.
+	lc := newListCache()
+	lc.connected("rc", +1)
+	v := lc.versionOf("c1")
+	lc.changed("c1")
+	lc.store(item, c, v)
+	if _, ok := lc.lookup("rc", item); ok {
+		t.Fatal("an inspect raced by an event was kept")
+	}
+	if _, ok := fresh().lookup("other", item); ok {
+		t.Fatal("used for a prefix whose events nobody follows")
+	}
+}
+
+func TestUpFor(t *testing.T) {
+	for status, want := range map[string]time.Duration{
+		"Up Less than a second": 0, "Up 5 seconds (healthy)": 5 * time.Second, "Up About a minute": time.Minute,
+		"Up 3 minutes": 3 * time.Minute, "Up About an hour (unhealthy)": time.Hour, "Up 2 days": 48 * time.Hour,
+	} {
+		if got, _, ok := upFor(status); !ok || got != want {
+			t.Errorf("upFor(%q) = %s %v, want %s", status, got, ok, want)
+		}
+	}
+	if _, _, ok := upFor("Exited (0) 3 seconds ago"); ok {
+		t.Error("an exited status reads as up")
+	}
+}
