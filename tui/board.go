@@ -207,7 +207,19 @@ func newBoard(s session.Snapshot) board {
 			inPlan[row.key] = true
 			blk.steps = append(blk.steps, row)
 		}
-		blk.summary = reconcile.Plan{Workloads: []reconcile.WorkloadPlan{{Steps: w.Steps}}}.Summary()
+		// The then rows: what follows once the waits end, so the whole roll
+		// shows from its first step. They carry the key of the step they
+		// will become; they are shown, never approved.
+		for _, st := range w.Then {
+			row := stepOf(st, s)
+			row.then, row.executable, row.status = true, false, theme.Waiting
+			blk.steps = append(blk.steps, row)
+		}
+		one := reconcile.Plan{Workloads: []reconcile.WorkloadPlan{{Steps: w.Steps, Then: w.Then}}}
+		blk.summary = one.Summary()
+		if t := one.ThenSummary(); t != "" {
+			blk.summary += " · then " + t
+		}
 		blk.hay = strings.ToLower(blk.name + " " + blk.err + " " + strings.Join(blk.changes, " ") + " " + strings.Join(blk.failures, " "))
 		b.blocks = append(b.blocks, blk)
 	}
@@ -215,6 +227,9 @@ func newBoard(s session.Snapshot) board {
 		b.notes = append(b.notes, sanitize(n))
 	}
 	b.summary = s.Plan.Summary()
+	if t := s.Plan.ThenSummary(); t != "" {
+		b.summary += " · then " + t
+	}
 	if r := s.Running; r != nil {
 		b.doing = sanitize(string(r.Step.Action) + " " + r.Step.Target())
 	}

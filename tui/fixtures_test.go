@@ -134,8 +134,17 @@ func midRoll() session.Snapshot {
 	wait1 := reconcile.Step{Action: reconcile.ActWait, Workload: "web", Slot: 1, Container: "rollcall-web-1-1111aaaa", Reason: "queued: parallelism 1, 1 slot(s) mid-roll"}
 	wait2 := reconcile.Step{Action: reconcile.ActWait, Workload: "web", Slot: 2, Container: "rollcall-web-2-1111aaaa", Reason: "queued: parallelism 1, 1 slot(s) mid-roll"}
 	restart := reconcile.Step{Action: reconcile.ActRestart, Workload: "worker", Slot: 0, Container: "rollcall-worker-0-3333cccc", ContainerID: "1c0ffee", Reason: "crashed: exit 137 (OOM)"}
+	then := func(a reconcile.Action, slot int, name, reason string) reconcile.Step {
+		return reconcile.Step{Action: a, Workload: "web", Slot: slot, Container: name, Reason: reason, Then: true}
+	}
 	s.Plan = reconcile.Plan{Workloads: []reconcile.WorkloadPlan{
-		{Name: "web", Changes: []string{"~ image: web:v1 → web:v2", "~ version: 1 → 2"}, Steps: []reconcile.Step{roll, wait1, wait2}},
+		{Name: "web", Changes: []string{"~ image: web:v1 → web:v2", "~ version: 1 → 2"}, Steps: []reconcile.Step{roll, wait1, wait2},
+			Then: []reconcile.Step{
+				then(reconcile.ActStart, 1, "rollcall-web-1-2222bbbb", "roll: image web:v1 → web:v2; rollcall-web-1-1111aaaa keeps serving"),
+				then(reconcile.ActRoll, 1, "rollcall-web-1-1111aaaa", "image web:v1 → web:v2; rollcall-web-1-2222bbbb is healthy"),
+				then(reconcile.ActStart, 2, "rollcall-web-2-2222bbbb", "roll: image web:v1 → web:v2; rollcall-web-2-1111aaaa keeps serving"),
+				then(reconcile.ActRoll, 2, "rollcall-web-2-1111aaaa", "image web:v1 → web:v2; rollcall-web-2-2222bbbb is healthy"),
+			}},
 		{Name: "worker", Steps: []reconcile.Step{restart}},
 	}}
 	s.Steps[roll.Key()] = session.StepStatus{State: session.StepQueued}

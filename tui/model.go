@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/engine/spec"
 	"github.com/rollcall/rollcall/theme"
 )
 
@@ -53,6 +54,9 @@ type Model struct {
 	answered string // the session question last answered or dismissed
 	flash    string // one line of feedback, until the next key
 	quitting bool   // quit once the running step ends
+
+	resolved *spec.ResolvedDesired // the snapshot's: what the reader's field-by-field diff compares with
+	prefix   string
 
 	now     time.Time // the latest of the snapshot's time and the clock's tick
 	seenAt  time.Time // the last snapshot taken while the engine answered
@@ -179,7 +183,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case clockMsg:
 		return m.onClock(msg)
 	case inspectMsg:
-		m.reader.onInspect(msg)
+		m.reader.onInspect(msg, m.specDiff(msg))
 		return m, nil
 	case shellDoneMsg:
 		m.flash = msg.text()
@@ -198,6 +202,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m Model) onSnapshot(s session.Snapshot) (tea.Model, tea.Cmd) {
 	m.has = true
 	m.board = newBoard(s)
+	m.resolved, m.prefix = s.Resolved, s.Prefix
 	if s.At.After(m.now) || m.now.IsZero() {
 		m.now = s.At
 	}
@@ -206,6 +211,9 @@ func (m Model) onSnapshot(s session.Snapshot) (tea.Model, tea.Cmd) {
 	}
 	if m.quitting && s.Running == nil {
 		return m, m.quit(false) // the step the operator waited for ended
+	}
+	if d := m.dialog; d != nil && d.kind == dialogQuit && s.Running == nil {
+		m.dialog, m.flash = nil, "the step ended: q quits" // the question no longer applies
 	}
 	acting := s.Mode.Acting()
 	m.syncDialog(acting)

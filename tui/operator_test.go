@@ -484,3 +484,42 @@ func TestHeaderWarnings(t *testing.T) {
 		}
 	}
 }
+
+// TestThenRows: the steps that follow once a wait ends show as "then"
+// rows; selecting one and pressing enter or s sends nothing.
+func TestThenRows(t *testing.T) {
+	c := newConsole(t, midRoll())
+	scr := c.screen()
+	for _, want := range []string{"then      start   web/1", "then      roll    web/2", "then 2 start · 2 roll"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("plan lacks %q:\n%s", want, scr)
+		}
+	}
+	c.keys("tab", "j", "j", "j")
+	if sel := c.selectedStep(); sel == nil || !sel.then {
+		t.Fatalf("the cursor is not on a then row: %v", sel)
+	}
+	c.keys("enter")
+	if !strings.Contains(c.screen(), "not yet: start web/1") {
+		t.Errorf("enter on a then row says nothing:\n%s", c.screen())
+	}
+	c.keys("s")
+	if got := c.rec.take(); len(got) != 0 {
+		t.Errorf("enter and s on a then row sent %#v", got)
+	}
+}
+
+// TestQuitQuestionGoesWithTheStep: the question of q mid-step goes away
+// once the step ends; the console stays.
+func TestQuitQuestionGoesWithTheStep(t *testing.T) {
+	c := newConsole(t, midRoll()).keys("q")
+	if c.m.dialog == nil {
+		t.Fatal("q mid-step did not ask")
+	}
+	done := midRoll()
+	done.Running = nil
+	c.snapshot(done)
+	if c.m.dialog != nil || !strings.Contains(c.screen(), "the step ended: q quits") {
+		t.Errorf("the question outlived the step:\n%s", c.screen())
+	}
+}

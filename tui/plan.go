@@ -285,9 +285,6 @@ func (p *planPane) stepLine(f frame, s *stepRow, cursor, next, sel bool, target,
 	if !s.retryAt.IsZero() && s.status == theme.Failed {
 		reason = "retry " + countdown(f.now, s.retryAt) + " · " + reason
 	}
-	if s.then {
-		reason = "then: " + reason
-	}
 	if s.confirm {
 		reason = "⚠ needs confirm · " + reason
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/reconcile"
 )
 
 // reader is the full-screen view of one container (i): what the slots
@@ -36,8 +37,9 @@ type reader struct {
 
 // inspected is a container's inspect, sanitized.
 type inspected struct {
-	health []probe
-	config []string // "command  -listen :8080", ...
+	health  []probe
+	config  []string // "command  -listen :8080", ...
+	changes []string // desired vs this container, field by field
 }
 
 type probe struct {
@@ -64,7 +66,7 @@ func inspectCmd(ctx context.Context, src func(context.Context, string) (docker.C
 	}
 }
 
-func (r *reader) onInspect(msg inspectMsg) {
+func (r *reader) onInspect(msg inspectMsg, changes []string) {
 	if !r.open || msg.id != r.id {
 		return // closed, or another container since
 	}
@@ -74,6 +76,28 @@ func (r *reader) onInspect(msg inspectMsg) {
 		return
 	}
 	r.detail = inspectedOf(msg.detail)
+	r.detail.changes = changes
+}
+
+// specDiff is the field-by-field diff of the desired workload against the
+// inspected container (reconcile.SpecDiff, pure), sanitized.
+func (m *Model) specDiff(msg inspectMsg) []string {
+	if msg.err != nil || m.resolved == nil {
+		return nil
+	}
+	slot, _ := m.readerContainer()
+	if slot == nil || slot.desired == nil {
+		return nil
+	}
+	w := m.resolved.Workload(slot.workload)
+	if w == nil || w.Err != nil {
+		return nil
+	}
+	var out []string
+	for _, c := range reconcile.SpecDiff(m.prefix, w, msg.detail, false) {
+		out = append(out, sanitize(c.String()))
+	}
+	return out
 }
 
 func inspectedOf(d docker.ContainerDetail) *inspected {
@@ -233,6 +257,15 @@ func (m *Model) readerLines(w int) []string {
 	default:
 		for _, l := range r.detail.config {
 			raw = append(raw, "  "+l)
+		}
+		if slot != nil && slot.desired != nil {
+			head("desired vs this container, field by field")
+			if len(r.detail.changes) == 0 {
+				raw = append(raw, "  "+st.OK.Render("no difference"))
+			}
+			for _, l := range r.detail.changes {
+				raw = append(raw, "  "+st.Change.Render(l))
+			}
 		}
 		head(fmt.Sprintf("health checks (last %d, oldest first)", len(r.detail.health)))
 		if len(r.detail.health) == 0 {
