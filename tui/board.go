@@ -12,6 +12,7 @@ import (
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/engine/spec"
 	"github.com/rollcall/rollcall/theme"
 )
 
@@ -71,6 +72,7 @@ type headerInfo struct {
 	source     string
 	loaded     bool // a desired state has loaded
 	sourceErr  string
+	sourceHint string // the hint of the first error, as plan prints it
 	stateAge   string // how old the last good desired state of a polled source is
 	lockHeld   bool
 	lockHolder string // another session holds the lock
@@ -317,6 +319,10 @@ func headerOf(s session.Snapshot) headerInfo {
 	}
 	if s.SourceErr != nil {
 		h.sourceErr = firstLine(s.SourceErr.Error())
+		var se *spec.Error
+		if errors.As(s.SourceErr, &se) && se.Hint != "" {
+			h.sourceHint = firstLine(se.Hint)
+		}
 		// A polled source (a URL) says when it last confirmed the state.
 		var stale *session.StaleError
 		if errors.As(s.SourceErr, &stale) && !stale.LastGood.IsZero() {

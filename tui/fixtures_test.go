@@ -257,7 +257,7 @@ func trouble() session.Snapshot {
 	s.Connected = false
 	s.Fresh, s.Steady = false, false
 	s.EngineErr = "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"
-	s.SourceErr = fmt.Errorf("rollcall.yaml:7:5: unknown key \"replica\"\n  hint: did you mean replicas?")
+	s.SourceErr = spec.ErrorList{{File: "rollcall.yaml", Line: 7, Col: 5, Msg: `unknown key "replica"`, Hint: "did you mean replicas?"}}
 	s.Lock = session.LockInfo{Err: "host lock /run/lock/rollcall.lock: permission denied"}
 	s.Holds = map[string][]string{"web": {hashV1}}
 	s.Mode = session.ModeWatch

@@ -133,6 +133,9 @@ func (h header) lines(f frame, w int) []string {
 			text += " (the last good desired state stays in force)"
 		}
 		out = append(out, fit(st.Bad.Render(text), w))
+		if hi.sourceHint != "" {
+			out = append(out, fit(st.Muted.Render("  hint: "+hi.sourceHint), w))
+		}
 	}
 	switch {
 	case hi.lockFree:
