@@ -152,12 +152,7 @@ func Converge(ctx context.Context, c docker.Client, d *spec.Desired, opts Conver
 
 // failureBackoff is the pause after the n-th round in a row with a failed
 // step: 1s, 2s, 4s … capped at 1m.
-func failureBackoff(n int) time.Duration {
-	if n > 7 {
-		return time.Minute
-	}
-	return min(time.Second<<(n-1), time.Minute)
-}
+func failureBackoff(n int) time.Duration { return Backoff(n, time.Second, time.Minute) }
 
 // nextLook is how long to wait before the next round when only waiting: until
 // the earliest wait ends, but no longer than poll.
