@@ -166,7 +166,15 @@ func TestHostileDesiredFilesFailFast(t *testing.T) {
 			if !strings.Contains(r.stderr, tt.want) {
 				t.Errorf("stderr lacks %q:\n%.2000s", tt.want, r.stderr)
 			}
-			if r.maxRSSKiB > hostileRSSKiB {
+			switch {
+			case raceDetector:
+				// The child is started by vfork from this test binary, and
+				// Linux counts the parent's resident memory at the exec in
+				// the child's peak: under the race detector that alone is
+				// hundreds of MiB. The address-space limit still holds the
+				// child; .ci/run runs this test once without -race for the
+				// peak.
+			case r.maxRSSKiB > hostileRSSKiB:
 				t.Errorf("peak RSS %d MiB, want at most %d MiB", r.maxRSSKiB>>10, hostileRSSKiB>>10)
 			}
 		})

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -49,8 +50,8 @@ func TestDemoOnRealEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.created != 6 || len(cs) != 6 {
-		t.Fatalf("created %d containers, listed %d under the prefix; want 3 web + 2 worker + 1 old-api", g.created, len(cs))
+	if g.created.Load() != 6 || len(cs) != 6 {
+		t.Fatalf("created %d containers, listed %d under the prefix; want 3 web + 2 worker + 1 old-api", g.created.Load(), len(cs))
 	}
 	crashed := 0
 	for _, c := range cs {
@@ -77,8 +78,8 @@ type guard struct {
 	docker.Client
 	prefix  string
 	t       *testing.T
-	ours    sync.Map // container ID -> true, for containers listed under the prefix
-	created int
+	ours    sync.Map     // container ID -> true, for containers listed under the prefix
+	created atomic.Int64 // steps of different slots run at once
 }
 
 func (g *guard) List(ctx context.Context, prefix string) ([]docker.Container, error) {
@@ -97,7 +98,7 @@ func (g *guard) Create(ctx context.Context, s docker.CreateSpec) (string, error)
 	}
 	id, err := g.Client.Create(ctx, s)
 	if err == nil {
-		g.created++
+		g.created.Add(1)
 		g.ours.Store(id, true)
 	}
 	return id, err
