@@ -38,7 +38,8 @@ type bench struct {
 	images   map[string]string
 	swarm    bool // this run turned swarm mode on, so it must leave it
 	interval time.Duration
-	seq      int // numbers every trial, so no two share a name
+	trace    bool // log where the time of each rollcall trial went
+	seq      int  // numbers every trial, so no two share a name
 	log      func(format string, args ...any)
 }
 

@@ -61,6 +61,7 @@ type options struct {
 	idleWindow  time.Duration
 	idleWarmUp  time.Duration
 	out         string
+	trace       bool
 	reproduceAs string
 }
 
@@ -85,6 +86,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "rollbench:", err)
 		return 1
 	}
+	b.trace = o.trace
 	defer b.cleanup() // before the exit: on an error, a signal or a panic too
 	r, err := measure(ctx, b, o)
 	report := r.markdown(o)
@@ -112,6 +114,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.interval, "health-interval", 100*time.Millisecond, "healthcheck interval of every container")
 	fs.DurationVar(&o.idleWindow, "idle-window", time.Minute, "how long each idle process is measured")
 	fs.DurationVar(&o.idleWarmUp, "idle-warmup", 10*time.Second, "how long each idle process runs before the window opens")
+	fs.BoolVar(&o.trace, "trace", false, "log where the time of each rollcall trial went: its engine calls (through a proxy, which slows it a little), the engine's events and its journal or log lines")
 	fs.StringVar(&o.out, "out", "", "also write the markdown to this file")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -168,12 +171,13 @@ type results struct {
 	reactFail map[string]int
 	idle      map[string]idleResult
 	idleErr   map[string]string
+	busy      map[string]float64 // part → share of the machine's CPU time busy while it ran
 }
 
 func measure(ctx context.Context, b *bench, o options) (*results, error) {
 	r := &results{rolls: map[rollConfig]map[string][]time.Duration{}, rollRound: map[rollConfig][]map[string]time.Duration{},
 		rollFails: map[rollConfig]map[string]int{}, reactions: map[string][]reaction{}, reactFail: map[string]int{},
-		idle: map[string]idleResult{}, idleErr: map[string]string{}}
+		idle: map[string]idleResult{}, idleErr: map[string]string{}, busy: map[string]float64{}}
 	r.machine = machine(ctx, b.cli)
 	r.loadStart = loadavg()
 	r.others = otherContainers(ctx, b)
@@ -185,6 +189,7 @@ func measure(ctx context.Context, b *bench, o options) (*results, error) {
 	defer func() { r.loadEnd = loadavg() }()
 
 	if o.has("roll") {
+		defer r.measureBusy("roll")()
 		if slices.Contains(o.tools, "swarm") {
 			if err := b.swarmInit(ctx); err != nil {
 				return r, err
@@ -225,6 +230,7 @@ func measure(ctx context.Context, b *bench, o options) (*results, error) {
 	}
 
 	if o.has("reaction") {
+		done := r.measureBusy("reaction")
 		for round := range o.rounds {
 			for _, who := range rotate([]string{"rollcall", "docker"}, round) {
 				if ctx.Err() != nil {
@@ -241,6 +247,7 @@ func measure(ctx context.Context, b *bench, o options) (*results, error) {
 					millis(x.die), millis(x.call), millis(x.running), millis(x.healthy))
 			}
 		}
+		done()
 	}
 
 	if o.has("idle") {
@@ -262,6 +269,40 @@ func measure(ctx context.Context, b *bench, o options) (*results, error) {
 		}
 	}
 	return r, nil
+}
+
+// measureBusy starts measuring how busy the machine's CPUs are; the
+// function it returns ends the measure and records it under part.
+func (r *results) measureBusy(part string) func() {
+	busy0, total0 := cpuStat()
+	return func() {
+		busy1, total1 := cpuStat()
+		if total1 > total0 {
+			r.busy[part] = float64(busy1-busy0) / float64(total1-total0)
+		}
+	}
+}
+
+// cpuStat is the machine's busy and total CPU time so far, in ticks, from
+// the first line of /proc/stat (idle and iowait count as not busy).
+func cpuStat() (busy, total int64) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	for i, v := range f[1:] {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		if i >= 8 { // guest time is counted in user time already
+			break
+		}
+		total += n
+		if i != 3 && i != 4 {
+			busy += n
+		}
+	}
+	return busy, total
 }
 
 // rotate is s turned left by n, so each round starts with another tool.

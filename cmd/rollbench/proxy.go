@@ -31,6 +31,7 @@ type proxy struct {
 type call struct {
 	at    time.Time
 	route string // "GET /containers/{id}/json"
+	path  string // as sent, IDs and query included
 }
 
 type streamedEvent struct {
@@ -136,7 +137,7 @@ func (p *proxy) readRequests(r *io.PipeReader, routes chan<- string) {
 		}
 		route := req.Method + " " + maskPath(req.URL.Path)
 		p.mu.Lock()
-		p.calls = append(p.calls, call{at: time.Now(), route: route})
+		p.calls = append(p.calls, call{at: time.Now(), route: route, path: req.Method + " " + req.URL.RequestURI()})
 		p.mu.Unlock()
 		select {
 		case routes <- route:

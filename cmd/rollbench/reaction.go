@@ -22,6 +22,7 @@ import (
 // time since the kill; zero where it did not apply (Docker makes no call).
 type reaction struct {
 	die, call, running, healthy time.Duration
+	kill                        time.Time
 }
 
 // reactors measure one kill each: rollcall's agent (restart: "no", so the
@@ -60,6 +61,13 @@ func reactRollcall(ctx context.Context, b *bench) (reaction, error) {
 		return reaction{}, fmt.Errorf("%w; agent: %s", err, agent.tail(5))
 	}
 	time.Sleep(settle)
+	var t *trace
+	if b.trace {
+		t = &trace{}
+		tctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		t.watchEvents(tctx, b, prefix+".managed=true")
+	}
 	r, err := b.killAndWatch(ctx, ids[0], func(after time.Time) (time.Time, bool) {
 		for _, c := range px.callsSince(after) {
 			if c.route == "POST /containers/{id}/restart" {
@@ -70,6 +78,15 @@ func reactRollcall(ctx context.Context, b *bench) (reaction, error) {
 	})
 	if err != nil {
 		return r, fmt.Errorf("%w; agent: %s", err, agent.tail(5))
+	}
+	if t != nil {
+		time.Sleep(200 * time.Millisecond) // the last events
+		t.add(r.kill, "kill -9")
+		t.addCalls(px, r.kill.Add(-time.Second))
+		agent.mu.Lock()
+		t.addLog(agent.log)
+		agent.mu.Unlock()
+		t.print(b, "rollcall's reaction to a kill -9", r.kill)
 	}
 	return r, nil
 }
@@ -131,7 +148,7 @@ func (b *bench) killAndWatch(ctx context.Context, id string, called func(after t
 			return reaction{}, fmt.Errorf("%s not healthy again 30s after the kill (died %v, started %v)", id[:12], !died.IsZero(), !started.IsZero())
 		}
 	}
-	res := reaction{die: died.Sub(kill), running: started.Sub(kill), healthy: healthy.Sub(kill)}
+	res := reaction{kill: kill, die: died.Sub(kill), running: started.Sub(kill), healthy: healthy.Sub(kill)}
 	if called != nil {
 		at, ok := called(kill)
 		if !ok {

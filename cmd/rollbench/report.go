@@ -17,6 +17,16 @@ func (r *results) markdown(o options) string {
 	fmt.Fprintf(&s, "Machine: %s. Load average %s at the start, %s at the end; %d other containers running at the start. "+
 		"Every container: demoapp FROM scratch, healthcheck every %s. Medians, min–max in brackets, over %d interleaved rounds.\n\n",
 		r.machine, r.loadStart, r.loadEnd, r.others, o.interval, o.rounds)
+	if len(r.busy) > 0 {
+		s.WriteString("The machine's CPUs were busy (all processes, from /proc/stat)")
+		for i, part := range slices.Sorted(maps.Keys(r.busy)) {
+			if i > 0 {
+				s.WriteString(",")
+			}
+			fmt.Fprintf(&s, " %.0f %% of the time during the %s part", 100*r.busy[part], part)
+		}
+		s.WriteString(".\n\n")
+	}
 
 	if len(r.rolls) > 0 {
 		s.WriteString("| roll v1 → v2 |")

@@ -65,7 +65,30 @@ func rollRollcall(ctx context.Context, b *bench, c rollConfig) (time.Duration, e
 	if _, err := b.apply(ctx, journal, files[0]); err != nil {
 		return 0, fmt.Errorf("set up v1: %w", err)
 	}
-	d, err := b.apply(ctx, journal, files[1])
+	var px *proxy
+	var extra []string
+	t := &trace{}
+	if b.trace {
+		var err error
+		if px, err = startProxy(filepath.Join(dir, "docker.sock"), b.socket()); err != nil {
+			return 0, err
+		}
+		defer px.close()
+		tctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		t.watchEvents(tctx, b, prefix+".managed=true")
+		extra = []string{"--docker-host", "unix://" + filepath.Join(dir, "docker.sock")}
+	}
+	t0 := time.Now()
+	d, err := b.apply(ctx, journal, files[1], extra...)
+	if px != nil {
+		time.Sleep(200 * time.Millisecond) // the last events
+		t.add(t0, "apply v2 starts")
+		t.add(t0.Add(d), "apply v2 exits")
+		t.addCalls(px, t0)
+		t.addJournal(journal)
+		t.print(b, fmt.Sprintf("rollcall apply, %s (through the proxy)", c), t0)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("roll to v2: %w", err)
 	}
@@ -76,11 +99,12 @@ func rollRollcall(ctx context.Context, b *bench, c rollConfig) (time.Duration, e
 }
 
 // apply runs rollcall apply on file and returns how long the process ran.
-func (b *bench) apply(ctx context.Context, journal, file string) (time.Duration, error) {
+func (b *bench) apply(ctx context.Context, journal, file string, extra ...string) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, b.rollcall, "--journal", journal, "apply", "--yes", "--allow-mass-stop", "-f", file)
+	args := append([]string{"--journal", journal}, extra...)
+	cmd := exec.CommandContext(ctx, b.rollcall, append(args, "apply", "--yes", "--allow-mass-stop", "-f", file)...)
 	cmd.Stderr = &stderr
 	t0 := time.Now()
 	err := cmd.Run()
