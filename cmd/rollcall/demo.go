@@ -83,11 +83,11 @@ but containers labelled <prefix>.managed=true.`,
 // why.
 func demoEngine(ctx context.Context, e env, g *globals, simulated bool) (docker.Client, func(), string) {
 	if simulated {
-		return demo.NewFake(2 * time.Second), func() {}, "--simulated"
+		return demo.NewFake(ctx, 2*time.Second), func() {}, "--simulated"
 	}
 	c, closeFn, err := connect(ctx, e, g)
 	if err != nil {
-		return demo.NewFake(2 * time.Second), func() {}, "no Docker engine answers (" + oneLine(err.Error()) + ")"
+		return demo.NewFake(ctx, 2*time.Second), func() {}, "no Docker engine answers (" + oneLine(err.Error()) + ")"
 	}
 	return c, closeFn, ""
 }

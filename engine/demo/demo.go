@@ -81,11 +81,26 @@ prefix: ` + prefix + "\nworkloads:\n" +
 }
 
 // NewFake returns a fake engine on real time with the demo's images, whose
-// containers turn healthy ready after they start (the demo uses 2s).
-func NewFake(ready time.Duration) *docker.Fake {
+// containers turn healthy ready after they start (the demo uses 2s). Until
+// ctx ends, it works out its state changes every 100ms and emits their
+// events, as a real engine does by itself: a session then sees a container
+// turn healthy when it does, not at its next resync.
+func NewFake(ctx context.Context, ready time.Duration) *docker.Fake {
 	f := docker.NewFake(docker.FakeOptions{Endpoint: "fake://rollcall-demo", Seed: time.Now().UnixNano()})
 	f.AddImage(ImageV1, "", docker.Behaviour{ReadyAfter: ready})
 	f.AddImage(ImageV2, "", docker.Behaviour{ReadyAfter: ready})
+	go func() {
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				f.Tick()
+			}
+		}
+	}()
 	return f
 }
 

@@ -20,7 +20,7 @@ import (
 func TestDemoOnFakeConvergesStepByStep(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	f := NewFake(50 * time.Millisecond)
+	f := NewFake(t.Context(), 50 * time.Millisecond)
 	dir := t.TempDir()
 	info, err := f.Info(ctx)
 	if err != nil {
@@ -95,7 +95,7 @@ func TestDemoFilesParse(t *testing.T) {
 
 func TestCleanRemovesOnlyOurs(t *testing.T) {
 	ctx := t.Context()
-	f := NewFake(0)
+	f := NewFake(t.Context(), 0)
 	dir := t.TempDir()
 	info, _ := f.Info(ctx)
 	lock, err := session.AcquireLock(info, Prefix, "tester")
@@ -134,5 +134,58 @@ func TestCleanRemovesOnlyOurs(t *testing.T) {
 		return strings.Contains(c, "someone-else") || strings.Contains(c, "lookalike")
 	}) {
 		t.Fatal("a mutating call named the other container")
+	}
+}
+
+// One rollout approval (the console's `A`) takes the staged demo to
+// converged: every step, those that follow the waits too, runs on it.
+func TestDemoConvergesOnOneRolloutApproval(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	f := NewFake(t.Context(), 50 * time.Millisecond)
+	info, err := f.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := session.AcquireLock(info, Prefix, "tester")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	path, err := Stage(ctx, f, StageOptions{Dir: t.TempDir(), Lock: lock, Log: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.ResetCalls()
+	s := session.New(session.Options{Client: f, Source: session.FileSource(path), Mode: session.ModeStep,
+		Lock: lock, Resync: time.Second})
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	approved := false
+	ran := map[string]bool{}
+	for snap := range s.Snapshots() {
+		for _, r := range snap.Recent {
+			ran[string(r.Step.Action)] = true
+		}
+		if !approved && snap.Fresh && len(snap.Plan.Executable()) > 0 {
+			if n := len(snap.Plan.Executable()) + len(snap.Plan.Then()); n != 10 {
+				t.Errorf("the staged demo shows %d steps, want 10", n)
+			}
+			s.Do(session.ApproveRollout{})
+			approved = true
+		}
+		if approved && snap.Steady && snap.Progress.Done() {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("not converged on one approval:\n%s", snap.Plan)
+		}
+	}
+	cancel()
+	<-done
+	for _, a := range []string{"start", "roll", "restart", "update", "stop"} {
+		if !ran[a] {
+			t.Errorf("no %s step ran (ran %v)", a, ran)
+		}
 	}
 }
