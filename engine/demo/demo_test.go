@@ -20,7 +20,7 @@ import (
 func TestDemoOnFakeConvergesStepByStep(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	f := NewFake(t.Context(), 50 * time.Millisecond)
+	f := NewFake(t.Context(), 50*time.Millisecond)
 	dir := t.TempDir()
 	info, err := f.Info(ctx)
 	if err != nil {
@@ -142,7 +142,7 @@ func TestCleanRemovesOnlyOurs(t *testing.T) {
 func TestDemoConvergesOnOneRolloutApproval(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	f := NewFake(t.Context(), 50 * time.Millisecond)
+	f := NewFake(t.Context(), 50*time.Millisecond)
 	info, err := f.Info(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ import (
 func TestDemoFirstPlanShowsEveryStep(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	f := NewFake(t.Context(), 20 * time.Millisecond)
+	f := NewFake(t.Context(), 20*time.Millisecond)
 	info, err := f.Info(ctx)
 	if err != nil {
 		t.Fatal(err)
