@@ -43,6 +43,7 @@ type Fake struct {
 	containers map[string]*fakeContainer // by ID
 	seq        int                       // creation order, the tie-break for simultaneous transitions
 	nextPort   int                       // next ephemeral host port
+	subnets    map[string]int            // network name -> its /16's second octet, in order of first use
 
 	calls  []string
 	execs  []string // "name: cmd args", every command run by Exec
@@ -513,7 +514,29 @@ func nameOr(c *fakeContainer, id string) string {
 func copyContainer(c Container) Container {
 	c.Labels = copyMap(c.Labels)
 	c.Ports = slices.Clone(c.Ports)
+	c.Networks = copyMap(c.Networks)
 	return c
+}
+
+// fakeBridge is the network a container joins when its create names none,
+// as on the engine.
+const fakeBridge = "bridge"
+
+// address is the IPv4 address of the container created seq-th on network:
+// each network is a /16 of its own (bridge 172.17, the next one named
+// 172.18, ...), and a container's host part is its creation number, so the
+// addresses are deterministic and never shared.
+func (f *Fake) address(network string, seq int) string {
+	if f.subnets == nil {
+		f.subnets = map[string]int{fakeBridge: 17}
+	}
+	octet, ok := f.subnets[network]
+	if !ok {
+		octet = 17 + len(f.subnets)
+		f.subnets[network] = octet
+	}
+	host := seq + 1 // .0.1 is the gateway
+	return fmt.Sprintf("172.%d.%d.%d", octet, host/256%256, host%256)
 }
 
 func copyEvent(e Event) Event {

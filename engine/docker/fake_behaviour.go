@@ -140,6 +140,14 @@ func (f *Fake) newContainer(spec CreateSpec, imageID string, now time.Time) *fak
 			c.interval = hc.Interval
 		}
 	}
+	networks := spec.Networks
+	if len(networks) == 0 {
+		networks = []string{fakeBridge}
+	}
+	c.Networks = make(map[string]string, len(networks))
+	for _, n := range networks {
+		c.Networks[n] = f.address(n, c.seq)
+	}
 	for _, p := range spec.Ports {
 		pp := PublishedPort{ContainerPort: p.ContainerPort, Proto: p.Proto, HostIP: p.HostIP, HostPort: p.HostPort}
 		if pp.Proto == "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -77,8 +78,9 @@ func TestFakeRoundTrip(t *testing.T) {
 		ID: id, Name: "rollcall-web-0-aaaaaaaa", Image: "web:v1", ImageID: "sha256:web1",
 		Labels: c.Labels, State: StateRunning, Health: HealthStarting, HasHealthcheck: true,
 		Created: fakeEpoch, StartedAt: fakeEpoch,
-		Limits: Limits{NanoCPUs: 5e8, Memory: 64 << 20, Restart: "unless-stopped"},
-		Ports:  []PublishedPort{{ContainerPort: 8080, Proto: "tcp", HostIP: "127.0.0.1", HostPort: 32768}},
+		Limits:   Limits{NanoCPUs: 5e8, Memory: 64 << 20, Restart: "unless-stopped"},
+		Ports:    []PublishedPort{{ContainerPort: 8080, Proto: "tcp", HostIP: "127.0.0.1", HostPort: 32768}},
+		Networks: map[string]string{"bridge": "172.17.0.2"},
 	}
 	if !equalContainers(c, want) {
 		t.Errorf("listed container:\n got %+v\nwant %+v", c, want)
@@ -1127,5 +1129,41 @@ func TestFakeKeepsTheCreateSpec(t *testing.T) {
 	got, ok := f.CreatedWith(id)
 	if !ok || !slices.Equal(got.Networks, spec.Networks) || !slices.Equal(got.Aliases["front"], []string{"web", "www"}) {
 		t.Errorf("CreatedWith = %+v %v", got, ok)
+	}
+}
+
+// TestFakeGivesEachContainerAnAddressPerNetwork: a fake container has an
+// IPv4 address on every network it joins (bridge when its create names
+// none), deterministic, and never one another container has; List and
+// Inspect hand out copies.
+func TestFakeGivesEachContainerAnAddressPerNetwork(t *testing.T) {
+	tests := []struct {
+		name     string
+		networks []string
+		want     map[string]string
+	}{
+		{"no network: the bridge", nil, map[string]string{"bridge": "172.17.0.2"}},
+		{"one network", []string{"front"}, map[string]string{"front": "172.18.0.3"}},
+		{"two networks", []string{"front", "back"}, map[string]string{"front": "172.18.0.4", "back": "172.19.0.4"}},
+	}
+	f, _ := newTestFake(t)
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := managedSpec(fmt.Sprintf("rollcall-web-%d-aaaaaaaa", i), "web:v1")
+			spec.Networks = tc.networks
+			id := mustCreate(t, f, spec)
+			d, err := f.Inspect(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !maps.Equal(d.Networks, tc.want) {
+				t.Errorf("Networks = %v, want %v", d.Networks, tc.want)
+			}
+			d.Networks["front"] = "10.0.0.1"
+			again, _ := f.Inspect(context.Background(), id)
+			if !maps.Equal(again.Networks, tc.want) {
+				t.Errorf("a change to a copy reached the engine: %v", again.Networks)
+			}
+		})
 	}
 }

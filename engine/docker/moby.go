@@ -560,8 +560,26 @@ func containerFromInspect(r container.InspectResponse) Container {
 	}
 	if ns := r.NetworkSettings; ns != nil {
 		c.Ports = publishedPorts(ns.Ports)
+		c.Networks = networkAddresses(ns.Networks)
 	}
 	return c
+}
+
+// networkAddresses are a container's IPv4 addresses by network name; ""
+// for a network the container is attached to with no address (stopped).
+func networkAddresses(eps map[string]*network.EndpointSettings) map[string]string {
+	if len(eps) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(eps))
+	for name, ep := range eps {
+		ip := ""
+		if ep != nil && ep.IPAddress.IsValid() {
+			ip = ep.IPAddress.Unmap().String()
+		}
+		out[name] = ip
+	}
+	return out
 }
 
 // healthySince reports whether a container whose last start was at started

@@ -46,6 +46,7 @@ func (lc *listCache) lookup(prefix string, item container.Summary) (Container, b
 	c := e.c
 	c.Labels = copyMap(c.Labels)
 	c.Ports = append([]PublishedPort(nil), c.Ports...)
+	c.Networks = copyMap(c.Networks)
 	return c, true
 }
 

@@ -149,7 +149,8 @@ func TestContainerFromInspect(t *testing.T) {
 	  "NetworkSettings": {"Ports": {
 	    "8080/tcp": [{"HostIp": "127.0.0.1", "HostPort": "32768"}, {"HostIp": "::1", "HostPort": "32768"}],
 	    "53/udp": [{"HostIp": "", "HostPort": "5353"}],
-	    "9000/tcp": null}}
+	    "9000/tcp": null},
+	    "Networks": {"front": {"IPAddress": "172.18.0.5"}, "bridge": {"IPAddress": ""}}}
 	}`
 	if err := json.Unmarshal([]byte(raw), &r); err != nil {
 		t.Fatal(err)
@@ -175,6 +176,7 @@ func TestContainerFromInspect(t *testing.T) {
 			{ContainerPort: 8080, Proto: "tcp", HostIP: "127.0.0.1", HostPort: 32768},
 			{ContainerPort: 8080, Proto: "tcp", HostIP: "::1", HostPort: 32768},
 		},
+		Networks: map[string]string{"front": "172.18.0.5", "bridge": ""},
 	}
 	if got, w := fmt.Sprintf("%+v", c), fmt.Sprintf("%+v", want); got != w {
 		t.Errorf("containerFromInspect =\n %s\nwant\n %s", got, w)

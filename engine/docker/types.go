@@ -64,6 +64,11 @@ type Container struct {
 
 	Limits Limits
 	Ports  []PublishedPort
+	// Networks are the container's IPv4 addresses by network name, as the
+	// engine reports them: what a proxy on that network dials. An address
+	// is "" where the engine gave none (a stopped container); nil when the
+	// engine told nothing.
+	Networks map[string]string
 }
 
 // PublishedPort is one container port published on the host.
