@@ -78,10 +78,11 @@ func LoadCompose(path string, environ []string) (*Desired, error) {
 // Whatever the file leaves out gets rollcall's defaults (spec.go), not
 // compose's: restart unless-stopped, order start-first. The project name
 // means nothing to rollcall. The label prefix is rollcall's unless the
-// top-level extension sets it:
+// top-level extension sets it; the proxy of rollcall.yaml goes there too:
 //
 //	x-rollcall:
 //	  prefix: shop
+//	  proxy: {caddy_admin: "http://127.0.0.1:2019"}
 //
 // The mapped document meets every rule of rollcall.yaml (see Parse), with
 // the same messages, located in the compose file: a service name must be a

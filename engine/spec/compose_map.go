@@ -33,15 +33,13 @@ type composeMap struct {
 	ignored []composeloader.UnsupportedAttribute
 }
 
-// document builds the rollcall document: the prefix of x-rollcall, then one
+// document builds the rollcall document: the prefix and proxy of x-rollcall, then one
 // workload per enabled service, and records every warning on the way.
 func (c *composeMap) document() *yaml.Node {
 	c.renames = map[string]string{}
 	root := &yaml.Node{Kind: yaml.MappingNode}
 	placeAt(root, c.raw.root)
-	if k, v := c.prefix(); v != nil {
-		root.Content = append(root.Content, k, v)
-	}
+	root.Content = append(root.Content, c.extension()...)
 	sk, sv := c.raw.find("services")
 	if sv == nil && len(c.project.Services)+len(c.project.DisabledServices) == 0 {
 		// As with rollcall.yaml: stopping everything takes an explicit word.
@@ -63,30 +61,40 @@ func (c *composeMap) document() *yaml.Node {
 	return root
 }
 
-// prefix reads the x-rollcall extension: the label prefix, checked by the
+// extension reads the x-rollcall extension: the label prefix and the
+// proxy, as key and value nodes of the rollcall document, checked by the
 // loader like rollcall.yaml's own.
-func (c *composeMap) prefix() (key, val *yaml.Node) {
+func (c *composeMap) extension() []*yaml.Node {
 	ext, ok := c.project.Extensions["x-rollcall"]
 	if !ok || ext == nil {
-		return nil, nil
+		return nil
 	}
 	xk, xv := c.raw.find("x-rollcall")
 	fields, ok := ext.(map[string]any)
 	if !ok {
 		c.l.fail(placeAt(&yaml.Node{}, xv, xk), "e.g. x-rollcall: {prefix: shop}", "x-rollcall: expected a mapping")
-		return nil, nil
+		return nil
 	}
+	var out []*yaml.Node
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		k, v := c.raw.find("x-rollcall", name)
 		switch {
-		case name != "prefix":
-			c.l.fail(placeAt(&yaml.Node{}, k, xk), "valid keys: prefix", "x-rollcall.%s: unknown key", name)
+		case name != "prefix" && name != "proxy":
+			c.l.fail(placeAt(&yaml.Node{}, k, xk), "valid keys: prefix, proxy", "x-rollcall.%s: unknown key", name)
 		case fields[name] != nil:
-			c.renames["prefix"] = "x-rollcall.prefix"
-			key, val = placeAt(strNode("prefix"), k), placeAt(valueNode(fields[name]), v, k)
+			c.renames[name] = "x-rollcall." + name
+			val := placeAt(valueNode(fields[name]), v, k)
+			if m, ok := fields[name].(map[string]any); ok {
+				// The proxy's own keys, placed where the file has them.
+				for _, sub := range slices.Sorted(maps.Keys(m)) {
+					sk, sv := c.raw.find("x-rollcall", name, sub)
+					val.Content = append(val.Content, placeAt(strNode(sub), sk, v), placeAt(valueNode(m[sub]), sv, sk, v))
+				}
+			}
+			out = append(out, placeAt(strNode(name), k), val)
 		}
 	}
-	return key, val
+	return out
 }
 
 // service maps one compose service onto a workload; nil when it cannot be

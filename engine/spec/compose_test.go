@@ -236,6 +236,19 @@ workloads:
 	}
 }
 
+// TestComposeProxyIsTheExtensions: x-rollcall.proxy is rollcall.yaml's
+// proxy.
+func TestComposeProxyIsTheExtensions(t *testing.T) {
+	d, err := ParseCompose(filepath.Join(t.TempDir(), "compose.yaml"),
+		[]byte("x-rollcall:\n  prefix: shop\n  proxy: {caddy_admin: \"http://127.0.0.1:2019\"}\nservices: {}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (&Proxy{CaddyAdmin: "http://127.0.0.1:2019"}); !reflect.DeepEqual(d.Proxy, want) || d.Prefix != "shop" {
+		t.Errorf("proxy %+v prefix %q; want %+v and shop", d.Proxy, d.Prefix, want)
+	}
+}
+
 // TestParseComposeErrors: what rollcall.yaml refuses, a compose file cannot
 // slip past, and compose's own errors come back located in the file too.
 func TestParseComposeErrors(t *testing.T) {
@@ -268,6 +281,12 @@ func TestParseComposeErrors(t *testing.T) {
 			line: 2, col: 11, msg: `x-rollcall.prefix: invalid label prefix "Bad Prefix"`},
 		{name: "x-rollcall unknown key", src: "x-rollcall:\n  prefx: shop\nservices: {}\n",
 			line: 2, col: 3, msg: "x-rollcall.prefx: unknown key", hint: "prefix"},
+		{name: "x-rollcall proxy URL", src: "x-rollcall:\n  proxy: {caddy_admin: \"ftp://x\"}\nservices: {}\n",
+			line: 2, col: 24, msg: `x-rollcall.proxy.caddy_admin: "ftp://x" is not an http or https URL`},
+		{name: "x-rollcall proxy unknown key", src: "x-rollcall:\n  proxy:\n    caddy: \"http://x:2019\"\nservices: {}\n",
+			line: 3, col: 5, msg: "x-rollcall.proxy.caddy: unknown key", hint: "caddy_admin"},
+		{name: "x-rollcall proxy is a mapping", src: "x-rollcall:\n  proxy: [a]\nservices: {}\n",
+			line: 2, col: 10, msg: "x-rollcall.proxy: expected a mapping, got a list"},
 		{name: "no services key", src: "networks: {edge: {}}\n",
 			line: 1, col: 1, msg: "no services key", hint: "services: {}"},
 		{name: "compose: wrong type", src: "services:\n  web:\n    image: app\n    deploy:\n      replicas: many\n",

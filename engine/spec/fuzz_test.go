@@ -21,6 +21,7 @@ func FuzzParse(f *testing.F) {
 		"workloads:\n  a: &a {image: x, environment: [A=1]}\n  b: {<<: *a, replicas: 0}\n",
 		"workloads:\n  web: {image: x, healthcheck: {test: CMD-SHELL true, disable: true}}\n",
 		"workloads:\n  web: {image: x, resources: {cpus: .inf, memory: 1.5GiB}}\n",
+		"workloads: {}\nproxy: {caddy_admin: \"http://127.0.0.1:2019\"}\n",
 		"a: *x\n",
 		"workloads:\n\tweb: {}\n",
 		"- [\n",

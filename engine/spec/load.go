@@ -30,7 +30,8 @@ func Load(path string) (*Desired, error) {
 // by position; each entry has the file, a 1-based line and column, and
 // usually a hint. The rules:
 //
-//   - The document is one YAML mapping with the keys prefix and workloads.
+//   - The document is one YAML mapping with the keys prefix, workloads and
+//     proxy.
 //     An empty document, or one without workloads, is an error: stopping
 //     everything takes an explicit `workloads: {}`.
 //   - Unknown keys are errors at every level, with the closest valid key
@@ -59,6 +60,8 @@ func Load(path string) (*Desired, error) {
 //   - resources.cpus is a number >= 0.01; resources.memory is bytes or a size
 //     such as 64M (b, k, m, g; binary multiples as docker reads them), at
 //     least 6M.
+//   - proxy.caddy_admin is an http or https URL with a host and no query
+//     (proxy.go).
 //   - stop_signal is SIGNAME or a number; restart is "no", always,
 //     unless-stopped, on-failure or on-failure:N; update.parallelism >= 1.
 //
@@ -130,11 +133,15 @@ func (l *loader) document(root *yaml.Node) *Desired {
 		return d
 	}
 	var workloads *field
-	for _, f := range l.fields(root, "", []string{"prefix", "workloads"}) {
+	for _, f := range l.fields(root, "", []string{"prefix", "workloads", "proxy"}) {
 		switch f.name {
 		case "prefix":
 			if !isNull(f.val) {
 				l.readPrefix(f)
+			}
+		case "proxy":
+			if !isNull(f.val) {
+				d.Proxy = l.readProxy(f)
 			}
 		case "workloads":
 			workloads = &f

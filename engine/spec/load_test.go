@@ -64,6 +64,7 @@ func TestLoadDesignExampleParsesToExactStruct(t *testing.T) {
 			PreStop:    []string{"/demoapp", "-drain"},
 			Update:     withDrain(defaultUpdate(), 5*time.Second),
 		}},
+		Proxy: &Proxy{CaddyAdmin: "http://127.0.0.1:2019"},
 	}
 	if !reflect.DeepEqual(d, want) {
 		t.Errorf("got\n%s\nwant\n%s", dump(d), dump(want))
@@ -125,6 +126,14 @@ func TestParseAccepts(t *testing.T) {
 			func(d *Desired) any { return d.Workloads["web"].Labels }, map[string]string{"rollcall.x": "y"}},
 		{"prefix is read", "prefix: acme.io\nworkloads: {}\n",
 			func(d *Desired) any { return d.Prefix }, "acme.io"},
+		{"proxy.caddy_admin is read", "workloads: {}\nproxy: {caddy_admin: \"http://127.0.0.1:2019\"}\n",
+			func(d *Desired) any { return d.Proxy }, &Proxy{CaddyAdmin: "http://127.0.0.1:2019"}},
+		{"proxy.caddy_admin over https with a path", "workloads: {}\nproxy:\n  caddy_admin: https://caddy.internal:2019/admin/\n",
+			func(d *Desired) any { return d.Proxy }, &Proxy{CaddyAdmin: "https://caddy.internal:2019/admin/"}},
+		{"no proxy key leaves Proxy nil", "workloads: {}\n",
+			func(d *Desired) any { return d.Proxy }, (*Proxy)(nil)},
+		{"an empty or null proxy names none", "workloads: {}\nproxy: {caddy_admin: ~}\n",
+			func(d *Desired) any { return d.Proxy }, (*Proxy)(nil)},
 		{"ports short forms", doc("    ports: [\"8080\", \"9000:80\", \"127.0.0.1::81/udp\", \"0.0.0.0:9001:82/tcp\", \"[::1]:9002:83\", 84]\n"),
 			func(d *Desired) any { return d.Workloads["web"].Ports }, []Port{
 				{"127.0.0.1", 0, 8080, "tcp"}, {"127.0.0.1", 9000, 80, "tcp"}, {"127.0.0.1", 0, 81, "udp"},
@@ -239,6 +248,16 @@ func TestParseErrors(t *testing.T) {
 		{"a duplicate key is an error", doc("    image: other\n"), "4:5", "web.image: duplicate key (first at line 3)", ""},
 		{"a duplicate workload is an error", "workloads:\n  web: {image: a}\n  web: {image: b}\n", "3:3", "web: duplicate key", ""},
 		{"a merge key needs a mapping", doc("    <<: 3\n"), "4:9", "merge key (<<) expects a mapping", ""},
+
+		// The proxy.
+		{"proxy must be a mapping", "workloads: {}\nproxy: http://127.0.0.1:2019\n", "2:8", `proxy: expected a mapping, got string`, ""},
+		{"unknown proxy key suggests the closest", "workloads: {}\nproxy: {caddy_admn: \"http://x:2019\"}\n", "2:9", "proxy.caddy_admn: unknown key", `did you mean "caddy_admin"`},
+		{"proxy.caddy_admin is a string", "workloads: {}\nproxy: {caddy_admin: 2019}\n", "2:22", "proxy.caddy_admin: expected a string, got integer 2019", ""},
+		{"proxy.caddy_admin needs a scheme", "workloads: {}\nproxy: {caddy_admin: \"127.0.0.1:2019\"}\n", "2:22", "is not an http or https URL", "http://127.0.0.1:2019"},
+		{"proxy.caddy_admin is http or https", "workloads: {}\nproxy: {caddy_admin: \"unix:///run/caddy.sock\"}\n", "2:22", "is not an http or https URL", ""},
+		{"proxy.caddy_admin names a host", "workloads: {}\nproxy: {caddy_admin: \"http:///admin\"}\n", "2:22", "names no host", ""},
+		{"proxy.caddy_admin has no query", "workloads: {}\nproxy: {caddy_admin: \"http://x:2019/?a=b\"}\n", "2:22", "has a query or fragment", ""},
+		{"proxy.caddy_admin is a URL", "workloads: {}\nproxy: {caddy_admin: \"http://x:bad port\"}\n", "2:22", "invalid URL", ""},
 
 		// Workload names and images.
 		{"workload names are lowercase", "workloads:\n  Web: {image: a}\n", "2:3", `invalid workload name "Web"`, "DNS label"},

@@ -39,6 +39,9 @@ type Desired struct {
 	Source    string // file path or URL it came from, for messages
 	Prefix    string
 	Workloads map[string]*Workload
+	// Proxy is the reverse proxy in front, when the file names one
+	// (proxy.caddy_admin); nil otherwise.
+	Proxy *Proxy
 	// Warnings are findings that do not stop a load but deserve a look,
 	// e.g. a CMD-SHELL healthcheck, which a scratch image cannot run.
 	Warnings []*Error
