@@ -207,12 +207,13 @@ func (l *loop) runStep(s reconcile.Step, began time.Time) {
 		"reason", s.Reason, "downtime", s.Downtime)
 	mode, jr, listed := l.mode, l.opts.Journal, l.planListed
 	entry := l.entry(l.journalMode())
+	run := reconcile.RunOptions{OnDrain: l.onDrain, Released: l.released(s)}
 	// Not goReport: the result must reach the loop even while the session
 	// ends, so that the step is journaled and finishStep sees it end.
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
-		d := l.step(c, s, mode, jr, entry, began)
+		d := l.step(c, s, run, mode, jr, entry, began)
 		d.listed = listed
 		l.stepped <- d
 	}()
@@ -220,7 +221,7 @@ func (l *loop) runStep(s reconcile.Step, began time.Time) {
 
 // step runs s and journals it: a line before, a line after. It runs beside
 // the loop and touches none of its state.
-func (l *loop) step(c docker.Client, s reconcile.Step, mode Mode, jr *journal.Journal, entry journal.Entry, began time.Time) stepDone {
+func (l *loop) step(c docker.Client, s reconcile.Step, run reconcile.RunOptions, mode Mode, jr *journal.Journal, entry journal.Entry, began time.Time) stepDone {
 	{
 		d := stepDone{step: s, mode: mode, began: began}
 		if jr != nil {
@@ -231,7 +232,7 @@ func (l *loop) step(c docker.Client, s reconcile.Step, mode Mode, jr *journal.Jo
 			}
 		}
 		d.ran = true
-		d.err = reconcile.RunWith(l.stepCtx, c, s, reconcile.RunOptions{OnDrain: l.onDrain})
+		d.err = reconcile.RunWith(l.stepCtx, c, s, run)
 		d.duration = time.Since(began)
 		if jr != nil {
 			e := journal.FromResult(reconcile.Result{Step: s, Err: d.err, Duration: d.duration}, began, entry.User, entry.Mode)

@@ -276,6 +276,7 @@ type loop struct {
 	stepped chan stepDone
 	drained chan reconcile.DrainProgress
 	details chan pauseDetail
+	proxied chan proxyResult
 
 	// desired source
 	changes   <-chan struct{}
@@ -367,6 +368,8 @@ type loop struct {
 	lockFree         bool // the lock this session wanted came free
 	releaseAfterStep bool
 
+	proxy proxyState // the proxy in front (proxy.go)
+
 	seq uint64
 }
 
@@ -376,7 +379,8 @@ func newLoop(ctx context.Context, s *Session) *loop {
 		raw: s.opts.Client, ro: docker.ReadOnly(s.opts.Client),
 		fetched: make(chan fetchResult), loaded: make(chan loadResult),
 		stepped: make(chan stepDone, 1), drained: make(chan reconcile.DrainProgress, 8), details: make(chan pauseDetail),
-		mode: s.opts.Mode, skipHealth: s.opts.SkipHealth,
+		proxied: make(chan proxyResult),
+		mode:    s.opts.Mode, skipHealth: s.opts.SkipHealth,
 		acked: map[string]bool{}, holds: map[string]map[string]bool{}, recreate: map[string]time.Time{},
 		restarts: map[string]int{}, approved: map[string]bool{}, skipped: map[string]bool{},
 		confirmed: map[string]bool{}, retries: map[string]*retry{}, results: map[string]StepResult{},
@@ -405,12 +409,14 @@ func (l *loop) start() {
 	if l.mode.Acting() {
 		l.takeLock()
 	}
+	l.pollProxy()
 	l.publish()
 }
 
 func (l *loop) run() {
 	defer l.resync.Stop()
 	defer l.lockPoll.Stop()
+	defer l.proxy.alarm.stop()
 	for {
 		select {
 		case <-l.ctx.Done():
@@ -435,6 +441,7 @@ func (l *loop) run() {
 			l.startLoad()
 		case r := <-l.loaded:
 			l.onLoaded(r)
+			l.pollProxy() // the proxy may have changed
 		case r := <-l.fetched:
 			l.onFetched(r)
 		case r := <-l.stepped:
@@ -443,6 +450,10 @@ func (l *loop) run() {
 			l.onDetail(d)
 		case p := <-l.drained:
 			l.onDrained(p)
+		case r := <-l.proxied:
+			l.onProxied(r)
+		case <-l.proxy.alarm.c:
+			l.onProxyAlarm()
 		case <-l.throttle.c:
 			l.throttle.fired()
 			l.startFetch()

@@ -82,6 +82,9 @@ type Snapshot struct {
 	// RolledBack lists the rollbacks by failure_action, oldest first: what
 	// was stopped, and which spec is on hold.
 	RolledBack []RollbackInfo
+	// Proxy is what the proxy in front routes to, when the desired state
+	// names one (proxy.caddy_admin); nil otherwise.
+	Proxy *ProxyView
 }
 
 // RolloutInfo is an approved rollout under way.
@@ -266,7 +269,7 @@ func (l *loop) snapshot() Snapshot {
 		Recent: slices.Clone(l.recent), Notes: slices.Clone(l.notes),
 		Lock:    LockInfo{Path: l.lockPath, Held: l.lock != nil, Err: l.lockErr, Free: l.lockFree && l.lock == nil},
 		Waiting: l.waiting, Settling: l.settleLeft(), Halted: l.halted,
-		RolledBack: slices.Clone(l.rolledBack),
+		RolledBack: slices.Clone(l.rolledBack), Proxy: l.proxyView(),
 	}
 	s.Fresh = l.planEpoch == l.epoch && !l.loading && !l.fetching && len(l.running) == 0 && l.resolved != nil && l.connected
 	s.Steady = s.Fresh && l.plan.Empty() && len(l.plan.Errors()) == 0 && s.Settling == 0
