@@ -20,22 +20,7 @@ import (
 func TestDemoOnFakeConvergesStepByStep(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	f := NewFake(t.Context(), 50*time.Millisecond)
-	dir := t.TempDir()
-	info, err := f.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lock, err := session.AcquireLock(info, Prefix, "tester")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Release()
-	path, err := Stage(ctx, f, StageOptions{Dir: dir, Lock: lock, Log: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.ResetCalls()
+	f, lock, path := staged(t, 50*time.Millisecond)
 	s := session.New(session.Options{Client: f, Source: session.FileSource(path), Mode: session.ModeStep,
 		Lock: lock, Resync: time.Second})
 	done := make(chan error, 1)
@@ -142,21 +127,7 @@ func TestCleanRemovesOnlyOurs(t *testing.T) {
 func TestDemoConvergesOnOneRolloutApproval(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	f := NewFake(t.Context(), 50*time.Millisecond)
-	info, err := f.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lock, err := session.AcquireLock(info, Prefix, "tester")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Release()
-	path, err := Stage(ctx, f, StageOptions{Dir: t.TempDir(), Lock: lock, Log: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.ResetCalls()
+	f, lock, path := staged(t, 50*time.Millisecond)
 	s := session.New(session.Options{Client: f, Source: session.FileSource(path), Mode: session.ModeStep,
 		Lock: lock, Resync: time.Second})
 	done := make(chan error, 1)
@@ -188,4 +159,29 @@ func TestDemoConvergesOnOneRolloutApproval(t *testing.T) {
 			t.Errorf("no %s step ran (ran %v)", a, ran)
 		}
 	}
+}
+
+// staged stages the demo on a fake engine whose containers turn healthy
+// ready after they start, under the host lock (released at the end of t).
+// It returns the engine, the lock and the desired file.
+func staged(t *testing.T, ready time.Duration) (*docker.Fake, *session.Lock, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	f := NewFake(t.Context(), ready)
+	info, err := f.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := session.AcquireLock(info, Prefix, "tester")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(lock.Release)
+	path, err := Stage(ctx, f, StageOptions{Dir: t.TempDir(), Lock: lock, Log: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.ResetCalls()
+	return f, lock, path
 }

@@ -2,13 +2,11 @@ package demo
 
 import (
 	"context"
-	"io"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/rollcall/rollcall/engine/reconcile"
-	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -18,19 +16,7 @@ import (
 func TestDemoFirstPlanShowsEveryStep(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	f := NewFake(t.Context(), 20*time.Millisecond)
-	info, err := f.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lock, err := session.AcquireLock(info, Prefix, "tester")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Release()
-	if _, err := Stage(ctx, f, StageOptions{Dir: t.TempDir(), Lock: lock, Log: io.Discard}); err != nil {
-		t.Fatal(err)
-	}
+	f, _, _ := staged(t, 20*time.Millisecond)
 	desired, err := spec.Parse("demo desired state", []byte(desiredYAML(Prefix)))
 	if err != nil {
 		t.Fatal(err)
