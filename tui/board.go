@@ -81,6 +81,8 @@ type headerInfo struct {
 	progress   session.Progress
 	skipHealth bool
 	holds      []string // "web 3f2a1b2c"
+	proxy      bool     // the desired state names a proxy: the slots show what it routes
+	proxyErr   string   // the proxy does not answer: "dial tcp 127.0.0.1:2019: connect: connection refused"
 }
 
 type slotRow struct {
@@ -118,6 +120,7 @@ type containerRow struct {
 	lastExit string // "137 OOM": the last exit of one that runs again, "" if clean
 	ports    string
 	diff     []string // desired vs this container: "~ image: web:v1 → web:v2"
+	proxy    *session.ProxyRoute // what the proxy holds for it; nil: no proxy, no answer, or no address
 }
 
 type planBlock struct {
@@ -244,7 +247,7 @@ func newBoard(s session.Snapshot) board {
 	b.slots = make([]slotRow, 0, len(s.Slots))
 	lt := limitTexts{}
 	for _, v := range s.Slots {
-		b.slots = append(b.slots, slotOf(v, s.Prefix, s.At, changes[v.Workload], lt))
+		b.slots = append(b.slots, slotOf(v, s.Prefix, s.At, changes[v.Workload], lt, s.Proxy))
 	}
 
 	if p := s.Pause; p != nil {
@@ -311,6 +314,12 @@ func headerOf(s session.Snapshot) headerInfo {
 		lockHeld: s.Lock.Held, lockErr: firstLine(s.Lock.Err), lockFree: s.Lock.Free,
 		progress: s.Progress, skipHealth: s.SkipHealth,
 	}
+	if px := s.Proxy; px != nil {
+		h.proxy = true
+		if px.Err != "" {
+			h.proxyErr = proxyErrText(firstLine(px.Err))
+		}
+	}
 	switch {
 	case s.Engine.Simulated:
 		h.engine = "simulated"
@@ -346,6 +355,19 @@ func headerOf(s session.Snapshot) headerInfo {
 	return h
 }
 
+// proxyErrText is the proxy's error as the header has room for it: the
+// cause, without the call around it ("caddy upstreams: Get \"…\": "),
+// which names the address the cause names too.
+func proxyErrText(err string) string {
+	err = strings.TrimPrefix(err, "caddy upstreams: ")
+	if rest, ok := strings.CutPrefix(err, `Get "`); ok {
+		if _, cause, ok := strings.Cut(rest, `": `); ok {
+			err = cause
+		}
+	}
+	return err
+}
+
 func stepOf(st reconcile.Step, s session.Snapshot) stepRow {
 	row := stepRow{key: st.Key(), workload: st.Workload, executable: st.Executable(), action: sanitize(string(st.Action)),
 		target: sanitize(st.Target()), container: sanitize(st.Container), reason: sanitize(st.Reason), until: st.Until}
@@ -376,7 +398,7 @@ func stepOf(st reconcile.Step, s session.Snapshot) stepRow {
 	return row
 }
 
-func slotOf(v session.SlotView, prefix string, at time.Time, changes []string, lt limitTexts) slotRow {
+func slotOf(v session.SlotView, prefix string, at time.Time, changes []string, lt limitTexts, px *session.ProxyView) slotRow {
 	r := slotRow{workload: v.Workload, slot: v.Slot, ready: v.Ready, changes: changes}
 	if v.Slot == reconcile.NoSlot {
 		r.target = sanitize(v.Workload) + "/-"
@@ -392,6 +414,9 @@ func slotOf(v session.SlotView, prefix string, at time.Time, changes []string, l
 	}
 	for _, c := range v.Containers {
 		cr := containerOf(c, v.Desired, prefix, at, lt)
+		if r, ok := px.Route(c.ID); ok {
+			cr.proxy = &r
+		}
 		hay.WriteString(" " + cr.name + " " + cr.image + " " + cr.relation + " " + string(cr.health))
 		r.cs = append(r.cs, cr)
 	}

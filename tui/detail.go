@@ -114,6 +114,17 @@ func (p *detailPane) diffLines(f frame, sel *slotRow, sub int) (string, []string
 		if c.ports != "" {
 			out = append(out, "  "+st.Muted.Render("ports "+c.ports))
 		}
+		if px := c.proxy; px != nil {
+			text := "proxy: " + px.Text()
+			if px.Fails > 0 {
+				text += fmt.Sprintf(" · %d recent %s", px.Fails, plural(px.Fails, "failure", "failures"))
+			}
+			style := st.Muted
+			if px.Routed {
+				style = st.OK
+			}
+			out = append(out, "  "+style.Render(text))
+		}
 		for _, d := range c.diff {
 			out = append(out, "  "+st.Change.Render(d))
 		}

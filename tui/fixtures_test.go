@@ -311,3 +311,39 @@ func rolledBack() session.Snapshot {
 	v.RestartCount, v.ExitCode, v.OOMKilled = 2, 137, true
 	return s
 }
+
+// proxied: midRoll behind Caddy. The new web/0 takes 3 requests, the old
+// one refuses the proxy (drained) with nothing in flight, the old web/1
+// serves, web/2's old one has left Caddy's list; the worker is not
+// running, so the session has no address for it.
+func proxied() session.Snapshot {
+	s := midRoll()
+	s.Desired = &spec.Desired{Prefix: pfx, Proxy: &spec.Proxy{CaddyAdmin: "http://127.0.0.1:2019"}}
+	px := &session.ProxyView{Admin: "http://127.0.0.1:2019", At: t0, ByContainer: map[string]session.ProxyRoute{}}
+	for _, v := range s.Slots {
+		for _, c := range v.Containers {
+			switch {
+			case v.Workload == "worker":
+			case c.Image == "web:v2":
+				px.ByContainer[c.ID] = session.ProxyRoute{Routed: true, InFlight: 3}
+			case v.Slot == 0:
+				px.ByContainer[c.ID] = session.ProxyRoute{Routed: true, Fails: 2}
+			case v.Slot == 2:
+				px.ByContainer[c.ID] = session.ProxyRoute{}
+			default:
+				px.ByContainer[c.ID] = session.ProxyRoute{Routed: true, InFlight: 1}
+			}
+		}
+	}
+	s.Proxy = px
+	return s
+}
+
+// proxyDown: converged, and the proxy's admin API does not answer.
+func proxyDown() session.Snapshot {
+	s := converged()
+	s.Desired = &spec.Desired{Prefix: pfx, Proxy: &spec.Proxy{CaddyAdmin: "http://127.0.0.1:2019"}}
+	s.Proxy = &session.ProxyView{Admin: "http://127.0.0.1:2019", At: t0,
+		Err: `caddy upstreams: Get "http://127.0.0.1:2019/reverse_proxy/upstreams": dial tcp 127.0.0.1:2019: connect: connection refused`}
+	return s
+}

@@ -41,6 +41,8 @@ func TestGolden(t *testing.T) {
 		{name: "rolled_back", theme: theme.Light, snap: rolledBack()},
 		{name: "reader", theme: theme.Dark, snap: paused(), keys: []string{"i"}},
 		{name: "quit_mid_step", theme: theme.Dark, snap: midRoll(), keys: []string{"q"}},
+		{name: "proxied", theme: theme.Dark, snap: proxied()},
+		{name: "proxy_down", theme: theme.Dark, snap: proxyDown()},
 	} {
 		ss := tc.sizes
 		if ss == nil {
@@ -73,5 +75,52 @@ func TestHeaderShowsTheAgeOfAStaleSource(t *testing.T) {
 		if !strings.Contains(screen, want) {
 			t.Fatalf("header lacks %q:\n%s", want, screen)
 		}
+	}
+}
+
+// The proxy in front: per container, the slots pane says whether it routes
+// there and its requests in flight (shorter in 80 columns), the detail
+// pane says it whole, and the header says when the proxy does not answer.
+// A snapshot without a proxy drops the column again.
+func TestProxyShowsWhatItRoutes(t *testing.T) {
+	tests := []struct {
+		name   string
+		snap   session.Snapshot
+		w, h   int
+		want   []string
+		absent []string
+	}{
+		{"wide slots pane", proxied(), 120, 40,
+			[]string{"PROXY", "routed · 3 in flight", "routed · 1 in flight", "not routed", "proxy: routed · 3 in flight"}, []string{"not answering"}},
+		{"80 columns", proxied(), 80, 24,
+			[]string{"PROXY", "routed · 3", "not routed", "routed · 1"}, nil},
+		{"the old container's refusals in the detail pane", proxied(), 120, 40,
+			[]string{"proxy: routed · 0 in flight · 2 recent fail"}, nil},
+		{"not answering", proxyDown(), 80, 24,
+			[]string{"✗ proxy not answering: dial tcp 127.0.0.1:2019: connect: connection refused"}, []string{"routed"}},
+		{"no proxy, no column", midRoll(), 120, 40, nil, []string{"PROXY", "routed"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			screen := ansi.Strip(sized(theme.Mono, tc.w, tc.h, tc.snap).View().Content)
+			for _, want := range tc.want {
+				if !strings.Contains(screen, want) {
+					t.Errorf("screen lacks %q:\n%s", want, screen)
+				}
+			}
+			for _, no := range tc.absent {
+				if strings.Contains(screen, no) {
+					t.Errorf("screen has %q:\n%s", no, screen)
+				}
+			}
+		})
+	}
+
+	m := sized(theme.Mono, 120, 40, proxied())
+	next := midRoll()
+	next.Seq = proxied().Seq + 1
+	m, _ = update(m, snapshotMsg{snap: next, ok: true})
+	if screen := ansi.Strip(m.View().Content); strings.Contains(screen, "PROXY") {
+		t.Errorf("the proxy column stays after the proxy left the desired state:\n%s", screen)
 	}
 }

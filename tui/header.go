@@ -137,6 +137,9 @@ func (h header) lines(f frame, w int) []string {
 			out = append(out, fit(st.Muted.Render("  hint: "+hi.sourceHint), w))
 		}
 	}
+	if hi.proxyErr != "" {
+		out = append(out, fit(st.Warn.Render("✗ proxy not answering: "+hi.proxyErr+" · drains run their full length"), w))
+	}
 	switch {
 	case hi.lockFree:
 		out = append(out, fit(st.OK.Render("✓ the lock came free: space takes it (step mode)"), w))

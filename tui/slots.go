@@ -154,15 +154,27 @@ func (p *slotsPane) scroll(b *board, h int) {
 // 10 cells ("needs-upd…"), the state, restarts and limits show only from
 // 120 columns (the detail pane has them all).
 type slotColumns struct {
-	target, desired, limits, container, health, state, up, restarts, relation int
+	target, desired, limits, container, health, state, up, restarts, relation, proxy int
 }
 
-func columnsFor(w, target int) slotColumns {
+// columnsFor: with a proxy (proxy true) a PROXY column says what it holds
+// for each container: "routed · 3 in flight" when wide, "routed · 3" in
+// 80 columns (the detail pane says it whole).
+func columnsFor(w, target int, proxy bool) slotColumns {
 	c := slotColumns{target: min(max(target, 5), 16), health: 12, up: 4, relation: 10}
 	if w >= wideWidth {
 		c.limits, c.state, c.restarts, c.relation = 14, 12, 3, 12
 	}
+	if proxy {
+		c.proxy = 10
+		if w >= wideWidth {
+			c.proxy = 20
+		}
+	}
 	fixed := 2 + c.target + 1 + 3 + 1 + c.health + 1 + c.up + 1 + c.relation
+	if c.proxy > 0 {
+		fixed += c.proxy + 1
+	}
 	if c.limits > 0 {
 		fixed += c.limits + 1
 	}
@@ -196,7 +208,7 @@ func (p *slotsPane) Render(f frame, w, h int, focused bool) string {
 			break
 		}
 	}
-	cols := columnsFor(w, target)
+	cols := columnsFor(w, target, b.header.proxy)
 	lines = append(lines, f.ink.column.paint(p.headerLine(cols)))
 
 	if !f.has || len(b.slots) == 0 {
@@ -244,7 +256,30 @@ func (p *slotsPane) headerLine(c slotColumns) string {
 		b.WriteString(" " + fit("RST", c.restarts))
 	}
 	b.WriteString(" " + fit("STATUS", c.relation))
+	if c.proxy > 0 {
+		b.WriteString(" " + fit("PROXY", c.proxy))
+	}
 	return b.String()
+}
+
+// proxyCell is what the proxy holds for ct in w cells: "routed · 3 in
+// flight", or "routed · 3" where that does not fit; "" when unknown.
+func proxyCell(ct *containerRow, w int) string {
+	if ct == nil || ct.proxy == nil {
+		return ""
+	}
+	text := ct.proxy.Text()
+	if ct.proxy.Routed && width(text) > w {
+		text = fmt.Sprintf("routed · %d", ct.proxy.InFlight)
+	}
+	return text
+}
+
+func proxyInk(k *inks, ct *containerRow) ink {
+	if ct != nil && ct.proxy != nil && ct.proxy.Routed {
+		return k.ok
+	}
+	return k.muted
 }
 
 // rowLine is one line of a slot: the slot itself (extra false) or another
@@ -294,6 +329,9 @@ func (p *slotsPane) rowLine(f frame, c slotColumns, r *slotRow, ct *containerRow
 			b.WriteString(" " + strings.Repeat(" ", c.restarts))
 		}
 		b.WriteString(" " + strings.Repeat(" ", c.up) + " " + strings.Repeat(" ", c.relation))
+		if c.proxy > 0 {
+			b.WriteString(" " + strings.Repeat(" ", c.proxy))
+		}
 	} else {
 		b.WriteString(fit(clipLeft(ct.short, c.container), c.container))
 		b.WriteString(" " + paint(k.statusInk(ct.health), fit(ct.health.Label(), c.health)))
@@ -324,6 +362,9 @@ func (p *slotsPane) rowLine(f frame, c slotColumns, r *slotRow, ct *containerRow
 			b.WriteString(" " + paint(ink, fit(rst, c.restarts)))
 		}
 		b.WriteString(" " + paint(relationInk(k, ct.relation), fit(ct.relation, c.relation)))
+		if c.proxy > 0 {
+			b.WriteString(" " + paint(proxyInk(k, ct), fit(proxyCell(ct, c.proxy), c.proxy)))
+		}
 	}
 	if sel {
 		return st.Console.Selected.Render(fit(b.String(), w))

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/netip"
 	"time"
 
@@ -38,6 +39,24 @@ type ProxyView struct {
 	// a known address, by container ID. A container absent here is not
 	// running, or its address is unknown.
 	ByContainer map[string]ProxyRoute
+}
+
+// Route is what the proxy holds for the container with id; ok false
+// without a view (v nil), an answer, or an address for it.
+func (v *ProxyView) Route(id string) (r ProxyRoute, ok bool) {
+	if v == nil {
+		return ProxyRoute{}, false
+	}
+	r, ok = v.ByContainer[id]
+	return r, ok
+}
+
+// Text says it for the console: "routed · 2 in flight", "not routed".
+func (r ProxyRoute) Text() string {
+	if !r.Routed {
+		return "not routed"
+	}
+	return fmt.Sprintf("routed · %d in flight", r.InFlight)
 }
 
 // ProxyRoute is what the proxy holds for one container: summed over the
