@@ -119,7 +119,7 @@ type containerRow struct {
 	exit     string // "exit 137 (OOM)" for a container that stopped
 	lastExit string // "137 OOM": the last exit of one that runs again, "" if clean
 	ports    string
-	diff     []string // desired vs this container: "~ image: web:v1 → web:v2"
+	diff     []string            // desired vs this container: "~ image: web:v1 → web:v2"
 	proxy    *session.ProxyRoute // what the proxy holds for it; nil: no proxy, no answer, or no address
 }
 
