@@ -94,3 +94,27 @@ func TestScopedCreateNeedsTheManagedLabel(t *testing.T) {
 		t.Fatalf("create of our own: %v", err)
 	}
 }
+
+// What the engine's list vouched for is not inspected again (a restart must
+// not wait on an inspect); what it did not list still is, and is refused.
+func TestScopedTrustsItsOwnList(t *testing.T) {
+	ctx := context.Background()
+	f, ours, theirs, _ := scopedFake(t)
+	c := Scoped(f, "rollcall")
+	if _, err := c.List(ctx, "rollcall"); err != nil {
+		t.Fatal(err)
+	}
+	f.ResetCalls()
+	if err := c.Restart(ctx, ours, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if calls := f.Calls(); !slices.Equal(calls, []string{"restart:rollcall-web-0-aaaaaaaa"}) {
+		t.Fatalf("calls %q, want the restart alone", calls)
+	}
+	if _, err := c.List(ctx, "other"); err != nil { // another prefix's list vouches for nothing here
+		t.Fatal(err)
+	}
+	if err := c.Restart(ctx, theirs, time.Second); !errors.Is(err, ErrForeign) {
+		t.Fatalf("restart of another prefix's container: %v, want ErrForeign", err)
+	}
+}

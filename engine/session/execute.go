@@ -86,6 +86,16 @@ func (l *loop) act() {
 	}
 }
 
+// scoped is the client steps act through: refusing any container the
+// engine does not say is managed under the prefix. One per prefix, so what
+// the engine's lists vouched for is not inspected again.
+func (l *loop) scoped() docker.Client {
+	if l.scopedClient == nil || l.scopedPrefix != l.prefix {
+		l.scopedClient, l.scopedPrefix = docker.Scoped(l.raw, l.prefix), l.prefix
+	}
+	return l.scopedClient
+}
+
 // maxParallelSteps bounds the steps in flight at once, whatever the
 // workloads' parallelism, so a blue-green start of many slots does not
 // flood the engine.
@@ -201,7 +211,7 @@ func (l *loop) runStep(s reconcile.Step, began time.Time) {
 	}
 	c := l.ro
 	if l.mode.Acting() && l.lock != nil {
-		c = docker.Scoped(l.raw, l.prefix)
+		c = l.scoped()
 	}
 	l.log(levelInfo, "step started", "action", string(s.Action), "target", s.Target(), "container", s.Container,
 		"reason", s.Reason, "downtime", s.Downtime)

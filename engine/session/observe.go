@@ -157,7 +157,7 @@ func (l *loop) startFetch() {
 		desired = nil
 	}
 	fp := l.desiredFP
-	c := l.raw
+	c := l.scoped() // its lists vouch for the managed containers a step may touch
 	goReport(l, l.fetched, func() fetchResult {
 		r := fetchResult{epoch: epoch, at: at, listed: time.Now(), resolvedFP: fp}
 		if needInfo {

@@ -328,6 +328,9 @@ type loop struct {
 	planListed time.Time // wall clock: when the list the plan came from started
 	patchedID  string    // while set, the plan is of a state patched by a die event of this container
 
+	scopedClient docker.Client // see scoped
+	scopedPrefix string
+
 	events []docker.Event
 	notes  []Note
 	recent []StepResult
