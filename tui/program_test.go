@@ -43,6 +43,9 @@ func TestProgramApprovesAndQuits(t *testing.T) {
 	if m := f.Mutations(); len(m) != 1 || !strings.HasPrefix(m[0], "create:rollcall-web-0-") {
 		t.Errorf("after one enter the engine saw %q, want one create in slot 0", m)
 	}
+	// q while a step runs asks first: quit once the start has ended.
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("✔ start web/0")) },
+		teatest.WithDuration(5*time.Second))
 	tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"})
 	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
 	if _, ok := tm.FinalModel(t).(Model); !ok {
