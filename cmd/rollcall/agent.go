@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"log/slog"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -66,7 +65,7 @@ cannot be written, the agent stops acting and exits 1.`,
 			log.Info("agent started", "source", source.Name(), "prefix", d.Prefix, "workloads", len(d.Workloads))
 			s := session.New(session.Options{
 				Client: client, Source: source, Mode: session.ModeAuto, Prefix: g.prefix,
-				Journal: j, JournalMode: "agent", Lock: lock, Now: e.now, StateDir: filepath.Dir(g.journal),
+				Journal: j, JournalMode: "agent", Lock: lock, Now: e.now, StateDir: g.stateDir(),
 				Unattended: &session.Unattended{AllowMassStop: allowMassStop}, Log: log,
 			})
 			defer abandonOn(e.abandon, s)() // a second signal cuts the step in flight short

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -127,7 +126,7 @@ func runApply(ctx context.Context, e env, g *globals, o applyOpts) error {
 	}
 	s := session.New(session.Options{
 		Client: client, Source: source, Mode: session.ModeAuto, Prefix: g.prefix,
-		Journal: j, JournalMode: "apply", Lock: lock, Now: e.now, StateDir: filepath.Dir(g.journal),
+		Journal: j, JournalMode: "apply", Lock: lock, Now: e.now, StateDir: g.stateDir(),
 		SkipHealth: o.skipHealth, Recreate: o.recreate,
 		Unattended: &session.Unattended{AllowMassStop: o.allowMassStop},
 		Log:        slog.New(&progress{out: out}),

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -81,7 +80,7 @@ func runConsole(ctx context.Context, e env, g *globals, client docker.Client, so
 	}
 	s := session.New(session.Options{
 		Client: client, Source: source, Mode: mode, Prefix: g.prefix, Journal: j,
-		Now: e.now, SkipHealth: o.skipHealth, Recreate: o.recreate, Lock: lock, StateDir: filepath.Dir(g.journal),
+		Now: e.now, SkipHealth: o.skipHealth, Recreate: o.recreate, Lock: lock, StateDir: g.stateDir(),
 	})
 	defer abandonOn(e.abandon, s)() // a second signal cuts the step in flight short
 	v, _ := buildVersion()

@@ -253,7 +253,7 @@ func planHolds(ctx context.Context, c docker.Client, g *globals, prefix string, 
 	if err != nil {
 		return nil
 	}
-	holds, err := session.ReadHolds(filepath.Dir(g.journal), info, prefix)
+	holds, err := session.ReadHolds(g.stateDir(), info, prefix)
 	if err != nil {
 		fmt.Fprintf(warn, "warning: %s\n", termSafe(err.Error()))
 	}

@@ -38,6 +38,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"syscall"
 	"time"
@@ -225,4 +226,14 @@ func needsJournal(c *cobra.Command) bool {
 		return !set("watch") && !set("clean")
 	}
 	return c.Name() == "apply" || c.Name() == "agent" || c.Name() == "history"
+}
+
+// stateDir is where what outlives a run (the holds) is kept: beside the
+// journal; "" when there is no journal path, so nothing is read from or
+// written to the working directory by mistake.
+func (g *globals) stateDir() string {
+	if g.journal == "" {
+		return ""
+	}
+	return filepath.Dir(g.journal)
 }
