@@ -400,6 +400,7 @@ func portBinding(p PortSpec) (network.Port, network.PortBinding, error) {
 // up to whole seconds). A grace <= 0 uses the container's own stop timeout.
 // Stopping a stopped container is not an error.
 func (m *Moby) Stop(ctx context.Context, id string, grace time.Duration) error {
+	defer m.cache.changed(id) // its own change, before the event says so
 	opts := client.ContainerStopOptions{}
 	if grace > 0 {
 		secs := ceilSeconds(grace)
@@ -423,6 +424,7 @@ func (m *Moby) Kill(ctx context.Context, id string) error {
 // Remove removes a stopped container and its anonymous volumes. A running
 // container is refused by the engine; one that does not exist is ErrNotFound.
 func (m *Moby) Remove(ctx context.Context, id string) error {
+	defer m.cache.changed(id) // its own change, before the event says so
 	if _, err := m.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{RemoveVolumes: true}); err != nil {
 		return fmt.Errorf("remove %s: %w", shortID(id), engineErr(err))
 	}
@@ -431,6 +433,7 @@ func (m *Moby) Remove(ctx context.Context, id string) error {
 
 // Restart restarts a container in place (same ID), stopping it as Stop does.
 func (m *Moby) Restart(ctx context.Context, id string, grace time.Duration) error {
+	defer m.cache.changed(id) // its own change, before the event says so
 	opts := client.ContainerRestartOptions{}
 	if grace > 0 {
 		secs := ceilSeconds(grace)
@@ -451,6 +454,7 @@ func (m *Moby) Restart(ctx context.Context, id string, grace time.Duration) erro
 // instead of a silent no-op that would read as drift forever; the container
 // must be recreated. An empty Restart leaves the policy as is.
 func (m *Moby) Update(ctx context.Context, id string, limits Limits) error {
+	defer m.cache.changed(id) // its own change, before the event says so
 	restart, err := parseRestartPolicy(limits.Restart)
 	if err != nil {
 		return fmt.Errorf("update %s: %w", shortID(id), err)

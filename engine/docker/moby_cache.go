@@ -11,9 +11,10 @@ import (
 )
 
 // listCache keeps what List learnt by inspecting each container, so that a
-// relist inspects only the containers that changed: those the engine's
-// events named since, new ones, and any whose list summary (state, health,
-// exit code) moved. It is used only while an event stream of this adapter
+// relist inspects only the containers that changed: those this adapter
+// changed itself (Stop, Remove, Restart, Update) or the engine's events
+// named since, new ones, and any whose list summary (state, health, exit
+// code) moved. It is used only while an event stream of this adapter
 // is live: without events a change could go unseen, and List then inspects
 // every container as before.
 type listCache struct {

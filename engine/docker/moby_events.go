@@ -109,7 +109,7 @@ func (m *Moby) pumpEvents(ctx context.Context, opts client.EventsListOptions, se
 			}
 			return delivered, err
 		case msg := <-res.Messages:
-			if !heraldAction(msg.Action) {
+			if !Herald(string(msg.Action)) {
 				// A kill or an OOM only announces the die that follows:
 				// inspecting the container now would wait on the engine
 				// until it is down, and hold up every relist meanwhile.
@@ -187,11 +187,6 @@ var streamedActions = []string{
 	"create", "start", "restart", "stop", "kill", "die", "oom", "destroy", "rename",
 	"update", "pause", "unpause", "health_status",
 }
-
-// heraldAction reports the events that only announce another: a kill or an
-// OOM that ends the process is followed by "die"; a kill that does not
-// changes nothing.
-func heraldAction(a events.Action) bool { return a == events.ActionKill || a == events.ActionOOM }
 
 // dropAction reports the actions rollcall never shows: healthcheck execs.
 func dropAction(a events.Action) bool {

@@ -73,17 +73,24 @@ func (s *scoped) check(ctx context.Context, verb, id string) error {
 
 func (s *scoped) Info(ctx context.Context) (EngineInfo, error) { return s.inner.Info(ctx) }
 
-// List passes through, and remembers the containers it shows under this
-// wrapper's prefix, labelled managed: the engine filtered them by that label.
+// List passes through, and remembers the containers it shows labelled
+// managed under this wrapper's prefix (the engine filtered them by that
+// label): those of the latest list only, so the set never outgrows the
+// host.
 func (s *scoped) List(ctx context.Context, prefix string) ([]Container, error) {
 	cs, err := s.inner.List(ctx, prefix)
-	if prefix == s.prefix {
-		for _, c := range cs {
-			if c.Labels[ManagedLabel(s.prefix)] == "true" {
-				s.vouch(c.ID)
-			}
+	if err != nil || prefix != s.prefix {
+		return cs, err
+	}
+	listed := make(map[string]bool, len(cs))
+	for _, c := range cs {
+		if c.Labels[ManagedLabel(s.prefix)] == "true" {
+			listed[c.ID] = true
 		}
 	}
+	s.mu.Lock()
+	s.managed = listed
+	s.mu.Unlock()
 	return cs, err
 }
 

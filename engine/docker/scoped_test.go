@@ -114,7 +114,44 @@ func TestScopedTrustsItsOwnList(t *testing.T) {
 	if _, err := c.List(ctx, "other"); err != nil { // another prefix's list vouches for nothing here
 		t.Fatal(err)
 	}
+	f.ResetCalls()
+	if err := c.Restart(ctx, ours, time.Second); err != nil { // nor forgets what ours vouched for
+		t.Fatal(err)
+	}
+	if calls := f.Calls(); !slices.Equal(calls, []string{"restart:rollcall-web-0-aaaaaaaa"}) {
+		t.Fatalf("after another prefix's list: calls %q, want the restart alone", calls)
+	}
 	if err := c.Restart(ctx, theirs, time.Second); !errors.Is(err, ErrForeign) {
 		t.Fatalf("restart of another prefix's container: %v, want ErrForeign", err)
+	}
+}
+
+// lyingList lists every container, managed or not, as a broken engine or
+// adapter might.
+type lyingList struct{ *Fake }
+
+func (l lyingList) List(ctx context.Context, _ string) ([]Container, error) {
+	var out []Container
+	for _, p := range []string{"rollcall", "other"} {
+		cs, err := l.Fake.List(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cs...)
+	}
+	return out, nil
+}
+
+// A list vouches only for what carries the prefix's managed label, whatever
+// the engine put in it.
+func TestScopedListVouchesOnlyForManaged(t *testing.T) {
+	ctx := context.Background()
+	f, _, theirs, _ := scopedFake(t)
+	c := Scoped(lyingList{f}, "rollcall")
+	if _, err := c.List(ctx, "rollcall"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Restart(ctx, theirs, time.Second); !errors.Is(err, ErrForeign) {
+		t.Fatalf("restart of a foreign container a list showed: %v, want ErrForeign", err)
 	}
 }

@@ -199,3 +199,10 @@ type LogLine struct {
 	Stream string // "stdout" or "stderr"
 	Text   string
 }
+
+// Herald reports whether a container event only announces another: a kill
+// or an OOM that ends the process is followed by "die", and a kill that does
+// not changes nothing. Acting on the herald would look at a container while
+// it still runs, and the engine answers an inspect of it only once it is
+// down.
+func Herald(action string) bool { return action == "kill" || action == "oom" }

@@ -219,6 +219,9 @@ func DesiredLimits(w *spec.Workload) docker.Limits {
 	return docker.Limits{NanoCPUs: w.Resources.NanoCPUs, Memory: w.Resources.Memory, Restart: normRestart(w.Restart)}
 }
 
+// NormRestart is a restart policy as the engine applies it: none is "no".
+func NormRestart(p string) string { return normRestart(p) }
+
 func normRestart(p string) string {
 	if p == "" {
 		return "no"

@@ -95,10 +95,11 @@ func decide(steps []reconcile.Step, g gate) decision {
 	var run []reconcile.Step
 	taken := map[string]bool{}
 	for _, s := range steps {
+		if len(run) >= g.Room {
+			break
+		}
 		key := s.Key()
 		switch {
-		case len(run) >= g.Room:
-			continue
 		case g.Skipped[key], g.RollingBack[s.Workload], g.Busy[slotOf(s)], taken[slotOf(s)]:
 			continue
 		case g.Mode == ModeStep && !g.Approved[key] && !g.Rollout:

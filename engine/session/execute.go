@@ -181,7 +181,7 @@ func blastRadius(p reconcile.Plan, containers []docker.Container) (hit, running 
 	}
 	seen := map[string]bool{}
 	for _, s := range p.Steps() {
-		if (s.Action == reconcile.ActStop || s.Action == reconcile.ActRoll) && live[s.ContainerID] && !seen[s.ContainerID] {
+		if (s.Action == reconcile.ActStop || s.Action == reconcile.ActRoll) && live[s.ContainerID] {
 			seen[s.ContainerID] = true
 		}
 	}
@@ -232,28 +232,26 @@ func (l *loop) runStep(s reconcile.Step, began time.Time) {
 // step runs s and journals it: a line before, a line after. It runs beside
 // the loop and touches none of its state.
 func (l *loop) step(c docker.Client, s reconcile.Step, run reconcile.RunOptions, mode Mode, jr *journal.Journal, entry journal.Entry, began time.Time) stepDone {
-	{
-		d := stepDone{step: s, mode: mode, began: began}
-		if jr != nil {
-			e := journal.FromResult(reconcile.Result{Step: s}, began, entry.User, entry.Mode)
-			e.Engine, e.Prefix, e.Result = entry.Engine, entry.Prefix, journal.ResultStarted
-			if d.jerr = jr.Append(e); d.jerr != nil {
-				return d
-			}
+	d := stepDone{step: s, mode: mode, began: began}
+	if jr != nil {
+		e := journal.FromResult(reconcile.Result{Step: s}, began, entry.User, entry.Mode)
+		e.Engine, e.Prefix, e.Result = entry.Engine, entry.Prefix, journal.ResultStarted
+		if d.jerr = jr.Append(e); d.jerr != nil {
+			return d
 		}
-		d.ran = true
-		d.err = reconcile.RunWith(l.stepCtx, c, s, run)
-		d.duration = time.Since(began)
-		if jr != nil {
-			e := journal.FromResult(reconcile.Result{Step: s, Err: d.err, Duration: d.duration}, began, entry.User, entry.Mode)
-			e.Engine, e.Prefix = entry.Engine, entry.Prefix
-			if d.err != nil && l.stepCtx.Err() != nil {
-				e.Result = journal.ResultInterrupted
-			}
-			d.jerr = jr.Append(e)
-		}
-		return d
 	}
+	d.ran = true
+	d.err = reconcile.RunWith(l.stepCtx, c, s, run)
+	d.duration = time.Since(began)
+	if jr != nil {
+		e := journal.FromResult(reconcile.Result{Step: s, Err: d.err, Duration: d.duration}, began, entry.User, entry.Mode)
+		e.Engine, e.Prefix = entry.Engine, entry.Prefix
+		if d.err != nil && l.stepCtx.Err() != nil {
+			e.Result = journal.ResultInterrupted
+		}
+		d.jerr = jr.Append(e)
+	}
+	return d
 }
 
 func (l *loop) onStepDone(d stepDone) {

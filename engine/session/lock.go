@@ -147,6 +147,11 @@ func (l *loop) takeLock() {
 		return
 	}
 	if lk := l.opts.Lock; lk != nil {
+		if lk.h == nil {
+			l.lockErr = "the host lock handed to this session was released"
+			l.mode = ModeWatch
+			return
+		}
 		l.lock, l.lockPath, l.holder, l.lockErr = lk.h, lk.Path, nil, ""
 		return
 	}
@@ -183,7 +188,8 @@ func (l *loop) takeLock() {
 
 func (l *loop) releaseLock() {
 	if l.opts.Lock != nil {
-		return // the caller's: it releases it
+		l.lock = nil // the caller's: it releases it; taken again from it
+		return
 	}
 	if l.lock != nil {
 		l.lock.release()

@@ -47,7 +47,7 @@ func (l *loop) onEvent(ev docker.Event) {
 	if ev.Action == "die" {
 		l.onDie(ev)
 	}
-	if !heralds(ev.Action) {
+	if !docker.Herald(ev.Action) {
 		l.requestFetch()
 	}
 }
@@ -68,7 +68,7 @@ func (l *loop) onDie(ev docker.Event) {
 		return
 	}
 	c := l.containers[i]
-	if p := normRestart(c.Limits.Restart); p != "no" {
+	if reconcile.NormRestart(c.Limits.Restart) != "no" {
 		return // the engine restarts it itself
 	}
 	c.State, c.Health, c.FinishedAt = docker.StateExited, docker.HealthNone, ev.Time
@@ -84,20 +84,6 @@ func (l *loop) onDie(ev docker.Event) {
 	l.act()
 	l.patchedID = ""
 }
-
-// normRestart is a restart policy as the engine applies it: none is "no".
-func normRestart(p string) string {
-	if p == "" {
-		return "no"
-	}
-	return p
-}
-
-// heralds reports whether an event only announces another: a kill or an
-// OOM that ends the process is followed by "die", and a kill that does not
-// changes nothing. Relisting on the herald would take the list while the
-// process still runs and hold up the relist that matters.
-func heralds(action string) bool { return action == "kill" || action == "oom" }
 
 // onStreamError: the stream broke (it may still be reconnecting by itself,
 // as the moby adapter's does). Relist to learn whether the engine answers.

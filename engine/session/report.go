@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/rollcall/rollcall/engine/journal"
 )
@@ -53,7 +54,7 @@ func (l *loop) decision(action, workload, about string) {
 		return
 	}
 	e := l.entry(l.journalMode())
-	e.Time = l.now()
+	e.Time = time.Now() // the journal is on the wall clock, as the steps' lines
 	e.Action, e.Workload, e.Reason, e.Result = action, workload, about, journal.ResultDecision
 	if err := l.opts.Journal.Append(e); err != nil {
 		l.halt("journal: " + err.Error())

@@ -42,8 +42,8 @@ type Snapshot struct {
 	Steps      map[string]StepStatus // by Step.Key(), for the plan's executable steps
 	Next       string                // key of the first step not yet run or skipped: what `enter` approves
 	Running    *StepRun              // a step running now (the first of RunningSteps), if any; it may have left the plan already
-	// RunningSteps are all the steps in flight, in plan order: steps of
-	// different slots run at once.
+	// RunningSteps are all the steps in flight, in the order they started:
+	// steps of different slots run at once.
 	RunningSteps []StepRun
 	Recent       []StepResult // the last steps run, oldest first
 	Slots        []SlotView
