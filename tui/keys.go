@@ -45,7 +45,7 @@ func DefaultKeyMap() KeyMap {
 		PrevPane: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "prev pane")),
 
 		Approve:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "approve")),
-		ApprovePlan: key.NewBinding(key.WithKeys("A"), key.WithHelp("A", "approve all")),
+		ApprovePlan: key.NewBinding(key.WithKeys("A"), key.WithHelp("A", "rollout")),
 		Auto:        key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "auto")),
 		Pause:       key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause")),
 		Skip:        key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "skip")),

@@ -93,12 +93,12 @@ func (m Model) onWheel(msg tea.MouseWheelMsg) (tea.Model, tea.Cmd) {
 	default:
 		return m, nil
 	}
+	if m.dialog != nil || m.filtering {
+		return m, nil // a question or the filter has the screen
+	}
 	if m.reader.open {
 		m.reader.offset = max(m.reader.offset+3*delta, 0)
 		m.reader.offset = m.reader.clamp(len(m.readerLines(m.width)), m.height)
-		return m, nil
-	}
-	if m.dialog != nil || m.filtering {
 		return m, nil
 	}
 	r, ok := m.regionAt(msg.X, msg.Y)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -72,19 +71,14 @@ cannot be written, timed out, cancelled or refused.`,
 }
 
 func runApply(ctx context.Context, e env, g *globals, o applyOpts) error {
-	src, err := o.file.choose(e)
-	if err != nil {
-		return err
-	}
 	d, err := loadDesired(ctx, e, o.file, g.prefix)
 	if err != nil {
 		return err
 	}
 	printWarnings(e.stderr, d)
-	source, err := src.open()
-	if err != nil {
-		return err
-	}
+	// apply acts on the desired state it read once, the one the operator
+	// confirmed: a file edited meanwhile is not applied unseen.
+	source := session.StaticSource(d.Source, d)
 	client, closeClient, err := connect(ctx, e, g)
 	if err != nil {
 		return err
@@ -240,16 +234,14 @@ func readLine(ctx context.Context, r io.Reader) (string, error) {
 // (waits, refusals, the engine going away). Every value may come from a
 // container's labels or the engine, so each passes termSafe.
 type progress struct {
-	out   screen
-	mu    sync.Mutex
-	attrs []slog.Attr
+	out screen
+	mu  sync.Mutex
 }
 
 func (p *progress) Enabled(context.Context, slog.Level) bool { return true }
 
-func (p *progress) WithAttrs(as []slog.Attr) slog.Handler {
-	return &progress{out: p.out, attrs: append(slices.Clone(p.attrs), as...)}
-}
+// WithAttrs: the session logs every attribute with its record.
+func (p *progress) WithAttrs([]slog.Attr) slog.Handler { return p }
 
 func (p *progress) WithGroup(string) slog.Handler { return p }
 
