@@ -47,3 +47,23 @@ func BenchmarkDiff(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAddThen: Diff and the then rows of one workload of n stale
+// replicas rolling one at a time, as the console works them out after each
+// diff (past maxThenContainers no then rows are worked out).
+func BenchmarkAddThen(b *testing.B) {
+	for _, n := range []int{30, 300, 1000} {
+		b.Run(fmt.Sprintf("replicas=%d", n), func(b *testing.B) {
+			d := resolved(workload("web", n))
+			cs := make([]docker.Container, 0, n)
+			for i := range n {
+				cs = append(cs, stale(d, "web", i))
+			}
+			o := observed(cs...)
+			for b.Loop() {
+				p := Diff(d, o)
+				AddThen(d, o, &p)
+			}
+		})
+	}
+}

@@ -78,16 +78,20 @@ func drainOf(prefix string, c *docker.Container, drain time.Duration) ([]string,
 // addDrains gives every stop and roll step of a running container its
 // pre_stop and drain.
 func addDrains(prefix string, wp *WorkloadPlan, cs []*docker.Container, drain time.Duration) {
+	var byID map[string]*docker.Container
 	for i := range wp.Steps {
 		s := &wp.Steps[i]
 		if s.Action != ActStop && s.Action != ActRoll {
 			continue
 		}
-		for _, c := range cs {
-			if c.ID == s.ContainerID {
-				s.PreStop, s.Drain = drainOf(prefix, c, drain)
-				break
+		if byID == nil {
+			byID = make(map[string]*docker.Container, len(cs))
+			for _, c := range cs {
+				byID[c.ID] = c
 			}
+		}
+		if c := byID[s.ContainerID]; c != nil {
+			s.PreStop, s.Drain = drainOf(prefix, c, drain)
 		}
 	}
 }

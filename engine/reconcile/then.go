@@ -7,9 +7,14 @@ import (
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
-// maxThenRounds bounds the projection of one workload: a roll of n slots
-// one at a time takes about n+1 rounds, so a longer one is cut there.
-const maxThenRounds = 256
+// The projection is bounded, as it diffs the workload again each round:
+// maxThenRounds rounds ahead (a roll one slot at a time takes about two a
+// slot, so the next dozen slots show), and not at all for a workload of more
+// than maxThenContainers containers, which no screen shows whole anyway.
+const (
+	maxThenRounds     = 24
+	maxThenContainers = 300
+)
 
 // thenID marks the containers the projection imagines; no engine ID has it.
 const thenID = "then:"
@@ -53,7 +58,7 @@ func AddThen(d *spec.ResolvedDesired, o *Observed, p *Plan) {
 			continue
 		}
 		w := d.Workload(wp.Name)
-		if w.Err != nil {
+		if w.Err != nil || len(byWorkload[wp.Name]) > maxThenContainers {
 			continue
 		}
 		one := &spec.ResolvedDesired{Prefix: d.Prefix, Workloads: []spec.Resolved{*w}}
