@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -43,7 +44,9 @@ func (c FieldChange) String() string {
 // SpecDiff compares the desired workload w with container c as inspected,
 // field by field: image (tag and ID), version, command, entrypoint,
 // environment, ports, labels (rollcall's own left out), healthcheck,
-// limits, restart policy, stop signal and networks. It is pure.
+// limits, restart policy, stop signal, networks and pre_stop (from the
+// container's own label). It is pure. Network aliases are not compared: the
+// inspect does not tell them apart from the engine's own.
 //
 // Environment values are secrets: they are compared, but only their names
 // are shown unless showValues is set. A command, entrypoint or environment
@@ -85,7 +88,21 @@ func SpecDiff(prefix string, w *spec.Resolved, c docker.ContainerDetail, showVal
 	change("restart", normRestart(c.Limits.Restart), want.Restart)
 	change("stop_signal", orDefault(cfg.StopSignal, spec.DefaultStopSignal), orDefault(w.StopSignal, spec.DefaultStopSignal))
 	change("networks", networksText(cfg.Networks), networksText(w.Networks))
+	change("pre_stop", preStopText(c.Labels[docker.PreStopLabel(prefix)]), preStopText(preStopLabel(w.Workload)))
 	return out
+}
+
+// preStopText shows a pre-stop label (a JSON argv) as the plan writes
+// commands; "none" for none.
+func preStopText(label string) string {
+	if label == "" {
+		return "none"
+	}
+	var cmd []string
+	if err := json.Unmarshal([]byte(label), &cmd); err != nil {
+		return label
+	}
+	return argv(cmd)
 }
 
 func envChanges(desired map[string]string, cfg docker.ContainerConfig, showValues bool) []FieldChange {

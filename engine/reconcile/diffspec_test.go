@@ -49,6 +49,7 @@ func TestSpecDiffFieldByField(t *testing.T) {
 		w.Restart = "always"
 		w.StopSignal = "SIGINT"
 		w.Networks = []string{"front"}
+		w.PreStop = []string{"/demoapp", "-drain"}
 	}))
 	var lines []string
 	for _, fc := range SpecDiff(pfx, newD.Workload("web"), d, false) {
@@ -66,6 +67,7 @@ func TestSpecDiffFieldByField(t *testing.T) {
 		"~ restart: unless-stopped → always",
 		"~ stop_signal: SIGTERM → SIGINT",
 		"~ networks: [default] → [front]",
+		`~ pre_stop: none → ["/demoapp", "-drain"]`,
 	}
 	equalStrings(t, lines, want)
 
