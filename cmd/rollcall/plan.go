@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -43,7 +42,7 @@ printed then).`,
 			if err != nil {
 				return err
 			}
-			fields := staleFields(ctx, client, d)
+			fields := staleFields(ctx, client, d, p)
 			if asJSON {
 				if err := writeJSON(e.stdout, newPlanDoc(d, p, fields)); err != nil {
 					return fmt.Errorf("write plan: %w", err)
@@ -71,44 +70,30 @@ printed then).`,
 const inspectPerWorkload = 3
 
 // staleFields is the field-by-field diff of every workload whose containers
-// are stale: a few of them (the first by name) are inspected, and their
+// are stale: the old containers the plan rolls, now or once its waits end
+// (Diff's own classification), a few per workload, are inspected and their
 // differences from the desired workload merged. Environment values stay
 // out (they are secrets). A container that cannot be inspected is left
 // out; the plan's own lines still say what changed.
-func staleFields(ctx context.Context, c docker.Client, d *spec.Desired) map[string][]reconcile.FieldChange {
-	containers, err := c.List(ctx, d.Prefix)
-	if err != nil {
-		return nil
-	}
-	slices.SortFunc(containers, func(a, b docker.Container) int { return strings.Compare(a.Name, b.Name) })
+func staleFields(ctx context.Context, c docker.Client, d *spec.Desired, p reconcile.Plan) map[string][]reconcile.FieldChange {
 	resolved := spec.Resolve(ctx, d, c)
 	out := map[string][]reconcile.FieldChange{}
-	for i := range resolved.Workloads {
-		w := &resolved.Workloads[i]
-		if w.Err != nil {
+	inspected := map[string]int{}
+	seen := map[string]bool{}
+	for _, s := range append(p.Steps(), p.Then()...) {
+		w := resolved.Workload(s.Workload)
+		if s.Action != reconcile.ActRoll || w == nil || w.Err != nil || inspected[s.Workload] == inspectPerWorkload {
 			continue
 		}
-		seen := map[string]bool{}
-		n := 0
-		for j := range containers {
-			ct := &containers[j]
-			if n == inspectPerWorkload {
-				break
-			}
-			if ct.Labels[docker.ManagedLabel(d.Prefix)] != "true" || ct.Labels[docker.WorkloadLabel(d.Prefix)] != w.Name ||
-				reconcile.UpToDate(d.Prefix, w, ct, time.Time{}) {
-				continue
-			}
-			n++
-			det, err := c.Inspect(ctx, ct.ID)
-			if err != nil {
-				continue
-			}
-			for _, fc := range reconcile.SpecDiff(d.Prefix, w, det, false) {
-				if key := fc.String(); !seen[key] {
-					seen[key] = true
-					out[w.Name] = append(out[w.Name], fc)
-				}
+		inspected[s.Workload]++
+		det, err := c.Inspect(ctx, s.ContainerID)
+		if err != nil {
+			continue
+		}
+		for _, fc := range reconcile.SpecDiff(d.Prefix, w, det, false) {
+			if key := s.Workload + "\x00" + fc.String(); !seen[key] {
+				seen[key] = true
+				out[s.Workload] = append(out[s.Workload], fc)
 			}
 		}
 	}
