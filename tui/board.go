@@ -237,6 +237,9 @@ func newBoard(s session.Snapshot) board {
 	}
 	if r := s.Running; r != nil {
 		b.doing = sanitize(string(r.Step.Action) + " " + r.Step.Target())
+		if r.Drain != nil { // "draining web-0-73f3 (pre_stop ran, 3s left)"
+			b.doing += " · " + sanitize(r.Drain.Text(s.At))
+		}
 	}
 	if r := s.Running; r != nil && !inPlan[r.Step.Key()] {
 		row := stepOf(r.Step, s)
