@@ -84,6 +84,12 @@ func runConsole(ctx context.Context, e env, g *globals, client docker.Client, so
 	})
 	defer abandonOn(e.abandon, s)() // a second signal cuts the step in flight short
 	v, _ := buildVersion()
+	// x execs through the docker CLI on the engine rollcall is connected
+	// to, whatever the CLI's own context names; none on a simulated one.
+	var shell func(string) *exec.Cmd
+	if info, err := client.Info(ctx); err == nil && !info.Simulated {
+		shell = shellCommand(o.shell, info.Endpoint)
+	}
 	return tui.Run(ctx, s, tui.Options{
 		Theme:   name,
 		Version: v,
@@ -91,11 +97,12 @@ func runConsole(ctx context.Context, e env, g *globals, client docker.Client, so
 			return client.Logs(ctx, id, docker.LogOptions{Tail: 200, Follow: true})
 		},
 		Inspect: client.Inspect,
-		Shell:   shellCommand(o.shell, g.dockerHost),
+		Shell:   shell,
 	})
 }
 
-// shellCommand is what x runs: the docker CLI's exec on the same engine.
+// shellCommand is what x runs: the docker CLI's exec on the engine at host
+// (DOCKER_HOST outranks the CLI's current context).
 // An image without the command (FROM scratch has no shell) fails there,
 // and the console says so.
 func shellCommand(shell, host string) func(id string) *exec.Cmd {
