@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -157,4 +158,20 @@ func TestThenRowsAreNeverRun(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A then row handed straight to RunWith is refused before the engine hears
+// of it, whatever its action.
+func TestRunWithRefusesAThenRow(t *testing.T) {
+	f := docker.NewFake(docker.FakeOptions{Clock: docker.NewManualClock(t0), Seed: 1})
+	for _, a := range []Action{ActStart, ActStop, ActRoll, ActRestart, ActUpdate} {
+		s := Step{Action: a, Workload: "web", Slot: 0, Container: "rollcall-web-0-x", ContainerID: "x", Then: true,
+			Create: &docker.CreateSpec{Name: "rollcall-web-0-x", Image: "web:v1"}}
+		if err := RunWith(context.Background(), f, s, RunOptions{}); err == nil {
+			t.Errorf("%s then row ran", a)
+		}
+	}
+	if m := f.Mutations(); len(m) != 0 {
+		t.Fatalf("then rows reached the engine: %q", m)
+	}
 }
