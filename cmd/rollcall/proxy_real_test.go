@@ -3,9 +3,11 @@ package main
 // The zero-downtime proof through a real proxy (issue 13, DESIGN §10): Caddy,
 // built from its Go module at a pinned version (examples/caddy/build.sh) with
 // examples/Caddyfile, sits on a user-defined network in front of three
-// demoapp replicas that reach it by the alias "web". The real rollcall binary
-// rolls them with `apply` while clients send requests back to back through
-// Caddy, and not one may fail. The control run then takes the drain and the
+// demoapp replicas, which it finds through the engine's socket and routes to
+// while they are healthy (`dynamic rollcall`, examples/caddy/rollcallup). The
+// real rollcall binary rolls them with `apply`, its drains waiting for Caddy
+// to let go (proxy.caddy_admin), while clients send requests back to back
+// through Caddy, and not one may fail. The control run then takes the drain and the
 // graceful shutdown away, and requests must fail: the test can tell.
 
 import (
@@ -49,7 +51,8 @@ const (
 // caddyImage builds rollcall-caddy:<version>-<hash of the build inputs> with
 // examples/caddy/build.sh unless the engine has it already, and returns its
 // tag. The tag is kept across runs (a warm machine does not rebuild); a
-// change to the Caddyfile, the Dockerfile or main.go.txt makes a new one.
+// change to the Caddyfile, the Dockerfile, main.go.txt or rollcallup makes a
+// new one.
 // Without the Go module proxy the build cannot happen: that skips (see
 // dockertest.Skip), and fails under ROLLCALL_REQUIRE_DOCKER=1.
 func caddyImage(t *testing.T, ctx context.Context) string {
@@ -59,7 +62,7 @@ func caddyImage(t *testing.T, ctx context.Context) string {
 		t.Fatal(err)
 	}
 	h := sha256.New()
-	for _, f := range []string{"Caddyfile", "caddy/Dockerfile", "caddy/main.go.txt", "caddy/build.sh"} {
+	for _, f := range []string{"Caddyfile", "caddy/Dockerfile", "caddy/main.go.txt", "caddy/rollcallup/rollcallup.go.txt", "caddy/build.sh"} {
 		b, err := os.ReadFile(filepath.Join(examples, f))
 		if err != nil {
 			t.Fatal(err)
@@ -85,6 +88,15 @@ func caddyImage(t *testing.T, ctx context.Context) string {
 	return tag
 }
 
+// engineSocket is the engine's unix socket on this host, for Caddy's
+// container to mount: DOCKER_HOST's when it names one, else the default.
+func engineSocket() string {
+	if p, ok := strings.CutPrefix(os.Getenv("DOCKER_HOST"), "unix://"); ok {
+		return p
+	}
+	return "/var/run/docker.sock"
+}
+
 func goEnv(name string) string {
 	out, err := exec.Command("go", "env", name).Output()
 	if err != nil {
@@ -104,6 +116,7 @@ func lastLines(s string, n int) string {
 // proxyWorkload is the desired file of one phase.
 type proxyWorkload struct {
 	prefix, image, network string
+	admin                  string // Caddy's admin API: proxy.caddy_admin
 	version                string // the version field and demoapp's -version
 	strategy               string // rolling | blue-green
 	extraArgs              []string
@@ -124,8 +137,12 @@ func (w proxyWorkload) yaml() string {
 	if w.drain {
 		updateDrain = ", drain: 5s"
 	}
+	proxy := ""
+	if w.admin != "" {
+		proxy = "proxy: {caddy_admin: \"" + w.admin + "\"}\n"
+	}
 	return `prefix: ` + w.prefix + `
-workloads:
+` + proxy + `workloads:
   web:
     image: ` + w.image + `
     version: "` + w.version + `"
@@ -265,19 +282,28 @@ func TestRealEngineZeroDowntimeThroughCaddy(t *testing.T) {
 			t.Errorf("cleanup: %v", err)
 		}
 	})
+	// Caddy finds the containers through the engine's socket
+	// (examples/Caddyfile: dynamic rollcall), on this test's prefix and
+	// network.
 	if _, err := dockertest.CLI(ctx, "run", "-d", "--name", prefix+"-caddy", "--network", network,
-		"--label", prefix+".test=true", "-p", "127.0.0.1::8080", "-p", "127.0.0.1::2019", caddy); err != nil {
+		"--label", prefix+".test=true", "-p", "127.0.0.1::8080", "-p", "127.0.0.1::2019",
+		"-v", engineSocket()+":/var/run/docker.sock", "-e", "ROLLCALL_PREFIX="+prefix, "-e", "ROLLCALL_NETWORK="+network,
+		caddy); err != nil {
 		t.Fatal(err)
 	}
-	hostPort, err := dockertest.CLI(ctx, "port", prefix+"-caddy", "8080/tcp")
-	if err != nil {
-		t.Fatal(err)
+	hostPort := func(port string) string {
+		out, err := dockertest.CLI(ctx, "port", prefix+"-caddy", port)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(out, "\n")[0]
 	}
-	url := "http://" + strings.Split(hostPort, "\n")[0] + "/"
+	url := "http://" + hostPort("8080/tcp") + "/"
+	admin := "http://" + hostPort("2019/tcp")
 
 	file := filepath.Join(dir, "rollcall.yaml")
 	journalPath := filepath.Join(dir, "journal.jsonl")
-	base := proxyWorkload{prefix: prefix, image: image, network: network, strategy: "rolling", drain: true, healthDeadline: "30s"}
+	base := proxyWorkload{prefix: prefix, image: image, network: network, admin: admin, strategy: "rolling", drain: true, healthDeadline: "30s"}
 	apply := func(w proxyWorkload, extra ...string) binResult {
 		t.Helper()
 		if err := os.WriteFile(file, []byte(w.yaml()), 0o644); err != nil {

@@ -5,14 +5,17 @@
 //
 // Caddy's admin API answers GET /reverse_proxy/upstreams with every upstream
 // it holds: its address ("172.18.0.5:8080"), the requests in flight to it
-// (num_requests) and its recent failures (fails). What that list means for
-// upstreams found by `dynamic a` (Caddy 2.11.9): an address is listed while
-// Caddy has it from DNS, and Caddy runs no active health checks on it, so
-// "listed" is "may be routed to", never "healthy". A drained demoapp
-// refuses new connections, so Caddy's dials to it fail (fails goes up) and
-// its requests in flight fall to 0; it leaves the list only once it stops
-// and drops out of the DNS answer. Released therefore reads "refused, and
-// nothing in flight" as the proxy letting go, not absence from the list.
+// (num_requests) and its recent failures (fails). For dynamic upstreams
+// (Caddy 2.11.9) that list is a memory, not the rotation: an address stays
+// listed for an hour after Caddy last routed to it.
+//
+// rollcall's Caddy upstream source, `dynamic rollcall` (examples/caddy),
+// adds GET /rollcall/upstreams: the addresses it routes to now, the
+// running and healthy containers of a workload. Where Caddy answers that,
+// Upstreams keeps only what is in rotation or still has requests in
+// flight, so "not listed" means the proxy has let go. Where it does not
+// (404: `dynamic a`, say), Upstreams is Caddy's list as it is, and Released
+// reads "refused, and nothing in flight" as letting go.
 //
 // It imports only the standard library and speaks addresses, not
 // containers: the caller maps a container to its IP on the proxy's network
@@ -27,6 +30,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -43,33 +47,102 @@ type Upstream struct {
 const maxBody = 1 << 20
 
 // Upstreams asks Caddy's admin API at adminURL ("http://127.0.0.1:2019")
-// for its reverse-proxy upstreams. c nil means http.DefaultClient; ctx
-// bounds the call.
+// for its reverse-proxy upstreams and, where `dynamic rollcall` answers,
+// keeps only those in rotation or with requests in flight (see the package
+// doc). c nil means http.DefaultClient; ctx bounds the calls.
 func Upstreams(ctx context.Context, c *http.Client, adminURL string) ([]Upstream, error) {
 	if c == nil {
 		c = http.DefaultClient
 	}
-	url := strings.TrimRight(adminURL, "/") + "/reverse_proxy/upstreams"
+	base := strings.TrimRight(adminURL, "/")
+	body, status, err := get(ctx, c, base+"/reverse_proxy/upstreams")
+	if err != nil {
+		return nil, err
+	}
+	if status != http.StatusOK {
+		return nil, fmt.Errorf("caddy upstreams: %d %s: %s", status, http.StatusText(status), firstLine(body))
+	}
+	ups, err := parseUpstreams(body)
+	if err != nil {
+		return nil, err
+	}
+	body, status, err = get(ctx, c, base+"/rollcall/upstreams")
+	switch {
+	case err != nil:
+		return nil, err
+	case status == http.StatusNotFound:
+		return ups, nil // no `dynamic rollcall` in this Caddy
+	case status != http.StatusOK:
+		return nil, fmt.Errorf("caddy upstreams: /rollcall/upstreams: %d %s: %s", status, http.StatusText(status), firstLine(body))
+	}
+	rot, err := parseRotation(body)
+	if err != nil {
+		return nil, err
+	}
+	return inRotation(ups, rot), nil
+}
+
+// get reads url whole (at most maxBody bytes) and its status code.
+func get(ctx context.Context, c *http.Client, url string) ([]byte, int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, fmt.Errorf("caddy upstreams: %w", err)
+		return nil, 0, fmt.Errorf("caddy upstreams: %w", err)
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("caddy upstreams: %w", err)
+		return nil, 0, fmt.Errorf("caddy upstreams: %w", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
-		return nil, fmt.Errorf("caddy upstreams: read %s: %w", url, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("caddy upstreams: %s: %s", resp.Status, firstLine(body))
+		return nil, 0, fmt.Errorf("caddy upstreams: read %s: %w", url, err)
 	}
 	if len(body) > maxBody {
-		return nil, fmt.Errorf("caddy upstreams: %s answered more than %d bytes", url, maxBody)
+		return nil, 0, fmt.Errorf("caddy upstreams: %s answered more than %d bytes", url, maxBody)
 	}
-	return parseUpstreams(body)
+	return body, resp.StatusCode, nil
+}
+
+// parseRotation reads `dynamic rollcall`'s answer: the addresses each of
+// its sources routes to now.
+func parseRotation(body []byte) (map[string]bool, error) {
+	var raw []struct {
+		Addresses []string `json:"addresses"`
+	}
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return nil, fmt.Errorf("caddy upstreams: /rollcall/upstreams: %w", err)
+	}
+	rot := map[string]bool{}
+	for _, r := range raw {
+		for _, a := range r.Addresses {
+			rot[a] = true
+		}
+	}
+	return rot, nil
+}
+
+// inRotation keeps the upstreams in rotation or with requests in flight,
+// and adds those in rotation that Caddy has not routed a request to yet.
+func inRotation(ups []Upstream, rot map[string]bool) []Upstream {
+	var out []Upstream
+	seen := map[string]bool{}
+	for _, u := range ups {
+		seen[u.Address] = true
+		if rot[u.Address] || u.InFlight > 0 {
+			out = append(out, u)
+		}
+	}
+	var fresh []string
+	for a := range rot {
+		if !seen[a] {
+			fresh = append(fresh, a)
+		}
+	}
+	slices.Sort(fresh)
+	for _, a := range fresh {
+		out = append(out, upstreamOf(a, 0, 0))
+	}
+	return out
 }
 
 // parseUpstreams reads the admin API's JSON list.
@@ -84,18 +157,22 @@ func parseUpstreams(body []byte) ([]Upstream, error) {
 	}
 	out := make([]Upstream, 0, len(raw))
 	for _, r := range raw {
-		u := Upstream{Address: r.Address, InFlight: r.NumRequests, Fails: r.Fails}
-		host, port, err := net.SplitHostPort(r.Address)
-		if err != nil {
-			host = r.Address
-		}
-		u.Port = port
-		if ip, err := netip.ParseAddr(host); err == nil {
-			u.IP = ip.Unmap()
-		}
-		out = append(out, u)
+		out = append(out, upstreamOf(r.Address, r.NumRequests, r.Fails))
 	}
 	return out, nil
+}
+
+func upstreamOf(address string, inFlight, fails int) Upstream {
+	u := Upstream{Address: address, InFlight: inFlight, Fails: fails}
+	host, port, err := net.SplitHostPort(address)
+	if err != nil {
+		host = address
+	}
+	u.Port = port
+	if ip, err := netip.ParseAddr(host); err == nil {
+		u.IP = ip.Unmap()
+	}
+	return u
 }
 
 // Routed is what the proxy holds for the container at ip (its address on
@@ -118,9 +195,10 @@ func Routed(ups []Upstream, ip netip.Addr) (u Upstream, ok bool) {
 }
 
 // Released reports whether the proxy has let go of the container at ip:
-// not listed, or listed with no request in flight and at least one failure
-// since (it refused the proxy, as a drained demoapp does). A listed upstream
-// with no failure is still in rotation, however idle.
+// not listed (with `dynamic rollcall`: out of rotation, nothing in
+// flight), or listed with no request in flight and at least one failure
+// since (it refused the proxy). A listed upstream with no failure is still
+// in rotation, however idle.
 func Released(ups []Upstream, ip netip.Addr) bool {
 	u, ok := Routed(ups, ip)
 	return !ok || (u.InFlight == 0 && u.Fails > 0)

@@ -120,3 +120,44 @@ func TestRoutedAndReleased(t *testing.T) {
 		t.Errorf("Routed over two ports = %+v, %v; want 3 in flight and 1 fail summed", u, ok)
 	}
 }
+
+// TestUpstreamsWithDynamicRollcall: where Caddy's admin API answers
+// /rollcall/upstreams (rollcall's `dynamic rollcall`), an upstream Caddy
+// remembers but no longer routes to is dropped unless requests are still in
+// flight to it, and one in rotation that Caddy has not used yet is added.
+func TestUpstreamsWithDynamicRollcall(t *testing.T) {
+	const rotation = `[{"prefix":"rollcall","workload":"web","network":"front",` +
+		`"addresses":["172.18.0.3:8080","172.18.0.6:8080"],"listed":"2026-12-01T07:00:00Z"}]`
+	// Caddy remembers .3 (in rotation, 2 in flight), .4 (out of rotation,
+	// nothing in flight: let go), .5 (out of rotation, 1 still in flight).
+	const remembered = `[{"address":"172.18.0.3:8080","num_requests":2,"fails":0},` +
+		`{"address":"172.18.0.4:8080","num_requests":0,"fails":0},` +
+		`{"address":"172.18.0.5:8080","num_requests":1,"fails":0}]`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/reverse_proxy/upstreams":
+			w.Write([]byte(remembered))
+		case "/rollcall/upstreams":
+			w.Write([]byte(rotation))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	ups, err := Upstreams(context.Background(), srv.Client(), srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, u := range ups {
+		got = append(got, u.Address)
+	}
+	if want := "172.18.0.3:8080 172.18.0.5:8080 172.18.0.6:8080"; strings.Join(got, " ") != want {
+		t.Errorf("Upstreams = %v, want %s", got, want)
+	}
+	for ip, want := range map[string]bool{"172.18.0.3": false, "172.18.0.4": true, "172.18.0.5": false, "172.18.0.6": false} {
+		if got := Released(ups, netip.MustParseAddr(ip)); got != want {
+			t.Errorf("Released(%s) = %v, want %v", ip, got, want)
+		}
+	}
+}

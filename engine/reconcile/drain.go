@@ -117,7 +117,9 @@ type RunOptions struct {
 	OnDrain func(DrainProgress)
 	// Released, when set, reports whether the proxy in front no longer
 	// routes to the container (DESIGN §3 proxy.caddy_admin); the drain ends
-	// early once it does. An error counts as "still routed".
+	// early once it does, and then only then. An error says the proxy
+	// cannot tell (it does not answer, or the container is not behind it):
+	// the engine's health decides, as with no proxy.
 	Released func(ctx context.Context, s Step) (bool, error)
 	// Now and Sleep are the clock of the drain wait (default: real time).
 	Now   func() time.Time
@@ -174,8 +176,8 @@ func (o *RunOptions) defaults() {
 }
 
 // drain runs s's pre_stop in the container and waits up to s.Drain, cut
-// short once the container is unhealthy, no longer running, or released by
-// the proxy. It reports gone when the container no longer exists, so the
+// short once the container is no longer running, or released by the proxy
+// (behind one that answers), or else unhealthy. It reports gone when the container no longer exists, so the
 // stop is a no-op (I6); err wraps ErrPreStop when pre_stop failed, and is
 // ctx's error when ctx ended.
 func drain(ctx context.Context, c docker.Client, s Step, o RunOptions) (gone bool, err error) {
@@ -207,6 +209,7 @@ func drain(ctx context.Context, c docker.Client, s Step, o RunOptions) (gone boo
 	p.Until = o.Now().Add(s.Drain)
 	report()
 	for {
+		unhealthy := false
 		d, err := c.Inspect(ctx, s.ContainerID)
 		switch {
 		case errors.Is(err, docker.ErrNotFound):
@@ -220,12 +223,10 @@ func drain(ctx context.Context, c docker.Client, s Step, o RunOptions) (gone boo
 			// itself meanwhile has nothing left to do.
 			p.Ended, p.PreStopErr = "stopped", nil
 		case d.Health == docker.HealthUnhealthy:
-			p.Ended = "unhealthy"
+			unhealthy = true
 		}
-		if p.Ended == "" && o.Released != nil {
-			if ok, rerr := o.Released(ctx, s); rerr == nil && ok {
-				p.Ended = "released"
-			}
+		if p.Ended == "" {
+			p.Ended = drainEnd(ctx, s, o, unhealthy)
 		}
 		now := o.Now()
 		if p.Ended == "" && !now.Before(p.Until) {
@@ -239,6 +240,28 @@ func drain(ctx context.Context, c docker.Client, s Step, o RunOptions) (gone boo
 			return false, err
 		}
 	}
+}
+
+// drainEnd says whether a running container's drain may end now, and why.
+// Behind a proxy that answers, only the proxy letting go ends it: the
+// engine reporting the container unhealthy says the proxy will let go, not
+// that it has, and a stop before it has closes a listener the proxy still
+// dials. Without a proxy, or one that cannot tell (an error), unhealthy
+// ends it.
+func drainEnd(ctx context.Context, s Step, o RunOptions, unhealthy bool) string {
+	if o.Released != nil {
+		ok, err := o.Released(ctx, s)
+		switch {
+		case err == nil && ok:
+			return "released"
+		case err == nil:
+			return "" // still routed: wait on, unhealthy or not
+		}
+	}
+	if unhealthy {
+		return "unhealthy"
+	}
+	return ""
 }
 
 // lastLine is the last non-empty line of a command's output, for messages.

@@ -187,3 +187,32 @@ func TestDrainProgressText(t *testing.T) {
 		t.Errorf("Text = %q", got)
 	}
 }
+
+// TestDrainEndWaitsForTheProxyOverHealth: behind a proxy that answers, only
+// its letting go ends a drain; the engine's "unhealthy" ends it only with
+// no proxy, or one that cannot tell. A stop on "unhealthy" while the proxy
+// still routes would close a listener the proxy dials.
+func TestDrainEndWaitsForTheProxyOverHealth(t *testing.T) {
+	errCannotTell := errors.New("proxy: not answering")
+	tests := []struct {
+		name      string
+		released  func(context.Context, Step) (bool, error) // nil: no proxy
+		unhealthy bool
+		want      string
+	}{
+		{"no proxy, healthy: wait", nil, false, ""},
+		{"no proxy, unhealthy: end", nil, true, "unhealthy"},
+		{"proxy let go: end, healthy or not", func(context.Context, Step) (bool, error) { return true, nil }, false, "released"},
+		{"proxy still routes, unhealthy: wait", func(context.Context, Step) (bool, error) { return false, nil }, true, ""},
+		{"proxy still routes, healthy: wait", func(context.Context, Step) (bool, error) { return false, nil }, false, ""},
+		{"proxy cannot tell, unhealthy: end", func(context.Context, Step) (bool, error) { return false, errCannotTell }, true, "unhealthy"},
+		{"proxy cannot tell, healthy: wait", func(context.Context, Step) (bool, error) { return false, errCannotTell }, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := drainEnd(context.Background(), Step{}, RunOptions{Released: tt.released}, tt.unhealthy); got != tt.want {
+				t.Errorf("drainEnd = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

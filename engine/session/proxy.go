@@ -201,6 +201,10 @@ func addresses(c docker.Container) []netip.Addr {
 // up at the proxy, so the proxy cannot be said to have let go of it.
 var errNoAddress = errors.New("proxy: the container's address is unknown")
 
+// errNotBehind: the proxy was never seen routing to the container, so it
+// is not the proxy's to end its drain; the engine's health decides.
+var errNotBehind = errors.New("proxy: the container is not behind it")
+
 // released is the drain's question to the proxy for step s (nil without a
 // proxy, or for a step that drains nothing): has the proxy let go of the
 // old container? It is made on the loop, with what the loop knows then,
@@ -209,8 +213,9 @@ var errNoAddress = errors.New("proxy: the container's address is unknown")
 // It says yes only when every address of the container is released
 // (proxy.Released) AND the proxy was seen routing to the container, in the
 // last view or during this drain. A container the proxy never listed is
-// not behind it (another workload's proxy, or none), and its drain is not
-// the proxy's to end.
+// not behind it (another workload's proxy, or none): that is an error
+// (errNotBehind), and the engine's health ends its drain as without a
+// proxy.
 func (l *loop) released(s reconcile.Step) func(context.Context, reconcile.Step) (bool, error) {
 	admin := l.proxyAdmin()
 	if admin == "" || s.Drain <= 0 || (s.Action != reconcile.ActStop && s.Action != reconcile.ActRoll) {
@@ -240,7 +245,7 @@ func (l *loop) released(s reconcile.Step) func(context.Context, reconcile.Step) 
 		r, _ := routeOf(ups, ips)
 		seen = seen || r.Routed
 		if !seen {
-			return false, nil
+			return false, errNotBehind
 		}
 		for _, ip := range ips {
 			if !proxy.Released(ups, ip) {

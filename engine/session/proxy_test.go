@@ -143,8 +143,9 @@ func TestNoProxyNoView(t *testing.T) {
 
 // TestDrainWaitsForTheProxyToLetGo is the roll gate through the proxy: the
 // old container's drain (60s) does not end while the proxy routes to it,
-// however often it is asked, and ends as "released" once the proxy has
-// let go of it (its dials refused, nothing in flight).
+// however often it is asked, nor once the engine reports it unhealthy, and
+// ends as "released" once the proxy has let go of it (its dials refused,
+// nothing in flight).
 func TestDrainWaitsForTheProxyToLetGo(t *testing.T) {
 	caddy := newCaddyStandIn(t)
 	f, clock := newEngine()
@@ -170,6 +171,18 @@ func TestDrainWaitsForTheProxyToLetGo(t *testing.T) {
 	}
 	if slices.Contains(f.Mutations(), "stop:"+old.Name) {
 		t.Fatalf("the old container was stopped while the proxy routes to it")
+	}
+	// The engine reports it unhealthy (its pre_stop would): the proxy
+	// still routes to it, so the drain goes on.
+	if err := f.SetHealth(old.ID, docker.HealthUnhealthy); err != nil {
+		t.Fatal(err)
+	}
+	asked = caddy.questions()
+	snap = h.waitFor("the proxy asked again after the container turned unhealthy", func(s Snapshot) bool {
+		return caddy.questions() >= asked+8 || !draining(s) || s.Running.Drain.Ended != ""
+	})
+	if !draining(snap) || snap.Running.Drain.Ended != "" || slices.Contains(f.Mutations(), "stop:"+old.Name) {
+		t.Fatalf("the drain ended on unhealthy while the proxy still routes to the container:\n%s\n%s", describe(snap), logs.String())
 	}
 
 	caddy.set(0, 1, ip) // it refuses the proxy, and nothing is in flight
@@ -209,7 +222,7 @@ func TestReleasedAsksTheProxy(t *testing.T) {
 		{"no longer listed, after it was routed, is released", withAddr, "routed",
 			func(c *caddyStandIn) { c.set(0, 0, "172.18.0.9") }, true, false},
 		{"never listed: not behind this proxy, not its drain to end", withAddr, "",
-			func(c *caddyStandIn) { c.set(0, 0, "172.18.0.9") }, false, false},
+			func(c *caddyStandIn) { c.set(0, 0, "172.18.0.9") }, false, true},
 		{"an unknown address is never released", []docker.Container{{ID: "old", State: docker.StateRunning}}, "routed",
 			func(c *caddyStandIn) { c.set(0, 0) }, false, true},
 		{"a proxy that fails says nothing", withAddr, "routed",

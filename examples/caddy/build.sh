@@ -1,5 +1,6 @@
 #!/bin/sh
-# build.sh builds Caddy from its Go module at a pinned version, as a static
+# build.sh builds Caddy from its Go module at a pinned version, with
+# rollcall's upstream source `dynamic rollcall` (rollcallup/), as a static
 # binary, and the image rollcall-caddy:$CADDY_VERSION FROM scratch with
 # examples/Caddyfile in it. It needs Go and the Go module proxy (nothing else
 # is fetched) and, for the image, a docker CLI talking to the engine.
@@ -23,10 +24,15 @@ if [ -z "${CADDY_WORK:-}" ] && [ -z "${CADDY_NO_IMAGE:-}" ]; then
 fi
 
 cp "$here/main.go.txt" "$work/main.go"
+mkdir -p "$work/rollcallup"
+cp "$here/rollcallup/rollcallup.go.txt" "$work/rollcallup/rollcallup.go"
 cd "$work"
 [ -f go.mod ] || go mod init rollcall.local/caddybuild >/dev/null 2>&1
 GOFLAGS=-mod=mod go get "github.com/caddyserver/caddy/v2@v$CADDY_VERSION"
 go mod tidy
+unformatted=$(gofmt -l main.go rollcallup)
+[ -z "$unformatted" ] || { echo "not gofmt-ed: $unformatted" >&2; exit 1; }
+go vet ./...
 CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o caddy .
 ./caddy version
 

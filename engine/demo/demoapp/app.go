@@ -20,23 +20,23 @@
 // /drain on the -listen port (a scratch image has no /tmp to touch a file
 // in, so the signal is an HTTP call on loopback). The serving process then
 // leaves a proxy's rotation without failing a request:
-//   - /healthz fails from then on (a proxy with active health checks, and
-//     the engine's healthcheck, see it);
-//   - it stops accepting new connections from outside: the -listen socket
-//     is closed, and a loopback-only one on the same port takes its place,
-//     so the healthcheck and a second -drain still get an answer. A proxy
-//     that dials it is refused, which is safe to retry elsewhere for any
-//     request, POST too (Caddy's lb_try_duration does);
-//   - every answer from then on, on the connections already open, carries
-//     "Connection: close", so the proxy drops each connection after its
-//     next answer instead of the server closing idle ones under it (a
-//     request sent on a connection the server is closing fails, and is not
-//     retried when it is not idempotent);
-//   - requests in flight, and requests on connections already open, are
-//     answered as before.
+//   - /healthz fails from then on, so the engine reports it unhealthy and a
+//     proxy that routes by health (Caddy's `dynamic rollcall`, Traefik's
+//     Docker provider) stops sending to it;
+//   - it goes on accepting and answering, in-flight requests and new ones
+//     alike, since the proxy may still send some until it has seen the
+//     health change. It never closes its listener before its stop: closing
+//     a listener resets the connections the kernel has accepted and the
+//     process has not, and a POST a proxy sent on one is a failed request
+//     it cannot retry;
+//   - every answer from then on carries "Connection: close", so the proxy
+//     drops each connection after its answer instead of the server closing
+//     idle ones under it at the stop.
 //
 // On SIGTERM or SIGINT it stops accepting, lets in-flight requests finish
-// (up to 10s) and exits 0, which is what a zero-downtime roll relies on.
+// (up to 10s) and exits 0, which is what a zero-downtime roll relies on
+// (the proxy no longer dials it by then: rollcall stops an old container
+// only after its drain).
 // -graceful=false turns that off, for the control run of the zero-downtime
 // test: it then closes every connection at once, in-flight ones too.
 // It logs one line per start and per shutdown to stdout, and every failed
@@ -122,8 +122,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	hostname, _ := os.Hostname()
 	a := newApp(cfg, hostname, time.Now(), stderr)
-	opts := serveOptions{graceful: cfg.graceful, drained: a.drained, drainListen: loopbackOf(ln.Addr()), errLog: stderr}
-	if err := serve(ctx, ln, a, stdout, opts); err != nil {
+	if err := serve(ctx, ln, a, stdout, serveOptions{graceful: cfg.graceful}); err != nil {
 		fmt.Fprintln(stderr, "demoapp:", err)
 		return 1
 	}
@@ -171,11 +170,10 @@ type app struct {
 	now      func() time.Time
 	errLog   io.Writer
 	draining atomic.Bool
-	drained  chan struct{} // closed when the drain begins
 }
 
 func newApp(cfg config, hostname string, started time.Time, errLog io.Writer) *app {
-	return &app{cfg: cfg, hostname: hostname, started: started, now: time.Now, errLog: errLog, drained: make(chan struct{})}
+	return &app{cfg: cfg, hostname: hostname, started: started, now: time.Now, errLog: errLog}
 }
 
 // healthy reports whether /healthz answers 200, and why not otherwise.
@@ -195,8 +193,7 @@ func (a *app) healthy() (bool, string) {
 func (a *app) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/drain" && (r.Method == http.MethodGet || r.Method == http.MethodPost) {
 		if !a.draining.Swap(true) {
-			fmt.Fprintln(a.errLog, "demoapp: draining: health fails and new connections are refused from now on")
-			close(a.drained)
+			fmt.Fprintln(a.errLog, "demoapp: draining: health fails from now on; still serving until the stop")
 		}
 		w.Header().Set("Connection", "close")
 		fmt.Fprint(w, "draining")
@@ -240,72 +237,28 @@ func (a *app) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serveOptions shape how serve answers and ends.
+// serveOptions shape how serve ends.
 type serveOptions struct {
 	// graceful: once ctx ends, finish in-flight requests (up to
 	// shutdownGrace); otherwise close every connection at once.
 	graceful bool
-	// drained, when it closes, makes serve stop accepting on ln and accept
-	// on drainListen instead (a loopback address: the healthcheck and
-	// -drain still get answers, a proxy is refused).
-	drained     <-chan struct{}
-	drainListen string
-	errLog      io.Writer
 }
 
 // serve answers on ln until ctx ends, then drains in-flight requests; not
-// graceful, it closes them at once. Once o.drained closes it moves from ln
-// to o.drainListen, leaving the connections already open to finish.
+// graceful, it closes them at once.
 func serve(ctx context.Context, ln net.Listener, h http.Handler, out io.Writer, o serveOptions) error {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	fmt.Fprintf(out, "demoapp: serving on %s\n", ln.Addr())
-	mainc := make(chan error, 1)
-	go func() { mainc <- srv.Serve(ln) }()
-	var loopc chan error // the loopback listener's, once draining
-	drained := o.drained
-
-wait:
-	for {
-		select {
-		case err := <-mainc:
-			return err
-		case err := <-loopc:
-			return err
-		case <-drained:
-			drained = nil
-			ln.Close()
-			<-mainc // Serve untracks ln before it returns, so Shutdown never closes it twice
-			mainc = nil
-			lo, err := net.Listen("tcp", o.drainListen)
-			if err != nil {
-				// Health then fails by refusal, which is what draining means anyway.
-				if o.errLog != nil {
-					fmt.Fprintln(o.errLog, "demoapp: drain: listen on loopback:", err)
-				}
-				continue
-			}
-			loopc = make(chan error, 1)
-			go func() { loopc <- srv.Serve(lo) }()
-		case <-ctx.Done():
-			break wait
-		}
-	}
-	// waitServes collects what the Serve calls still running return.
-	waitServes := func() error {
-		var errs []error
-		for _, c := range []chan error{mainc, loopc} {
-			if c == nil {
-				continue
-			}
-			if err := <-c; err != nil && !errors.Is(err, http.ErrServerClosed) {
-				errs = append(errs, err)
-			}
-		}
-		return errors.Join(errs...)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
 	}
 	if !o.graceful {
 		srv.Close()
-		waitServes()
+		<-served
 		fmt.Fprintln(out, "demoapp: closed every connection (-graceful=false)")
 		return nil
 	}
@@ -314,21 +267,11 @@ wait:
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
-	if err := waitServes(); err != nil {
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	fmt.Fprintln(out, "demoapp: shut down")
 	return nil
-}
-
-// loopbackOf is addr's port on 127.0.0.1: where a draining demoapp goes on
-// answering its own healthcheck and pre_stop, which ask there (probe).
-func loopbackOf(addr net.Addr) string {
-	_, port, err := net.SplitHostPort(addr.String())
-	if err != nil {
-		return "127.0.0.1:0"
-	}
-	return net.JoinHostPort("127.0.0.1", port)
 }
 
 // probe asks path (/healthz, /drain) on the loopback port of listen, so the
