@@ -327,6 +327,16 @@ func TestRealEngineZeroDowntimeThroughCaddy(t *testing.T) {
 		return <-got
 	}
 
+	// Every drain of a roll ends because Caddy let go of the old container
+	// (its /rollcall/upstreams no longer lists it, nothing in flight), not
+	// on the engine's "unhealthy" nor at the end of update.drain.
+	released := func(phase string, res binResult) {
+		t.Helper()
+		n := strings.Count(res.stderr, "drained: released")
+		if n == 0 || strings.Contains(res.stderr, "drained: unhealthy") || strings.Contains(res.stderr, "drained: timeout") {
+			t.Errorf("%s: want every drain to end as released by Caddy (%d did)\n%s", phase, n, res.stderr)
+		}
+	}
 	v1 := base
 	v1.version = "v1"
 	if res := apply(v1); res.code != exitOK {
@@ -347,21 +357,27 @@ func TestRealEngineZeroDowntimeThroughCaddy(t *testing.T) {
 	v2 := base
 	v2.version = "v2"
 	rolls = append(rolls, during("start-first", proxyClients, func() {
-		if res := apply(v2); res.code != exitOK {
+		res := apply(v2)
+		if res.code != exitOK {
 			t.Errorf("start-first roll: exit %d\n%s", res.code, res.stderr)
 		}
+		released("start-first", res)
 	}))
 	v3 := base
 	v3.version, v3.strategy = "v3", "blue-green"
 	rolls = append(rolls, during("blue-green", proxyClients, func() {
-		if res := apply(v3); res.code != exitOK {
+		res := apply(v3)
+		if res.code != exitOK {
 			t.Errorf("blue-green roll: exit %d\n%s", res.code, res.stderr)
 		}
+		released("blue-green", res)
 	}))
 	rolls = append(rolls, during("recreate", proxyClients, func() {
-		if res := apply(v3, "--recreate"); res.code != exitOK || !strings.Contains(res.stderr, "roll") {
+		res := apply(v3, "--recreate")
+		if res.code != exitOK || !strings.Contains(res.stderr, "roll") {
 			t.Errorf("apply --recreate: exit %d\n%s", res.code, res.stderr)
 		}
+		released("recreate", res)
 	}))
 	v4 := base
 	v4.version, v4.extraArgs, v4.healthDeadline = "v4", []string{"-ready-delay", "1h"}, "6s"
