@@ -44,7 +44,8 @@ type Behaviour struct {
 // AddImage makes the image id available under ref, with the behaviour its
 // containers will have. Adding a known ref with a new id re-points the tag,
 // as a rebuild does; the old image stays available by its id. An empty id
-// gets a generated "sha256:" one.
+// gets a generated "sha256:" one. A tag that now points somewhere new is an
+// image "tag" event, as the engine's.
 func (f *Fake) AddImage(ref, id string, b Behaviour) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -52,7 +53,10 @@ func (f *Fake) AddImage(ref, id string, b Behaviour) {
 		id = "sha256:" + f.newID()
 	}
 	f.behaviours[id] = b
-	f.tags[ref] = id
+	if f.tags[ref] != id {
+		f.tags[ref] = id
+		f.emitImage("tag", ref, id, f.clock.Now())
+	}
 }
 
 // fakeContainer is a Container plus what the simulation needs to move it

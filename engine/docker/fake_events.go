@@ -29,7 +29,18 @@ func (f *Fake) emit(c *fakeContainer, action string, at time.Time, extra map[str
 	for k, v := range extra {
 		attrs[k] = v
 	}
-	ev := Event{Time: at, Action: action, ContainerID: c.ID, Name: c.Name, Attributes: attrs}
+	f.publish(Event{Time: at, Action: action, ContainerID: c.ID, Name: c.Name, Attributes: attrs})
+}
+
+// emitImage records an image event and hands it to every subscriber: image
+// events carry no container label, and every session resolves images.
+func (f *Fake) emitImage(action, ref, id string, at time.Time) {
+	f.publish(Event{Time: at, Type: EventImage, Action: action, Name: ref, Attributes: map[string]string{"name": ref, "id": id}})
+}
+
+// publish keeps ev in the history and hands it to the subscribers that get
+// it (isManaged).
+func (f *Fake) publish(ev Event) {
 	f.history = append(f.history, ev)
 	if len(f.history) > 2*maxHistory {
 		f.history = append(f.history[:0:0], f.history[len(f.history)-maxHistory:]...)
@@ -55,8 +66,10 @@ func (f *Fake) recentHistory() []Event {
 	return f.history
 }
 
+// isManaged reports whether a subscriber of prefix gets ev: a managed
+// container's event, or any image's.
 func isManaged(ev Event, prefix string) bool {
-	return ev.Attributes[ManagedLabel(prefix)] == "true"
+	return ev.Type == EventImage || ev.Attributes[ManagedLabel(prefix)] == "true"
 }
 
 // BreakEvents breaks every open event stream, as a lost engine connection

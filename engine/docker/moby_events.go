@@ -6,6 +6,7 @@ import (
 	"maps"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/moby/moby/api/types/events"
@@ -22,11 +23,14 @@ const (
 )
 
 // Events streams the engine's container events for containers labelled
-// <prefix>.managed=true, from since on (zero: from now).
+// <prefix>.managed=true, from since on (zero: from now), and every image's
+// tag, untag, delete, load, import and pull (Type EventImage), on a second
+// connection: an image's events carry no container label, and one tag
+// rebuilt in place is all it takes to make containers stale.
 //
-// The stream survives the engine: when the connection breaks, Events
-// reconnects by itself with backoff (100ms doubling to 5s) and resumes from
-// the last event it delivered, so nothing in the gap is lost and nothing is
+// The streams survive the engine: when a connection breaks, it reconnects
+// by itself with backoff (100ms doubling to 5s) and resumes from the last
+// event it delivered, so nothing in the gap is lost and nothing is
 // delivered twice. Every connection error is offered on the error channel
 // (buffered 1, sent without blocking, so a slow reader sees the latest state
 // rather than a backlog), for the caller to show "engine disconnected"; an
@@ -42,21 +46,31 @@ const (
 func (m *Moby) Events(ctx context.Context, prefix string, since time.Time) (<-chan Event, <-chan error) {
 	out := make(chan Event)
 	errc := make(chan error, 1)
-	go m.streamEvents(ctx, prefix, since, out, errc)
+	containers := client.Filters{}
+	containers.Add("type", string(events.ContainerEventType))
+	containers.Add("label", ManagedLabel(prefix)+"=true")
+	for _, a := range streamedActions {
+		containers.Add("event", a)
+	}
+	images := client.Filters{}
+	images.Add("type", string(events.ImageEventType))
+	for _, a := range imageActions {
+		images.Add("event", a)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { m.streamEvents(ctx, containers, prefix, since, out, errc) })
+	wg.Go(func() { m.streamEvents(ctx, images, "", since, out, errc) })
+	go func() {
+		wg.Wait()
+		close(errc)
+		close(out)
+	}()
 	return out, errc
 }
 
-func (m *Moby) streamEvents(ctx context.Context, prefix string, since time.Time, out chan<- Event, errc chan error) {
-	defer close(errc)
-	defer close(out)
-
-	f := client.Filters{}
-	f.Add("type", string(events.ContainerEventType))
-	f.Add("label", ManagedLabel(prefix)+"=true")
-	for _, a := range streamedActions {
-		f.Add("event", a)
-	}
-
+// streamEvents runs one filtered stream, reconnecting, until ctx ends. A
+// container stream (prefix set) keeps the list cache told.
+func (m *Moby) streamEvents(ctx context.Context, f client.Filters, prefix string, since time.Time, out chan<- Event, errc chan error) {
 	var seen eventCursor
 	resume := since // where the next connection starts; zero: live only
 	backoff := eventsBackoffMin
@@ -66,9 +80,13 @@ func (m *Moby) streamEvents(ctx context.Context, prefix string, since time.Time,
 			opts.Since = formatEventTime(resume)
 		}
 		connected := time.Now()
-		m.cache.connected(prefix, +1)
+		if prefix != "" {
+			m.cache.connected(prefix, +1)
+		}
 		delivered, err := m.pumpEvents(ctx, opts, &seen, out)
-		m.cache.connected(prefix, -1)
+		if prefix != "" {
+			m.cache.connected(prefix, -1)
+		}
 		if ctx.Err() != nil {
 			return
 		}
@@ -109,7 +127,7 @@ func (m *Moby) pumpEvents(ctx context.Context, opts client.EventsListOptions, se
 			}
 			return delivered, err
 		case msg := <-res.Messages:
-			if !Herald(string(msg.Action)) {
+			if msg.Type == events.ContainerEventType && !Herald(string(msg.Action)) {
 				// A kill or an OOM only announces the die that follows:
 				// inspecting the container now would wait on the engine
 				// until it is down, and hold up every relist meanwhile.
@@ -188,6 +206,10 @@ var streamedActions = []string{
 	"update", "pause", "unpause", "health_status",
 }
 
+// imageActions are the image events that may move a tag: rollcall resolves
+// the desired images again on each.
+var imageActions = []string{"tag", "untag", "delete", "load", "import", "pull"}
+
 // dropAction reports the actions rollcall never shows: healthcheck execs.
 func dropAction(a events.Action) bool {
 	return strings.HasPrefix(string(a), "exec_")
@@ -197,6 +219,13 @@ func eventFromMessage(msg events.Message) Event {
 	t := time.Unix(0, msg.TimeNano)
 	if msg.TimeNano == 0 {
 		t = time.Unix(msg.Time, 0)
+	}
+	if msg.Type == events.ImageEventType {
+		name := msg.Actor.Attributes["name"]
+		if name == "" {
+			name = msg.Actor.ID
+		}
+		return Event{Time: t, Type: EventImage, Action: string(msg.Action), Name: name, Attributes: maps.Clone(msg.Actor.Attributes)}
 	}
 	return Event{
 		Time:        t,

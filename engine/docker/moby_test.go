@@ -681,3 +681,36 @@ func TestMobyBuildImageErrors(t *testing.T) {
 }
 
 func shortID(id string) string { return strings.TrimPrefix(id, "sha256:")[:12] }
+
+// TestMobyImageEvents: the stream carries images' events too, so a tag
+// rebuilt in place is seen at once (the session resolves the images again
+// on each); a container's exec events still never cross.
+func TestMobyImageEvents(t *testing.T) {
+	et := newEngineTest(t)
+	image, _ := dockertest.DemoappImage(t, "v1")
+	tag := "rollcall-imgevent:" + et.prefix
+	evctx, cancel := context.WithCancel(et.ctx)
+	defer cancel()
+	events, errc := et.m.Events(evctx, et.prefix, time.Time{})
+	time.Sleep(200 * time.Millisecond) // both streams connected
+	if _, err := dockertest.CLI(et.ctx, "tag", image, tag); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dockertest.CLI(context.Background(), "rmi", tag) })
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case ev := <-events:
+			if ev.Type == docker.EventImage && ev.Action == "tag" && ev.Name == tag {
+				if ev.ContainerID != "" || ev.Time.IsZero() {
+					t.Errorf("image event %+v: want no container and a time", ev)
+				}
+				return
+			}
+		case err := <-errc:
+			t.Fatalf("event stream error: %v", err)
+		case <-deadline:
+			t.Fatalf("no image tag event for %s within 20s", tag)
+		}
+	}
+}

@@ -237,6 +237,7 @@ type engineStub struct {
 	mu       sync.Mutex
 	handlers []http.HandlerFunc
 	queries  []string
+	images   []string // the queries of the image event stream, which the script never answers
 }
 
 func newEngineStub(t *testing.T, path string, handlers ...http.HandlerFunc) (*Moby, *engineStub) {
@@ -260,6 +261,15 @@ func (s *engineStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !strings.HasSuffix(r.URL.Path, s.path) {
 		http.Error(w, `{"message":"unexpected path"}`, http.StatusNotFound)
+		return
+	}
+	if strings.HasSuffix(r.URL.Path, "/events") && strings.Contains(r.URL.Query().Get("filters"), `"image"`) {
+		// The image stream, beside the container stream the script is
+		// about: held open, with nothing on it.
+		s.mu.Lock()
+		s.images = append(s.images, r.URL.RawQuery)
+		s.mu.Unlock()
+		<-r.Context().Done()
 		return
 	}
 	s.mu.Lock()

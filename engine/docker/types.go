@@ -181,11 +181,16 @@ type CreateSpec struct {
 // Event is one engine event about a managed container.
 type Event struct {
 	Time        time.Time
-	Action      string // create, start, die, stop, destroy, health_status: healthy, ...
-	ContainerID string
-	Name        string
+	Type        string // "" for a container's event, EventImage for an image's
+	Action      string // create, start, die, stop, destroy, health_status: healthy, ...; an image's: tag, untag, delete, load, import, pull
+	ContainerID string // "" for an image's event
+	Name        string // the container's name; an image's reference ("web:v2") or ID
 	Attributes  map[string]string
 }
+
+// EventImage is the Type of an image's event: a tag that may now point at
+// another image, so the desired images are resolved again.
+const EventImage = "image"
 
 // LogOptions selects log lines.
 type LogOptions struct {

@@ -13,7 +13,9 @@
 //   - Observe: the event stream is subscribed before the first list. Events
 //     are coalesced: the first of a quiet period relists at once, and the
 //     rest relist at most once per Options.Coalesce. A resync relists every
-//     Options.Resync regardless. A broken stream is re-subscribed with
+//     Options.Resync regardless: a list alone. The desired images are
+//     resolved once per desired state and again after an image event (a
+//     tag that may point elsewhere now) or a broken stream. A broken stream is re-subscribed with
 //     backoff (100ms doubling to 5s) and followed by a relist; while the
 //     engine does not answer the snapshot says Connected=false and nothing
 //     runs, and the session keeps trying rather than exit.

@@ -27,8 +27,10 @@ func nextBackoff(n *int) time.Duration {
 }
 
 // subscribe (re)opens the event stream, then relists: whatever happened
-// while no stream was open shows up in the list.
+// while no stream was open shows up in the list, and the images are
+// resolved again (their events of the gap are lost).
 func (l *loop) subscribe() {
+	l.reresolve = l.reresolve || l.resolved != nil
 	if l.evCancel != nil {
 		l.evCancel()
 	}
@@ -40,6 +42,13 @@ func (l *loop) subscribe() {
 
 func (l *loop) onEvent(ev docker.Event) {
 	l.evFailures = 0
+	if ev.Type == docker.EventImage {
+		// A tag may point at another image now: resolve the desired
+		// images again, with a relist (the events pane is containers').
+		l.reresolve = true
+		l.requestFetch()
+		return
+	}
 	l.events = append(l.events, ev)
 	if len(l.events) > 2*maxEvents {
 		l.events = append(l.events[:0:0], l.events[len(l.events)-maxEvents:]...)
@@ -86,9 +95,12 @@ func (l *loop) onDie(ev docker.Event) {
 }
 
 // onStreamError: the stream broke (it may still be reconnecting by itself,
-// as the moby adapter's does). Relist to learn whether the engine answers.
+// as the moby adapter's does). Relist to learn whether the engine answers,
+// and resolve the images again: an engine that restarted forgot the image
+// events of before.
 func (l *loop) onStreamError(err error) {
 	l.setConnected(false, "engine disconnected: "+err.Error())
+	l.reresolve = true
 	l.requestFetch()
 }
 
@@ -137,8 +149,9 @@ func (l *loop) startFetch() {
 	l.fetching, l.refetch = true, false
 	l.lastFetch = time.Now()
 	epoch, at, desired, prefix, needInfo := l.epoch, l.now(), l.desired, l.prefix, !l.infoOK || !l.connected
-	// Images are resolved once per desired state, again at each resync (a
-	// tag may be rebuilt) and while one of them cannot be resolved.
+	// Images are resolved once per desired state, again after an image
+	// event or a broken stream (a tag may be rebuilt), and while one of
+	// them cannot be resolved.
 	if !l.needResolve() {
 		desired = nil
 	}

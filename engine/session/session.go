@@ -321,7 +321,7 @@ type loop struct {
 
 	resolved   *spec.ResolvedDesired
 	resolvedFP string // the fingerprint of the desired state resolved
-	reresolve  bool   // resolve the images again at the next relist (resync)
+	reresolve  bool   // resolve the images again at the next relist (an image event, a broken stream)
 	containers []docker.Container
 	plan       reconcile.Plan
 	planNow    time.Time
@@ -460,8 +460,7 @@ func (l *loop) run() {
 			l.throttle.fired()
 			l.startFetch()
 		case <-l.resync.C:
-			l.reresolve = true
-			l.requestFetch()
+			l.requestFetch() // a list alone: image events say when to resolve again
 		case <-l.wake.c:
 			l.wake.fired()
 			l.requestFetch()

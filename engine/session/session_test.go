@@ -512,3 +512,37 @@ func TestSnapshotsLatestWins(t *testing.T) {
 		t.Errorf("seq %d: want a late snapshot, older ones replaced", snap.Seq)
 	}
 }
+
+// TestRebuiltTagRollsFromTheImageEvent: a tag rebuilt in place (the same
+// reference, a new image) is noticed from the engine's image event, not at
+// the next resync, and the containers of the old image roll. A resync is a
+// list alone: it resolves no image.
+func TestRebuiltTagRollsFromTheImageEvent(t *testing.T) {
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 2))
+	h := newHarness(t, f, clock, desiredYAML("web:v1", 2), ModeAuto)
+	h.opts.Resync = 20 * time.Millisecond
+	h.start()
+	h.drive("converged on web:v1", func(s Snapshot) bool {
+		return s.Resolved != nil && s.Steady && s.Plan.Empty() && running(s, "web:v1") == 2
+	})
+	// Several resyncs, and not one image inspect.
+	f.ResetCalls()
+	time.Sleep(150 * time.Millisecond)
+	calls := f.Calls()
+	if countPrefix(calls, "list:") < 2 || countPrefix(calls, "imageinspect:") != 0 {
+		t.Fatalf("calls over several resyncs: %q; want lists alone", calls)
+	}
+
+	// Resyncs resolve nothing: only the image event can tell.
+	f.AddImage("web:v1", "sha256:1b1b", docker.Behaviour{ReadyAfter: time.Second})
+	h.drive("both slots rolled to the rebuilt image", func(s Snapshot) bool {
+		n := 0
+		for _, c := range s.Containers {
+			if c.ImageID == "sha256:1b1b" && c.State == docker.StateRunning {
+				n++
+			}
+		}
+		return n == 2 && len(s.Containers) == 2 && s.Steady
+	})
+}
