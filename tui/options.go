@@ -49,6 +49,9 @@ type Options struct {
 	program []tea.ProgramOption // tests: a terminal of their own
 }
 
+// rendererFPS is the most frames a second the console draws (see Run).
+const rendererFPS = 30
+
 // Run runs session s and the console on the terminal until the operator
 // quits or ctx ends, and returns once the session has stopped (and so has
 // released the host lock). It returns an error only when the session or the
@@ -70,7 +73,11 @@ func Run(ctx context.Context, s *session.Session, opts Options) error {
 
 	m := New(opts)
 	m.ctx = ctx
-	p := tea.NewProgram(m, append([]tea.ProgramOption{tea.WithContext(ctx), tea.WithEnvironment(environ)}, opts.program...)...)
+	// Bubble Tea's renderer wakes at a fixed rate whether or not a frame is
+	// due (v2.1.1 has no way to stop it while idle), and each wake-up is
+	// most of what an idle console costs. 30 a second, half the default,
+	// still shows a key's effect within 33 ms and outpaces the spinner.
+	p := tea.NewProgram(m, append([]tea.ProgramOption{tea.WithContext(ctx), tea.WithEnvironment(environ), tea.WithFPS(rendererFPS)}, opts.program...)...)
 
 	sessErr := make(chan error, 1)
 	go func() {
