@@ -41,6 +41,9 @@ type Upstream struct {
 	Port     string
 	InFlight int // requests in flight to it now (num_requests)
 	Fails    int // failures within Caddy's fail_duration (fails)
+	// InRotation: `dynamic rollcall` routes to it now. Always false
+	// without it, where Caddy's list says nothing of the rotation.
+	InRotation bool
 }
 
 // maxBody bounds the admin API's answer: a list of upstreams is small.
@@ -128,7 +131,8 @@ func inRotation(ups []Upstream, rot map[string]bool) []Upstream {
 	seen := map[string]bool{}
 	for _, u := range ups {
 		seen[u.Address] = true
-		if rot[u.Address] || u.InFlight > 0 {
+		u.InRotation = rot[u.Address]
+		if u.InRotation || u.InFlight > 0 {
 			out = append(out, u)
 		}
 	}
@@ -140,7 +144,9 @@ func inRotation(ups []Upstream, rot map[string]bool) []Upstream {
 	}
 	slices.Sort(fresh)
 	for _, a := range fresh {
-		out = append(out, upstreamOf(a, 0, 0))
+		u := upstreamOf(a, 0, 0)
+		u.InRotation = true
+		out = append(out, u)
 	}
 	return out
 }
@@ -190,18 +196,20 @@ func Routed(ups []Upstream, ip netip.Addr) (u Upstream, ok bool) {
 		}
 		u.InFlight += x.InFlight
 		u.Fails += x.Fails
+		u.InRotation = u.InRotation || x.InRotation
 	}
 	return u, ok
 }
 
 // Released reports whether the proxy has let go of the container at ip:
 // not listed (with `dynamic rollcall`: out of rotation, nothing in
-// flight), or listed with no request in flight and at least one failure
-// since (it refused the proxy). A listed upstream with no failure is still
-// in rotation, however idle.
+// flight), or, without `dynamic rollcall`, listed with no request in
+// flight and at least one failure since (it refused the proxy). An upstream
+// in rotation is never released, whatever its failures; a listed one with
+// no failure is still in rotation, however idle.
 func Released(ups []Upstream, ip netip.Addr) bool {
 	u, ok := Routed(ups, ip)
-	return !ok || (u.InFlight == 0 && u.Fails > 0)
+	return !ok || (!u.InRotation && u.InFlight == 0 && u.Fails > 0)
 }
 
 func firstLine(b []byte) string {

@@ -127,12 +127,15 @@ func TestRoutedAndReleased(t *testing.T) {
 // flight to it, and one in rotation that Caddy has not used yet is added.
 func TestUpstreamsWithDynamicRollcall(t *testing.T) {
 	const rotation = `[{"prefix":"rollcall","workload":"web","network":"front",` +
-		`"addresses":["172.18.0.3:8080","172.18.0.6:8080"],"listed":"2026-12-01T07:00:00Z"}]`
+		`"addresses":["172.18.0.3:8080","172.18.0.6:8080","172.18.0.7:8080"],"listed":"2026-12-01T07:00:00Z"}]`
 	// Caddy remembers .3 (in rotation, 2 in flight), .4 (out of rotation,
-	// nothing in flight: let go), .5 (out of rotation, 1 still in flight).
+	// nothing in flight: let go), .5 (out of rotation, 1 still in flight),
+	// .7 (in rotation, idle after a failed dial: a failure says nothing of
+	// the rotation here).
 	const remembered = `[{"address":"172.18.0.3:8080","num_requests":2,"fails":0},` +
 		`{"address":"172.18.0.4:8080","num_requests":0,"fails":0},` +
-		`{"address":"172.18.0.5:8080","num_requests":1,"fails":0}]`
+		`{"address":"172.18.0.5:8080","num_requests":1,"fails":0},` +
+		`{"address":"172.18.0.7:8080","num_requests":0,"fails":1}]`
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/reverse_proxy/upstreams":
@@ -152,10 +155,10 @@ func TestUpstreamsWithDynamicRollcall(t *testing.T) {
 	for _, u := range ups {
 		got = append(got, u.Address)
 	}
-	if want := "172.18.0.3:8080 172.18.0.5:8080 172.18.0.6:8080"; strings.Join(got, " ") != want {
+	if want := "172.18.0.3:8080 172.18.0.5:8080 172.18.0.7:8080 172.18.0.6:8080"; strings.Join(got, " ") != want {
 		t.Errorf("Upstreams = %v, want %s", got, want)
 	}
-	for ip, want := range map[string]bool{"172.18.0.3": false, "172.18.0.4": true, "172.18.0.5": false, "172.18.0.6": false} {
+	for ip, want := range map[string]bool{"172.18.0.3": false, "172.18.0.4": true, "172.18.0.5": false, "172.18.0.6": false, "172.18.0.7": false} {
 		if got := Released(ups, netip.MustParseAddr(ip)); got != want {
 			t.Errorf("Released(%s) = %v, want %v", ip, got, want)
 		}
