@@ -684,7 +684,7 @@ func shortID(id string) string { return strings.TrimPrefix(id, "sha256:")[:12] }
 
 // TestMobyImageEvents: the stream carries images' events too, so a tag
 // rebuilt in place is seen at once (the session resolves the images again
-// on each); a container's exec events still never cross.
+// on each).
 func TestMobyImageEvents(t *testing.T) {
 	et := newEngineTest(t)
 	image, _ := dockertest.DemoappImage(t, "v1")

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -363,6 +364,16 @@ func TestEventsResumeAfterABrokenStream(t *testing.T) {
 		if q := stub.query(i); !strings.Contains(q, "rollcall.managed%3Dtrue") {
 			t.Errorf("reconnect %d asked %q, want the managed label filter", i, q)
 		}
+	}
+	// Beside it, the image stream: images' tag events only, engine-side,
+	// with no container label (an image carries none).
+	stub.mu.Lock()
+	images := slices.Clone(stub.images)
+	stub.mu.Unlock()
+	if len(images) != 1 {
+		t.Errorf("image streams opened: %q, want one", images)
+	} else if f, _ := url.QueryUnescape(images[0]); !strings.Contains(f, `"type":{"image":true}`) || !strings.Contains(f, `"tag":true`) || strings.Contains(f, "label") {
+		t.Errorf("image stream asked %q, want type image, its tag events, no label filter", f)
 	}
 
 	cancel()
