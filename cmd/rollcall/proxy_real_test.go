@@ -62,7 +62,7 @@ func caddyImage(t *testing.T, ctx context.Context) string {
 		t.Fatal(err)
 	}
 	h := sha256.New()
-	for _, f := range []string{"Caddyfile", "caddy/Dockerfile", "caddy/main.go.txt", "caddy/rollcallup/rollcallup.go.txt", "caddy/build.sh"} {
+	for _, f := range []string{"Caddyfile", "caddy/Dockerfile", "caddy/main.go.txt", "caddy/rollcallup/rollcallup.go.txt", "caddy/rollcallup/rollcallup_test.go.txt", "caddy/build.sh"} {
 		b, err := os.ReadFile(filepath.Join(examples, f))
 		if err != nil {
 			t.Fatal(err)

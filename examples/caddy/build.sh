@@ -26,6 +26,7 @@ fi
 cp "$here/main.go.txt" "$work/main.go"
 mkdir -p "$work/rollcallup"
 cp "$here/rollcallup/rollcallup.go.txt" "$work/rollcallup/rollcallup.go"
+cp "$here/rollcallup/rollcallup_test.go.txt" "$work/rollcallup/rollcallup_test.go"
 cd "$work"
 [ -f go.mod ] || go mod init rollcall.local/caddybuild >/dev/null 2>&1
 GOFLAGS=-mod=mod go get "github.com/caddyserver/caddy/v2@v$CADDY_VERSION"
@@ -33,6 +34,7 @@ go mod tidy
 unformatted=$(gofmt -l main.go rollcallup)
 [ -z "$unformatted" ] || { echo "not gofmt-ed: $unformatted" >&2; exit 1; }
 go vet ./...
+go test -count=1 ./rollcallup
 CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o caddy .
 ./caddy version
 
