@@ -429,7 +429,7 @@ func slotOf(v session.SlotView, prefix string, at time.Time, changes []string, l
 
 func containerOf(c session.ContainerView, d *session.DesiredSlot, prefix string, at time.Time, lt limitTexts) containerRow {
 	cr := containerRow{id: c.ID, shortID: sanitize(shortID(c.ID)), name: sanitize(c.Name), short: sanitize(strings.TrimPrefix(c.Name, prefix+"-")), image: sanitize(c.Image),
-		state: sanitize(string(c.State)), health: healthOf(c), relation: sanitize(string(c.Status)), age: c.Age,
+		state: sanitize(string(c.State)), health: healthOf(c), relation: sanitize(string(c.Status)), age: at.Sub(c.Created),
 		restarts: c.RestartCount, exitCode: c.ExitCode, oom: c.OOMKilled, running: c.State == docker.StateRunning}
 	switch {
 	case cr.running && !c.StartedAt.IsZero():
@@ -437,7 +437,7 @@ func containerOf(c session.ContainerView, d *session.DesiredSlot, prefix string,
 	case !cr.running && !c.FinishedAt.IsZero():
 		cr.up = at.Sub(c.FinishedAt)
 	default:
-		cr.up = c.Age
+		cr.up = cr.age
 	}
 	if c.State != docker.StateExited && c.State != docker.StateDead && (c.ExitCode != 0 || c.OOMKilled) {
 		cr.lastExit = fmt.Sprintf("%d", c.ExitCode)

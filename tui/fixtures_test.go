@@ -49,7 +49,7 @@ func ctr(w string, slot int, image, imageID, hash, version string, ago time.Dura
 }
 
 func view(c docker.Container, status session.ContainerStatus, healthy bool) session.ContainerView {
-	return session.ContainerView{Container: c, Status: status, Healthy: healthy, Age: t0.Sub(c.Created)}
+	return session.ContainerView{Container: c, Status: status, Healthy: healthy}
 }
 
 func webV2() *session.DesiredSlot {

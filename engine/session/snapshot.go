@@ -255,8 +255,7 @@ type ContainerView struct {
 	docker.Container
 	Status     ContainerStatus
 	Healthy    bool
-	Unverified bool          // counted healthy without a healthcheck's word (min_ready, or emergency)
-	Age        time.Duration // since created
+	Unverified bool // counted healthy without a healthcheck's word (min_ready, or emergency)
 }
 
 func (l *loop) snapshot() Snapshot {
@@ -448,7 +447,7 @@ func placeContainers(cs []docker.Container, w *spec.Resolved, desired bool, slot
 	}
 	views := make([]ContainerView, 0, len(cs))
 	for _, c := range cs {
-		v := ContainerView{Container: c, Age: now.Sub(c.Created)}
+		v := ContainerView{Container: c}
 		v.Healthy = reconcile.Healthy(&c, minReady, now, skipHealth)
 		v.Unverified = v.Healthy && (skipHealth || !c.HasHealthcheck)
 		_, hasSpec := c.Labels[docker.SpecLabel(prefix)]
