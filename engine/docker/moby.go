@@ -104,8 +104,9 @@ func (m *Moby) Info(ctx context.Context) (EngineInfo, error) {
 // except one whose inspect is cached and still holds: while an event stream
 // of this adapter is live, only the containers an event named, new ones and
 // those whose state, health or exit code moved are inspected again (see
-// listCache). A container removed between the list and its inspect is left
-// out.
+// listCache). A container this adapter is acting on is not inspected: its
+// last inspect is served with the list's state (see listCache). A container
+// removed between the list and its inspect is left out.
 func (m *Moby) List(ctx context.Context, prefix string) ([]Container, error) {
 	f := client.Filters{}
 	f.Add("label", ManagedLabel(prefix)+"=true")
@@ -121,6 +122,10 @@ func (m *Moby) List(ctx context.Context, prefix string) ([]Container, error) {
 	listed := make(map[string]bool, len(res.Items))
 	for i, s := range res.Items {
 		listed[s.ID] = true
+		if c, ok := m.cache.inFlight(s); ok {
+			out[i] = &c
+			continue
+		}
 		if c, ok := m.cache.lookup(prefix, s); ok {
 			out[i] = &c
 			continue
@@ -254,7 +259,14 @@ func (m *Moby) Create(ctx context.Context, spec CreateSpec) (string, error) {
 
 	err = m.connectExtraNetworks(ctx, id, spec.Networks, spec.Aliases)
 	if err == nil {
+		// Inspected before its start, which holds the container's lock:
+		// a List meanwhile serves this (see listCache).
+		end := m.cache.begin(id, true)
+		if r, ierr := m.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{}); ierr == nil {
+			m.cache.created(containerFromInspect(r.Container))
+		}
 		_, err = m.cli.ContainerStart(ctx, id, client.ContainerStartOptions{})
+		end()
 		if err != nil {
 			err = fmt.Errorf("start %s: %w", spec.Name, engineErr(err))
 		}
@@ -400,7 +412,7 @@ func portBinding(p PortSpec) (network.Port, network.PortBinding, error) {
 // up to whole seconds). A grace <= 0 uses the container's own stop timeout.
 // Stopping a stopped container is not an error.
 func (m *Moby) Stop(ctx context.Context, id string, grace time.Duration) error {
-	defer m.cache.changed(id) // its own change, before the event says so
+	defer m.cache.begin(id, false)() // its own change, before the event says so; no inspect meanwhile
 	opts := client.ContainerStopOptions{}
 	if grace > 0 {
 		secs := ceilSeconds(grace)
@@ -424,7 +436,7 @@ func (m *Moby) Kill(ctx context.Context, id string) error {
 // Remove removes a stopped container and its anonymous volumes. A running
 // container is refused by the engine; one that does not exist is ErrNotFound.
 func (m *Moby) Remove(ctx context.Context, id string) error {
-	defer m.cache.changed(id) // its own change, before the event says so
+	defer m.cache.begin(id, false)() // its own change, before the event says so; no inspect meanwhile
 	if _, err := m.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{RemoveVolumes: true}); err != nil {
 		return fmt.Errorf("remove %s: %w", shortID(id), engineErr(err))
 	}
@@ -433,7 +445,7 @@ func (m *Moby) Remove(ctx context.Context, id string) error {
 
 // Restart restarts a container in place (same ID), stopping it as Stop does.
 func (m *Moby) Restart(ctx context.Context, id string, grace time.Duration) error {
-	defer m.cache.changed(id) // its own change, before the event says so
+	defer m.cache.begin(id, false)() // its own change, before the event says so; no inspect meanwhile
 	opts := client.ContainerRestartOptions{}
 	if grace > 0 {
 		secs := ceilSeconds(grace)
@@ -454,7 +466,7 @@ func (m *Moby) Restart(ctx context.Context, id string, grace time.Duration) erro
 // instead of a silent no-op that would read as drift forever; the container
 // must be recreated. An empty Restart leaves the policy as is.
 func (m *Moby) Update(ctx context.Context, id string, limits Limits) error {
-	defer m.cache.changed(id) // its own change, before the event says so
+	defer m.cache.begin(id, false)() // its own change, before the event says so; no inspect meanwhile
 	restart, err := parseRestartPolicy(limits.Restart)
 	if err != nil {
 		return fmt.Errorf("update %s: %w", shortID(id), err)

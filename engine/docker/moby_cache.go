@@ -17,11 +17,22 @@ import (
 // code) moved. It is used only while an event stream of this adapter
 // is live: without events a change could go unseen, and List then inspects
 // every container as before.
+//
+// A container this adapter is acting on (a start, stop, remove, restart or
+// update in flight) is not inspected at all: the engine holds the
+// container's lock for a start and for the cleanup after a stop, so its
+// inspect would wait for the call to end, and with it the whole list and
+// every other slot's next step. List serves instead the last inspect with
+// the state and health the list itself reports, which the engine answers
+// without that lock. The call's end counts as a change, so the first list
+// after it inspects the container again.
 type listCache struct {
 	mu      sync.Mutex
 	live    map[string]int    // event streams of this adapter that are connected, by prefix
 	version map[string]uint64 // bumped by every event of the container
 	entries map[string]cacheEntry
+	acting  map[string]int  // this adapter's calls in flight, by container
+	start   map[string]bool // of which a start: the container is created, and starting
 }
 
 type cacheEntry struct {
@@ -31,7 +42,8 @@ type cacheEntry struct {
 }
 
 func newListCache() *listCache {
-	return &listCache{live: map[string]int{}, version: map[string]uint64{}, entries: map[string]cacheEntry{}}
+	return &listCache{live: map[string]int{}, version: map[string]uint64{}, entries: map[string]cacheEntry{},
+		acting: map[string]int{}, start: map[string]bool{}}
 }
 
 // lookup returns the cached container for a list item of prefix, if it
@@ -44,11 +56,72 @@ func (lc *listCache) lookup(prefix string, item container.Summary) (Container, b
 		restartedSince(item.Status, e.c.StartedAt, time.Now()) {
 		return Container{}, false
 	}
+	return e.copy(), true
+}
+
+func (e cacheEntry) copy() Container {
 	c := e.c
 	c.Labels = copyMap(c.Labels)
 	c.Ports = append([]PublishedPort(nil), c.Ports...)
 	c.Networks = copyMap(c.Networks)
+	return c
+}
+
+// begin counts a call of this adapter on container id in; starting says it
+// is the start of a container just created. The returned func counts it
+// out, as a change of the container.
+func (lc *listCache) begin(id string, starting bool) (end func()) {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	lc.acting[id]++
+	if starting {
+		lc.start[id] = true
+	}
+	return func() {
+		lc.mu.Lock()
+		defer lc.mu.Unlock()
+		lc.version[id]++
+		if lc.acting[id]--; lc.acting[id] <= 0 {
+			delete(lc.acting, id)
+			delete(lc.start, id)
+		}
+	}
+}
+
+// inFlight returns, for a container this adapter is acting on, its last
+// inspect with the state and health of the list item: what List serves
+// rather than wait for the engine's lock. It needs an inspect of the
+// container to build on (a start has one from just after its create).
+func (lc *listCache) inFlight(item container.Summary) (Container, bool) {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	e, ok := lc.entries[item.ID]
+	if !ok || lc.acting[item.ID] == 0 {
+		return Container{}, false
+	}
+	c := e.copy()
+	c.State = State(item.State)
+	if h, ok := healthOfStatus(item.Status); ok && c.State == StateRunning {
+		c.Health = h
+	}
+	c.Starting = lc.start[item.ID] && c.State == StateCreated
 	return c, true
+}
+
+// healthOfStatus reads a list item's health from its status: "Up 5
+// seconds (health: starting)", "Up 2 minutes (healthy)".
+func healthOfStatus(status string) (Health, bool) {
+	for _, m := range statusGroups.FindAllStringSubmatch(status, -1) {
+		switch m[1] {
+		case "healthy":
+			return HealthHealthy, true
+		case "unhealthy":
+			return HealthUnhealthy, true
+		case "health: starting":
+			return HealthStarting, true
+		}
+	}
+	return "", false
 }
 
 // versionOf is the version to record for an inspect that starts now.
@@ -68,12 +141,21 @@ func (lc *listCache) store(item container.Summary, c Container, version uint64) 
 	lc.entries[item.ID] = cacheEntry{c: c, version: version, summary: summaryOf(item)}
 }
 
-// keep drops the entries of containers no longer listed under a prefix.
+// created keeps the inspect of a container this adapter just created, for
+// List to serve while its start is in flight (see inFlight).
+func (lc *listCache) created(c Container) {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	lc.entries[c.ID] = cacheEntry{c: c, version: lc.version[c.ID], summary: string(StateCreated)}
+}
+
+// keep drops the entries of containers no longer listed under a prefix,
+// but for those this adapter is acting on: one created after the list.
 func (lc *listCache) keep(listed map[string]bool, prefix string) {
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
 	for id, e := range lc.entries {
-		if !listed[id] && e.c.Labels[ManagedLabel(prefix)] == "true" {
+		if !listed[id] && lc.acting[id] == 0 && e.c.Labels[ManagedLabel(prefix)] == "true" {
 			delete(lc.entries, id)
 			delete(lc.version, id)
 		}

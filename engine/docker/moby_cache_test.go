@@ -67,3 +67,25 @@ func TestUpFor(t *testing.T) {
 		t.Error("an exited status reads as up")
 	}
 }
+
+// What the adapter is acting on is served from the cache only while the
+// call is in flight, and a list taken before the create does not drop it.
+func TestListCacheServesACallInFlightUntilItEnds(t *testing.T) {
+	lc := newListCache()
+	lc.connected("rc", +1)
+	item := container.Summary{ID: "c1", State: "created", Status: "Created"}
+	end := lc.begin("c1", true)
+	lc.created(Container{ID: "c1", State: StateCreated, Labels: map[string]string{ManagedLabel("rc"): "true"}})
+	lc.keep(map[string]bool{}, "rc") // a list that began before the create
+	c, ok := lc.inFlight(item)
+	if !ok || !c.Starting {
+		t.Fatalf("during the start: served %v, starting %v; want served, starting", ok, c.Starting)
+	}
+	end()
+	if _, ok := lc.inFlight(item); ok {
+		t.Error("served as in flight after the call ended")
+	}
+	if _, ok := lc.lookup("rc", item); ok {
+		t.Error("the inspect from before the start still holds after it")
+	}
+}

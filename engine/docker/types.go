@@ -61,6 +61,10 @@ type Container struct {
 	// One that has not been is booting until its health_deadline, whatever
 	// its health reads now: a slow starter is not a crash (DESIGN §1).
 	HealthySinceStart bool
+	// Starting says the container is created and its start is in flight
+	// (this adapter's own): it is booting, not a container that never
+	// started.
+	Starting bool
 
 	Limits Limits
 	Ports  []PublishedPort

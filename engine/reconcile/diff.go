@@ -416,6 +416,9 @@ func staleWhy(prefix string, w *spec.Resolved, c *docker.Container, recreate tim
 // retries and start period, so the operator can tell a slow starter from a
 // probe that will never pass. The countdown is the step's Until.
 func bootReason(w *spec.Resolved, c *docker.Container) string {
+	if c.Starting {
+		return fmt.Sprintf("starting: the engine is starting it, deadline %s", w.Update.HealthDeadline)
+	}
 	hc := w.Healthcheck
 	if hc == nil || !c.HasHealthcheck {
 		return fmt.Sprintf("booting: waiting for healthy, deadline %s", w.Update.HealthDeadline)

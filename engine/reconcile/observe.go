@@ -83,7 +83,12 @@ func conditionOf(c *docker.Container, minReady, deadline time.Duration, now time
 		return condPaused, time.Time{}
 	case docker.StateRemoving:
 		return condRestarting, time.Time{}
-	default: // created, exited, dead
+	case docker.StateCreated:
+		if c.Starting {
+			return condBooting, time.Time{} // its start is in flight
+		}
+		return condCrashed, time.Time{}
+	default: // exited, dead
 		return condCrashed, time.Time{}
 	}
 }

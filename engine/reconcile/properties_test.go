@@ -84,6 +84,7 @@ func genContainer(t *rapid.T, one *spec.ResolvedDesired, w *spec.Resolved, slot,
 	}
 	c.State = rapid.SampledFrom([]docker.State{docker.StateRunning, docker.StateRunning, docker.StateRunning,
 		docker.StateRunning, docker.StateRunning, docker.StateExited, docker.StateRestarting, docker.StateCreated, docker.StateDead}).Draw(t, "state")
+	c.Starting = c.State == docker.StateCreated && rapid.Bool().Draw(t, "starting") // its start in flight
 	c.HasHealthcheck = w.Healthcheck != nil
 	if c.HasHealthcheck {
 		c.Health = rapid.SampledFrom([]docker.Health{docker.HealthHealthy, docker.HealthStarting, docker.HealthUnhealthy}).Draw(t, "health")

@@ -196,6 +196,25 @@ func TestRule4RestartCrashedWithBackoff(t *testing.T) {
 		{name: "running unhealthy is crashed", desired: []*spec.Workload{workload("web", 1)},
 			build: func(d *spec.ResolvedDesired) *Observed { return observed(fresh(d, "web", 0, unhealthy)) },
 			want:  []string{"restart web/0"}},
+		{name: "created, never started, is crashed", desired: []*spec.Workload{workload("web", 1)},
+			build: func(d *spec.ResolvedDesired) *Observed {
+				return observed(stale(d, "web", 0), fresh(d, "web", 0, func(c *docker.Container) {
+					c.State, c.Health, c.StartedAt = docker.StateCreated, docker.HealthNone, time.Time{}
+				}))
+			},
+			want: []string{"restart web/0"}},
+		{name: "created with its start in flight is booting: nothing stops", desired: []*spec.Workload{workload("web", 1)},
+			build: func(d *spec.ResolvedDesired) *Observed {
+				return observed(stale(d, "web", 0), fresh(d, "web", 0, func(c *docker.Container) {
+					c.State, c.Health, c.StartedAt, c.Starting = docker.StateCreated, docker.HealthNone, time.Time{}, true
+				}))
+			},
+			want: []string{"wait web/0"},
+			check: func(t *testing.T, p Plan, _ *spec.ResolvedDesired) {
+				if r := p.Steps()[0].Reason; !strings.HasPrefix(r, "starting: the engine is starting it") {
+					t.Fatalf("reason %q", r)
+				}
+			}},
 	})
 	for n, want := range map[int]time.Duration{0: 0, 1: time.Second, 2: 2 * time.Second, 6: 32 * time.Second, 7: time.Minute, 100: time.Minute} {
 		if got := crashBackoff(n); got != want {
