@@ -18,9 +18,11 @@ type gate struct {
 	LockHeld   bool
 	Connected  bool
 	Fresh      bool // the plan was diffed from a list taken after the last step, intent or change
-	// Busy holds the slots ("workload/slot") a running step acts on: no
-	// second step runs in a slot before the first ended and was seen.
-	Busy map[string]bool
+	// Busy holds the slots ("workload/slot") a running step acts on, and
+	// Stale those whose step ended after the plan's list began: no second
+	// step runs in a slot before the first ended and a list saw its end.
+	Busy  map[string]bool
+	Stale map[string]bool
 	// Room is how many more steps may run at once; 0 means none.
 	Room       int
 	Halted     bool // the journal cannot be written: no audit, no action
@@ -59,7 +61,10 @@ type decision struct {
 //     an old one still serves;
 //   - a pause, then a blast-radius question (or refusal), holds every step;
 //   - then the plan's steps in order: skipped ones, those of a workload
-//     being rolled back, those of a slot a running step acts on,
+//     being rolled back, those of a slot a running step acts on or whose
+//     step ended after the plan's list began (the plan does not know what
+//     it did; the other slots' steps run from it, as they would have had
+//     that end come a moment later),
 //     unapproved ones in step mode and, in auto, failed ones before their
 //     retry time are passed over; a stop-first step asks first unless no
 //     one is there to ask. Every step left runs at once, one per slot, up
@@ -82,7 +87,7 @@ func decide(steps []reconcile.Step, g gate) decision {
 	case g.Room <= 0:
 		return decision{Wait: "steps are running"}
 	case g.Rollback != nil:
-		if g.Busy[slotOf(*g.Rollback)] {
+		if g.Busy[slotOf(*g.Rollback)] || g.Stale[slotOf(*g.Rollback)] {
 			return decision{Wait: "the rollback waits for the step running in its slot"}
 		}
 		return decision{Run: []reconcile.Step{*g.Rollback}}
@@ -94,6 +99,7 @@ func decide(steps []reconcile.Step, g gate) decision {
 	var ask *Confirmation
 	var run []reconcile.Step
 	taken := map[string]bool{}
+	stale := false
 	for _, s := range steps {
 		if len(run) >= g.Room {
 			break
@@ -101,6 +107,9 @@ func decide(steps []reconcile.Step, g gate) decision {
 		key := s.Key()
 		switch {
 		case g.Skipped[key], g.RollingBack[s.Workload], g.Busy[slotOf(s)], taken[slotOf(s)]:
+			continue
+		case g.Stale[slotOf(s)]:
+			stale = true
 			continue
 		case g.Mode == ModeStep && !g.Approved[key] && !g.Rollout:
 			continue
@@ -122,6 +131,8 @@ func decide(steps []reconcile.Step, g gate) decision {
 		return decision{Run: run, Ask: ask}
 	case ask != nil:
 		return decision{Ask: ask, Wait: "a stop-first step waits for confirmation"}
+	case stale:
+		return decision{Wait: "waiting for a fresh list of the engine"}
 	case g.Mode == ModeStep && len(steps) > 0:
 		return decision{Wait: "waiting for approval"}
 	}

@@ -29,7 +29,7 @@ const maxRecent = 20
 // whenever a plan may have become actionable.
 func (l *loop) act() {
 	fresh := l.planEpoch == l.epoch && !l.loading
-	if fresh {
+	if fresh && !l.anyStale() {
 		l.dropVanished()
 		if l.mode.Acting() && l.lock != nil && l.connected && l.halted == "" {
 			l.checkBlast() // only when it could act: watching weighs nothing
@@ -38,7 +38,7 @@ func (l *loop) act() {
 	g := gate{
 		Now: time.Now(), Mode: l.mode, Unattended: l.opts.Unattended != nil,
 		LockHeld: l.lock != nil, Connected: l.connected,
-		Fresh: fresh, Busy: map[string]bool{}, Room: maxParallelSteps - len(l.running),
+		Fresh: fresh, Busy: map[string]bool{}, Stale: l.staleSlots(), Room: maxParallelSteps - len(l.running),
 		Halted: l.halted != "", Paused: l.pause != nil,
 		Blast:      l.refusal != nil || (l.confirm != nil && l.confirm.Kind == ConfirmBlast),
 		SettleLeft: l.settleLeft(),
@@ -84,6 +84,28 @@ func (l *loop) act() {
 		}
 		l.runStep(s, launched)
 	}
+}
+
+// staleSlots are the slots whose last step ended after the plan's list
+// began: the plan does not know what that step did.
+func (l *loop) staleSlots() map[string]bool {
+	out := map[string]bool{}
+	for slot, n := range l.slotEnded {
+		if n > l.planEnds {
+			out[slot] = true
+		}
+	}
+	return out
+}
+
+// anyStale: a step ended since the plan's list began.
+func (l *loop) anyStale() bool {
+	for _, n := range l.slotEnded {
+		if n > l.planEnds {
+			return true
+		}
+	}
+	return false
 }
 
 // scoped is the client steps act through: refusing any container the
@@ -134,7 +156,7 @@ func (l *loop) forgetGoneSteps() {
 		}
 	}
 	for key, r := range l.results {
-		if !keys[key] && r.epoch <= l.planEpoch {
+		if !keys[key] && r.ends <= l.planEnds {
 			delete(l.results, key)
 		}
 	}
@@ -255,9 +277,13 @@ func (l *loop) step(c docker.Client, s reconcile.Step, run reconcile.RunOptions,
 }
 
 func (l *loop) onStepDone(d stepDone) {
-	l.epoch++
-	delete(l.running, d.step.Key())
 	s, key := d.step, d.step.Key()
+	l.ends++
+	l.slotEnded[slotOf(s)] = l.ends
+	if !d.ran || d.err != nil || s.Hold != "" {
+		l.epoch++ // what every slot's plan hangs on moved: a failure, a hold
+	}
+	delete(l.running, key)
 	if d.jerr != nil {
 		l.halt("journal: " + d.jerr.Error())
 	}
@@ -265,7 +291,7 @@ func (l *loop) onStepDone(d stepDone) {
 		l.requestFetch()
 		return
 	}
-	res := StepResult{Step: s, Mode: d.mode, Began: d.began, Duration: d.duration, Listed: d.listed, epoch: l.epoch}
+	res := StepResult{Step: s, Mode: d.mode, Began: d.began, Duration: d.duration, Listed: d.listed, ends: l.ends}
 	if d.err != nil {
 		res.Err = d.err.Error()
 	}

@@ -261,9 +261,10 @@ func TestRestartCountResetsAfterTenSecondsHealthy(t *testing.T) {
 	}
 }
 
-// A step runs only from a plan diffed from a list taken after the last
-// step ended: steps of other slots may run together (from one list), but
-// none ever starts from a list older than a step that ended before it.
+// A step runs only from a plan diffed from a list taken after every step
+// that started before it, and after the last step of its own slot ended:
+// steps of one plan run together, and a slot's step that ends leaves the
+// other slots' steps of the plan in hand good, not its own.
 func TestEveryStepFollowsAFreshList(t *testing.T) {
 	f, clock := newEngine()
 	seed(t, f, clock, desiredYAML("web:v1", 3))
@@ -281,8 +282,12 @@ func TestEveryStepFollowsAFreshList(t *testing.T) {
 	for _, a := range seen {
 		end := a.Began.Add(a.Duration)
 		for _, b := range seen {
-			if !end.After(b.Began) && b.Listed.Before(end) {
-				t.Fatalf("%s began %s from a list of %s, older than the end of %s (%s)",
+			if a.Began.Before(b.Began) && b.Listed.Before(a.Began) {
+				t.Fatalf("%s began %s from a list of %s, older than the start of %s (%s)",
+					b.Step.Key(), b.Began.Format(time.StampMicro), b.Listed.Format(time.StampMicro), a.Step.Key(), a.Began.Format(time.StampMicro))
+			}
+			if slotOf(a.Step) == slotOf(b.Step) && !end.After(b.Began) && b.Listed.Before(end) {
+				t.Fatalf("%s began %s from a list of %s, older than the end of %s in its slot (%s)",
 					b.Step.Key(), b.Began.Format(time.StampMicro), b.Listed.Format(time.StampMicro), a.Step.Key(), end.Format(time.StampMicro))
 			}
 		}
@@ -528,5 +533,88 @@ func TestEndingSessionFinishesTheStepInFlight(t *testing.T) {
 				t.Fatalf("the finished start left %+v", cs)
 			}
 		})
+	}
+}
+
+// gatedClient holds the create of one slot's container, and the first list
+// taken while it is held: the list returns what the engine said before
+// the create went through, only once the test lets it.
+type gatedClient struct {
+	docker.Client
+	slot          string // "-web-0-": a part of the container name
+	createHeld    chan struct{}
+	createRelease chan struct{}
+	listHeld      chan struct{}
+	listRelease   chan struct{}
+	mu            sync.Mutex
+	created       bool // the held create came
+	armed         bool // the next list is held
+}
+
+func (g *gatedClient) Create(ctx context.Context, s docker.CreateSpec) (string, error) {
+	if strings.Contains(s.Name, g.slot) {
+		g.mu.Lock()
+		first := !g.created
+		g.created, g.armed = true, first
+		g.mu.Unlock()
+		if first {
+			close(g.createHeld)
+			<-g.createRelease
+		}
+	}
+	return g.Client.Create(ctx, s)
+}
+
+func (g *gatedClient) List(ctx context.Context, prefix string) ([]docker.Container, error) {
+	cs, err := g.Client.List(ctx, prefix)
+	g.mu.Lock()
+	hold := g.armed
+	g.armed = false
+	g.mu.Unlock()
+	if hold {
+		close(g.listHeld)
+		<-g.listRelease
+	}
+	return cs, err
+}
+
+// A slot whose step ended after the plan's list began runs nothing from
+// that plan: the list does not know what the step did. Here the list was
+// taken while slot 0's start was held, so its plan still asks to start
+// slot 0; that start already ran, and must not run again.
+func TestNoStepInASlotFromAListOlderThanItsStep(t *testing.T) {
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 2))
+	g := &gatedClient{Client: f, slot: "-web-0-", createHeld: make(chan struct{}), createRelease: make(chan struct{}),
+		listHeld: make(chan struct{}), listRelease: make(chan struct{})}
+	h := newHarness(t, f, clock, desiredYAML("web:v2", 2, "parallelism: 2"), ModeAuto)
+	h.opts.Client = g
+	h.start()
+	<-g.createHeld
+	select {
+	case <-g.listHeld: // slot 1's start ended: a list without slot 0's new container
+	case <-time.After(waitLimit):
+		t.Fatal("no list while slot 0's start was held")
+	}
+	close(g.createRelease)
+	h.waitFor("slot 0's start to end", func(s Snapshot) bool {
+		return slices.ContainsFunc(s.Recent, func(r StepResult) bool { return r.Step.Slot == 0 && r.Step.Action == reconcile.ActStart })
+	})
+	close(g.listRelease)
+	seen := map[string]StepResult{}
+	h.drive("the roll", func(s Snapshot) bool {
+		for _, r := range s.Recent {
+			seen[r.Step.Key()+r.Began.String()] = r
+		}
+		return s.Steady && running(s, "web:v2") == 2
+	})
+	starts := 0
+	for _, r := range seen {
+		if r.Step.Slot == 0 && r.Step.Action == reconcile.ActStart {
+			starts++
+		}
+	}
+	if starts != 1 {
+		t.Errorf("slot 0 was started %d times, want once", starts)
 	}
 }

@@ -69,7 +69,7 @@ func (l *loop) onEvent(ev docker.Event) {
 // container whose restart policy has the engine restart it is left to the
 // engine (rule 12).
 func (l *loop) onDie(ev docker.Event) {
-	if l.resolved == nil || l.planEpoch != l.epoch || l.loading {
+	if l.resolved == nil || l.planEpoch != l.epoch || l.loading || l.anyStale() {
 		return // the state in hand is already out of date: the relist decides
 	}
 	i := slices.IndexFunc(l.containers, func(c docker.Container) bool { return c.ID == ev.ContainerID })
@@ -134,6 +134,7 @@ func (l *loop) requestFetch() {
 
 type fetchResult struct {
 	epoch      uint64
+	ends       uint64    // the loop's count of ended steps as the list began
 	at         time.Time // by Options.Now, as the list started: the plan's Now
 	listed     time.Time // wall clock, as the list started
 	resolvedFP string    // the desired state resolved is of this fingerprint; resolved nil: not resolved anew
@@ -148,7 +149,7 @@ func (l *loop) startFetch() {
 	l.throttle.stop()
 	l.fetching, l.refetch = true, false
 	l.lastFetch = time.Now()
-	epoch, at, desired, prefix, needInfo := l.epoch, l.now(), l.desired, l.prefix, !l.infoOK || !l.connected
+	epoch, ends, at, desired, prefix, needInfo := l.epoch, l.ends, l.now(), l.desired, l.prefix, !l.infoOK || !l.connected
 	// Images are resolved once per desired state, again after an image
 	// event or a broken stream (a tag may be rebuilt), and while one of
 	// them cannot be resolved.
@@ -158,7 +159,7 @@ func (l *loop) startFetch() {
 	fp := l.desiredFP
 	c := l.scoped() // its lists vouch for the managed containers a step may touch
 	goReport(l, l.fetched, func() fetchResult {
-		r := fetchResult{epoch: epoch, at: at, listed: time.Now(), resolvedFP: fp}
+		r := fetchResult{epoch: epoch, ends: ends, at: at, listed: time.Now(), resolvedFP: fp}
 		if needInfo {
 			info, err := c.Info(l.ctx)
 			if err != nil {
@@ -202,13 +203,18 @@ func (l *loop) onFetched(r fetchResult) {
 	if r.resolved != nil {
 		l.resolved, l.resolvedFP, l.reresolve = r.resolved, r.resolvedFP, false
 	}
-	l.planEpoch, l.planNow, l.planListed = r.epoch, r.at, r.listed
+	l.planEpoch, l.planEnds, l.planNow, l.planListed = r.epoch, r.ends, r.at, r.listed
+	for slot, n := range l.slotEnded {
+		if n <= l.planEnds {
+			delete(l.slotEnded, slot) // the list saw its step's end
+		}
+	}
 	l.diff()
 	if l.mode.Acting() && l.lock == nil {
 		l.takeLock()
 	}
 	l.readHolder()
-	if l.rollout != nil && l.planEpoch == l.epoch && l.plan.Empty() && l.rollout.fp == l.desiredFP {
+	if l.rollout != nil && l.planEpoch == l.epoch && !l.anyStale() && l.plan.Empty() && l.rollout.fp == l.desiredFP {
 		l.endRollout("the desired state is reached")
 	}
 	l.act()

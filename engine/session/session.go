@@ -314,10 +314,20 @@ type loop struct {
 	everConnected bool
 	saidDown      bool
 
-	// epoch moves whenever a plan stops being good to act on: a step starts
-	// or ends, an intent arrives, the desired state or the mode changes.
+	// epoch moves whenever a plan stops being good to act on: a step
+	// starts, a step ends that changed what every slot's plan hangs on (it
+	// failed, or it put a spec on hold), an intent arrives, the desired
+	// state or the mode changes.
 	epoch     uint64
 	planEpoch uint64 // epoch of the fetch the plan came from
+	// A step that ends well changes its own slot only. ends counts the
+	// steps that ended, slotEnded holds the count as the last step of each
+	// slot ended, and planEnds the count as the plan's list began: a slot
+	// whose step ended after that is stale in the plan, and nothing runs
+	// in it before the next list. The other slots go on from the plan.
+	ends      uint64
+	planEnds  uint64
+	slotEnded map[string]uint64
 
 	resolved   *spec.ResolvedDesired
 	resolvedFP string // the fingerprint of the desired state resolved
@@ -386,7 +396,7 @@ func newLoop(ctx context.Context, s *Session) *loop {
 		acked: map[string]bool{}, holds: map[string]map[string]bool{}, recreate: map[string]time.Time{},
 		restarts: map[string]int{}, approved: map[string]bool{}, skipped: map[string]bool{},
 		confirmed: map[string]bool{}, retries: map[string]*retry{}, results: map[string]StepResult{},
-		rollbacks: map[string]string{}, blastCheck: true, connected: false, running: map[string]*StepRun{},
+		rollbacks: map[string]string{}, blastCheck: true, connected: false, running: map[string]*StepRun{}, slotEnded: map[string]uint64{},
 	}
 }
 

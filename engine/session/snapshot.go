@@ -152,10 +152,11 @@ type StepResult struct {
 	Duration time.Duration
 	Err      string // "" when it succeeded
 	// Listed is when the engine list the step was planned from was taken
-	// (wall clock): always after every step that ended before it began.
+	// (wall clock): always after every step that started before it, and
+	// after every step of its slot that ended before it began.
 	Listed time.Time
 
-	epoch uint64 // the loop's epoch as it ended: orders results against plans
+	ends uint64 // the loop's count of ended steps, this one included: orders results against plans
 }
 
 // ConfirmKind says what a confirmation is about.
@@ -270,7 +271,7 @@ func (l *loop) snapshot() Snapshot {
 		Waiting: l.waiting, Settling: l.settleLeft(), Halted: l.halted,
 		RolledBack: slices.Clone(l.rolledBack), Proxy: l.proxyView(),
 	}
-	s.Fresh = l.planEpoch == l.epoch && !l.loading && !l.fetching && len(l.running) == 0 && l.resolved != nil && l.connected
+	s.Fresh = l.planEpoch == l.epoch && !l.loading && !l.fetching && len(l.running) == 0 && !l.anyStale() && l.resolved != nil && l.connected
 	s.Steady = s.Fresh && l.plan.Empty() && len(l.plan.Errors()) == 0 && s.Settling == 0
 	if l.refusal != nil {
 		r := *l.refusal
@@ -331,7 +332,7 @@ func (l *loop) stepStatuses() (map[string]StepStatus, string) {
 		switch {
 		case l.running[key] != nil:
 			ss.State, ss.At = StepRunning, l.running[key].Since
-		case ran && res.epoch > l.planEpoch: // it ran after this plan was made
+		case ran && res.ends > l.planEnds: // it ended after this plan's list began
 			ss.State, ss.At, ss.Err = StepDone, res.Began, res.Err
 			if res.Err != "" {
 				ss.State = StepFailed
