@@ -216,6 +216,17 @@ func (l *loop) readHolder() {
 
 // pollLock re-reads the lock holder while another session holds the lock
 // this one wanted, and says when it comes free: SetMode then takes it.
+// armLockPoll keeps the lock poll going only while it has something to
+// find: a session that holds the lock, or never wanted it, does not wake.
+func (l *loop) armLockPoll() {
+	switch need := l.lock == nil && l.lockErr != ""; {
+	case need && !l.lockPoll.armed():
+		l.lockPoll.set(lockPollEvery)
+	case !need && l.lockPoll.armed():
+		l.lockPoll.stop()
+	}
+}
+
 func (l *loop) pollLock() {
 	if l.lock != nil || l.lockErr == "" {
 		return

@@ -104,3 +104,25 @@ func TestWatchReleasesTheLock(t *testing.T) {
 	h.s.Do(SetMode{Mode: ModeAuto})
 	h.waitFor("the lock again", func(s Snapshot) bool { return s.Lock.Held && s.Mode == ModeAuto })
 }
+
+// The lock is polled only while another session holds it: a session that
+// holds it, or watches without wanting it, has nothing to find and does
+// not wake for it (an idle console draws nothing).
+func TestLockPollRunsOnlyWhileAnotherHoldsTheLock(t *testing.T) {
+	l := &loop{}
+	defer l.lockPoll.stop()
+	l.armLockPoll()
+	if l.lockPoll.armed() {
+		t.Error("polled in watch mode, with no lock wanted")
+	}
+	l.lockErr = "held by ops (pid 42)"
+	l.armLockPoll()
+	if !l.lockPoll.armed() {
+		t.Error("not polled while another session holds the lock")
+	}
+	l.lock, l.lockErr = &hostLock{}, ""
+	l.armLockPoll()
+	if l.lockPoll.armed() {
+		t.Error("polled while holding the lock")
+	}
+}

@@ -372,7 +372,7 @@ type loop struct {
 
 	holdsPath   string // "" until the engine is known, or without StateDir
 	holdsLoaded bool
-	lockPoll    *time.Ticker
+	lockPoll    alarm // armed only while another session holds the lock
 
 	lock             *hostLock
 	lockPath         string
@@ -416,18 +416,18 @@ func (l *loop) start() {
 		}
 	}
 	l.resync = time.NewTicker(l.opts.Resync)
-	l.lockPoll = time.NewTicker(lockPollEvery)
 	l.subscribe()
 	if l.mode.Acting() {
 		l.takeLock()
 	}
 	l.pollProxy()
+	l.armLockPoll()
 	l.publish()
 }
 
 func (l *loop) run() {
 	defer l.resync.Stop()
-	defer l.lockPoll.Stop()
+	defer l.lockPoll.stop()
 	defer l.proxy.alarm.stop()
 	for {
 		select {
@@ -480,9 +480,11 @@ func (l *loop) run() {
 		case <-l.settleAlarm.c:
 			l.settleAlarm.fired()
 			l.requestFetch()
-		case <-l.lockPoll.C:
+		case <-l.lockPoll.c:
+			l.lockPoll.fired()
 			l.pollLock()
 		}
+		l.armLockPoll()
 		l.publish()
 	}
 }
