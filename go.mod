@@ -63,3 +63,5 @@ require (
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
 )
+
+replace charm.land/bubbletea/v2 => ./third_party/bubbletea
