@@ -73,10 +73,10 @@ func Run(ctx context.Context, s *session.Session, opts Options) error {
 
 	m := New(opts)
 	m.ctx = ctx
-	// Bubble Tea's renderer wakes at a fixed rate whether or not a frame is
-	// due (v2.1.1 has no way to stop it while idle), and each wake-up is
-	// most of what an idle console costs. 30 a second, half the default,
-	// still shows a key's effect within 33 ms and outpaces the spinner.
+	// The renderer draws at most rendererFPS frames a second, and only
+	// when a view changed: Bubble Tea is patched so that it sleeps while
+	// idle (third_party/bubbletea/PATCHES.md). 30 a second shows a key's
+	// effect within 33 ms and outpaces the spinner.
 	p := tea.NewProgram(m, append([]tea.ProgramOption{tea.WithContext(ctx), tea.WithEnvironment(environ), tea.WithFPS(rendererFPS)}, opts.program...)...)
 
 	sessErr := make(chan error, 1)

@@ -31,9 +31,11 @@
 //     it appears. A Paused flag, set by the operator or by a failure with
 //     failure_action pause, stops every step in every mode until Resume.
 //   - Fresh diff: a step runs only from a plan diffed from a list taken after
-//     the last step ended and after the last intent, desired change or mode
-//     change. An approved step whose key is not in such a plan is dropped,
-//     with a note. Steps run one at a time.
+//     the last step started, after the last step of its own slot ended, and
+//     after the last intent, desired change, mode change, failed step or
+//     hold. Steps of one plan run together, one per slot; a slot's step that
+//     ends well leaves the other slots' steps of the plan in hand good. An
+//     approved step whose key is not in such a plan is dropped, with a note.
 //   - Confirmations: a stop-first step (Step.Downtime) needs Confirm(yes) in
 //     every mode; Confirm(no) skips it until approved again. After a desired
 //     change (the first desired state counts as one) whose plan would stop or
