@@ -17,7 +17,7 @@ type gate struct {
 	Unattended bool // no one to ask: stop-first runs unasked (and is logged)
 	LockHeld   bool
 	Connected  bool
-	Fresh      bool // the plan was diffed from a list taken after the last step, intent or change
+	Fresh      bool // the plan was diffed from a list taken after the last step started, and the last intent or change
 	// Busy holds the slots ("workload/slot") a running step acts on, and
 	// Stale those whose step ended after the plan's list began: no second
 	// step runs in a slot before the first ended and a list saw its end.
@@ -88,7 +88,7 @@ func decide(steps []reconcile.Step, g gate) decision {
 		return decision{Wait: "steps are running"}
 	case g.Rollback != nil:
 		if g.Busy[slotOf(*g.Rollback)] || g.Stale[slotOf(*g.Rollback)] {
-			return decision{Wait: "the rollback waits for the step running in its slot"}
+			return decision{Wait: "the rollback waits for the step of its slot, and a list after it"}
 		}
 		return decision{Run: []reconcile.Step{*g.Rollback}}
 	case g.Paused:

@@ -87,26 +87,18 @@ func (l *loop) act() {
 }
 
 // staleSlots are the slots whose last step ended after the plan's list
-// began: the plan does not know what that step did.
+// began: the plan does not know what that step did. onFetched drops the
+// slots a list saw, so every slot left in slotEnded is one.
 func (l *loop) staleSlots() map[string]bool {
-	out := map[string]bool{}
-	for slot, n := range l.slotEnded {
-		if n > l.planEnds {
-			out[slot] = true
-		}
+	out := make(map[string]bool, len(l.slotEnded))
+	for slot := range l.slotEnded {
+		out[slot] = true
 	}
 	return out
 }
 
 // anyStale: a step ended since the plan's list began.
-func (l *loop) anyStale() bool {
-	for _, n := range l.slotEnded {
-		if n > l.planEnds {
-			return true
-		}
-	}
-	return false
-}
+func (l *loop) anyStale() bool { return len(l.slotEnded) > 0 }
 
 // scoped is the client steps act through: refusing any container the
 // engine does not say is managed under the prefix. One per prefix, so what

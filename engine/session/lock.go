@@ -214,8 +214,6 @@ func (l *loop) readHolder() {
 	l.holder = readLockHolder(path)
 }
 
-// pollLock re-reads the lock holder while another session holds the lock
-// this one wanted, and says when it comes free: SetMode then takes it.
 // armLockPoll keeps the lock poll going only while it has something to
 // find: a session that holds the lock, or never wanted it, does not wake.
 func (l *loop) armLockPoll() {
@@ -227,6 +225,8 @@ func (l *loop) armLockPoll() {
 	}
 }
 
+// pollLock re-reads the lock holder while another session holds the lock
+// this one wanted, and says when it comes free: SetMode then takes it.
 func (l *loop) pollLock() {
 	if l.lock != nil || l.lockErr == "" {
 		return

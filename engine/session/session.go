@@ -321,10 +321,10 @@ type loop struct {
 	epoch     uint64
 	planEpoch uint64 // epoch of the fetch the plan came from
 	// A step that ends well changes its own slot only. ends counts the
-	// steps that ended, slotEnded holds the count as the last step of each
-	// slot ended, and planEnds the count as the plan's list began: a slot
-	// whose step ended after that is stale in the plan, and nothing runs
-	// in it before the next list. The other slots go on from the plan.
+	// steps that ended, planEnds the count as the plan's list began, and
+	// slotEnded the slots whose last step ended after that, with the count
+	// as it did: they are stale in the plan, and nothing runs in them
+	// before the next list. The other slots go on from the plan.
 	ends      uint64
 	planEnds  uint64
 	slotEnded map[string]uint64
