@@ -138,7 +138,7 @@ func (h header) lines(f frame, w int) []string {
 		}
 	}
 	if hi.proxyErr != "" {
-		out = append(out, fit(st.Warn.Render("✗ proxy not answering: "+hi.proxyErr+" · drains run their full length"), w))
+		out = append(out, fit(st.Warn.Render("✗ proxy not answering: "+hi.proxyErr+" · drains end on unhealthy"), w))
 	}
 	switch {
 	case hi.lockFree:

@@ -58,7 +58,23 @@ func Upstreams(ctx context.Context, c *http.Client, adminURL string) ([]Upstream
 		c = http.DefaultClient
 	}
 	base := strings.TrimRight(adminURL, "/")
-	body, status, err := get(ctx, c, base+"/reverse_proxy/upstreams")
+	// The rotation first, then what is in flight: a request routed to a
+	// container before it left the rotation is still counted then.
+	body, status, err := get(ctx, c, base+"/rollcall/upstreams")
+	var rot map[string]bool // nil: no `dynamic rollcall` routes here
+	switch {
+	case err != nil:
+		return nil, err
+	case status == http.StatusNotFound:
+		// no `dynamic rollcall` in this Caddy
+	case status != http.StatusOK:
+		return nil, fmt.Errorf("caddy upstreams: /rollcall/upstreams: %d %s: %s", status, http.StatusText(status), firstLine(body))
+	default:
+		if rot, err = parseRotation(body); err != nil {
+			return nil, err
+		}
+	}
+	body, status, err = get(ctx, c, base+"/reverse_proxy/upstreams")
 	if err != nil {
 		return nil, err
 	}
@@ -66,21 +82,8 @@ func Upstreams(ctx context.Context, c *http.Client, adminURL string) ([]Upstream
 		return nil, fmt.Errorf("caddy upstreams: %d %s: %s", status, http.StatusText(status), firstLine(body))
 	}
 	ups, err := parseUpstreams(body)
-	if err != nil {
-		return nil, err
-	}
-	body, status, err = get(ctx, c, base+"/rollcall/upstreams")
-	switch {
-	case err != nil:
-		return nil, err
-	case status == http.StatusNotFound:
-		return ups, nil // no `dynamic rollcall` in this Caddy
-	case status != http.StatusOK:
-		return nil, fmt.Errorf("caddy upstreams: /rollcall/upstreams: %d %s: %s", status, http.StatusText(status), firstLine(body))
-	}
-	rot, err := parseRotation(body)
-	if err != nil {
-		return nil, err
+	if err != nil || rot == nil {
+		return ups, err
 	}
 	return inRotation(ups, rot), nil
 }
@@ -107,13 +110,18 @@ func get(ctx context.Context, c *http.Client, url string) ([]byte, int, error) {
 }
 
 // parseRotation reads `dynamic rollcall`'s answer: the addresses each of
-// its sources routes to now.
+// its sources routes to now. No source at all (a Caddy built with the
+// module whose config does not use it) is nil, as a 404 is: the rotation
+// is not known, and an idle upstream is not let go.
 func parseRotation(body []byte) (map[string]bool, error) {
 	var raw []struct {
 		Addresses []string `json:"addresses"`
 	}
 	if err := json.Unmarshal(body, &raw); err != nil {
 		return nil, fmt.Errorf("caddy upstreams: /rollcall/upstreams: %w", err)
+	}
+	if len(raw) == 0 {
+		return nil, nil
 	}
 	rot := map[string]bool{}
 	for _, r := range raw {

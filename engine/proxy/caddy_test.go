@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -162,5 +163,59 @@ func TestUpstreamsWithDynamicRollcall(t *testing.T) {
 		if got := Released(ups, netip.MustParseAddr(ip)); got != want {
 			t.Errorf("Released(%s) = %v, want %v", ip, got, want)
 		}
+	}
+}
+
+// TestUpstreamsRotationEdges: a Caddy built with `dynamic rollcall` whose
+// config does not use it answers no source, which is no rotation (an idle
+// upstream is not let go); the rotation is read before the requests in
+// flight; an error of /rollcall/upstreams is an error, not a fallback.
+func TestUpstreamsRotationEdges(t *testing.T) {
+	const remembered = `[{"address":"172.18.0.5:8080","num_requests":0,"fails":0}]`
+	serve := func(status int, rotation string, order *[]string) *httptest.Server {
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if order != nil {
+				*order = append(*order, r.URL.Path)
+			}
+			switch r.URL.Path {
+			case "/reverse_proxy/upstreams":
+				w.Write([]byte(remembered))
+			case "/rollcall/upstreams":
+				w.WriteHeader(status)
+				w.Write([]byte(rotation))
+			default:
+				http.NotFound(w, r)
+			}
+		}))
+	}
+	var order []string
+	srv := serve(http.StatusOK, `[]`, &order)
+	defer srv.Close()
+	ups, err := Upstreams(context.Background(), srv.Client(), srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Released(ups, netip.MustParseAddr("172.18.0.5")) {
+		t.Error("no source of dynamic rollcall: an idle upstream Caddy still routes to was let go")
+	}
+	if want := []string{"/rollcall/upstreams", "/reverse_proxy/upstreams"}; !slices.Equal(order, want) {
+		t.Errorf("asked %q, want %q: the rotation before what is in flight", order, want)
+	}
+	for _, tt := range []struct {
+		status int
+		body   string
+	}{{http.StatusInternalServerError, "boom"}, {http.StatusOK, "<html>"}} {
+		srv := serve(tt.status, tt.body, nil)
+		if _, err := Upstreams(context.Background(), srv.Client(), srv.URL); err == nil {
+			t.Errorf("/rollcall/upstreams answering %d %q: no error", tt.status, tt.body)
+		}
+		srv.Close()
+	}
+	two := []Upstream{
+		{Address: "172.18.0.3:8080", IP: netip.MustParseAddr("172.18.0.3")},
+		{Address: "172.18.0.3:9090", IP: netip.MustParseAddr("172.18.0.3"), Fails: 1, InRotation: true},
+	}
+	if Released(two, netip.MustParseAddr("172.18.0.3")) {
+		t.Error("in rotation on one of its two ports: released")
 	}
 }

@@ -102,28 +102,30 @@ func drainRig(t *testing.T, b docker.Behaviour) (*docker.Fake, *docker.ManualClo
 	return f, clock, s, opts
 }
 
+func letGo(context.Context, Step) (bool, error)       { return true, nil }
+func stillRoutes(context.Context, Step) (bool, error) { return false, nil }
+
 func TestRunDrainsBeforeTheStop(t *testing.T) {
 	tests := []struct {
 		rule      string
 		behaviour docker.Behaviour
-		released  bool
-		wantTook  time.Duration // on the manual clock
+		released  func(context.Context, Step) (bool, error) // nil: no proxy
+		wantTook  time.Duration                             // on the manual clock
 		wantEnded string
 		wantErr   error
 	}{
-		{"the drain ends once the container reports unhealthy", docker.Behaviour{ExecDrains: true}, false, time.Second, "unhealthy", nil},
-		{"without a health change the whole drain passes", docker.Behaviour{}, false, 5 * time.Second, "timeout", nil},
-		{"the proxy letting go ends the drain", docker.Behaviour{}, true, 0, "released", nil},
-		{"a failing pre_stop waits the drain, then stops anyway", docker.Behaviour{ExecExitCode: 2}, false, 5 * time.Second, "timeout", ErrPreStop},
+		{"the drain ends once the container reports unhealthy", docker.Behaviour{ExecDrains: true}, nil, time.Second, "unhealthy", nil},
+		{"without a health change the whole drain passes", docker.Behaviour{}, nil, 5 * time.Second, "timeout", nil},
+		{"the proxy letting go ends the drain", docker.Behaviour{}, letGo, 0, "released", nil},
+		{"behind a proxy that still routes, unhealthy ends nothing", docker.Behaviour{ExecDrains: true}, stillRoutes, 5 * time.Second, "timeout", nil},
+		{"a failing pre_stop waits the drain, then stops anyway", docker.Behaviour{ExecExitCode: 2}, nil, 5 * time.Second, "timeout", ErrPreStop},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {
 			f, clock, s, opts := drainRig(t, tt.behaviour)
 			var seen []DrainProgress
 			opts.OnDrain = func(p DrainProgress) { seen = append(seen, p) }
-			if tt.released {
-				opts.Released = func(context.Context, Step) (bool, error) { return true, nil }
-			}
+			opts.Released = tt.released
 			began := clock.Now()
 			err := RunWith(context.Background(), f, s, opts)
 			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {

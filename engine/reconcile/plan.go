@@ -48,7 +48,8 @@ type Step struct {
 
 	// Stop and roll of a running container drain it first: PreStop (from
 	// its label: the command it was created with) is exec'd in it, then
-	// the stop waits up to Drain, less once it is unhealthy.
+	// the stop waits up to Drain, less once the proxy in front lets go of
+	// it (or, with no proxy that answers, once it is unhealthy).
 	PreStop []string
 	Drain   time.Duration
 

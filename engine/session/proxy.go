@@ -19,7 +19,9 @@ import (
 //
 // The proxy only ever shortens a drain. Its answers never start a relist,
 // move the epoch or reach decide, so no step runs because of it that would
-// not run without it; a drain it cannot read goes on to its full length.
+// not run without it. A drain whose proxy does not answer ends as one
+// without a proxy does: at its deadline, or once the container is
+// unhealthy.
 
 const (
 	// proxyEvery is how often the proxy is asked while the desired state
@@ -132,7 +134,7 @@ func (l *loop) onProxied(r proxyResult) {
 		p.ups, p.err = nil, r.err.Error()
 		if !p.down && l.ctx.Err() == nil {
 			p.down = true
-			l.note("proxy: %s; drains run their full length until it answers", p.err)
+			l.note("proxy: %s; until it answers, drains end on unhealthy or at their deadline", p.err)
 			l.log(levelWarn, "proxy not answering", "admin", p.admin, "error", p.err)
 		}
 	} else {
