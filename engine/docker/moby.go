@@ -122,10 +122,6 @@ func (m *Moby) List(ctx context.Context, prefix string) ([]Container, error) {
 	listed := make(map[string]bool, len(res.Items))
 	for i, s := range res.Items {
 		listed[s.ID] = true
-		if c, ok := m.cache.inFlight(s); ok {
-			out[i] = &c
-			continue
-		}
 		if c, ok := m.cache.lookup(prefix, s); ok {
 			out[i] = &c
 			continue
@@ -259,14 +255,14 @@ func (m *Moby) Create(ctx context.Context, spec CreateSpec) (string, error) {
 
 	err = m.connectExtraNetworks(ctx, id, spec.Networks, spec.Aliases)
 	if err == nil {
-		// Inspected before its start, which holds the container's lock:
-		// a List meanwhile serves this (see listCache).
-		end := m.cache.begin(id, true)
+		// Inspected before its start, which holds the container's lock
+		// (and so does the remove after a failed one): a List meanwhile
+		// serves this (see listCache). Without it, a List inspects.
+		defer m.cache.begin(id, true)()
 		if r, ierr := m.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{}); ierr == nil {
 			m.cache.created(containerFromInspect(r.Container))
 		}
 		_, err = m.cli.ContainerStart(ctx, id, client.ContainerStartOptions{})
-		end()
 		if err != nil {
 			err = fmt.Errorf("start %s: %w", spec.Name, engineErr(err))
 		}
@@ -445,7 +441,7 @@ func (m *Moby) Remove(ctx context.Context, id string) error {
 
 // Restart restarts a container in place (same ID), stopping it as Stop does.
 func (m *Moby) Restart(ctx context.Context, id string, grace time.Duration) error {
-	defer m.cache.begin(id, false)() // its own change, before the event says so; no inspect meanwhile
+	defer m.cache.changed(id) // its own change, before the event says so (inspected meanwhile: see listCache)
 	opts := client.ContainerRestartOptions{}
 	if grace > 0 {
 		secs := ceilSeconds(grace)
@@ -466,7 +462,7 @@ func (m *Moby) Restart(ctx context.Context, id string, grace time.Duration) erro
 // instead of a silent no-op that would read as drift forever; the container
 // must be recreated. An empty Restart leaves the policy as is.
 func (m *Moby) Update(ctx context.Context, id string, limits Limits) error {
-	defer m.cache.begin(id, false)() // its own change, before the event says so; no inspect meanwhile
+	defer m.cache.changed(id) // its own change, before the event says so
 	restart, err := parseRestartPolicy(limits.Restart)
 	if err != nil {
 		return fmt.Errorf("update %s: %w", shortID(id), err)

@@ -18,21 +18,28 @@ import (
 // is live: without events a change could go unseen, and List then inspects
 // every container as before.
 //
-// A container this adapter is acting on (a start, stop, remove, restart or
-// update in flight) is not inspected at all: the engine holds the
-// container's lock for a start and for the cleanup after a stop, so its
-// inspect would wait for the call to end, and with it the whole list and
-// every other slot's next step. List serves instead the last inspect with
-// the state and health the list itself reports, which the engine answers
-// without that lock. The call's end counts as a change, so the first list
-// after it inspects the container again.
+// A container this adapter is starting, stopping or removing is not
+// inspected at all: the engine holds the container's lock for a start and
+// for the cleanup after a stop, so its inspect would wait for the call to
+// end, and with it the whole list and every other slot's next step. List
+// serves instead the last inspect with the state and health the list
+// itself reports, which the engine answers without that lock: the run it
+// describes is the one being stopped, or none yet. (A restart is not
+// served so: the last inspect is of the run before, its start time and
+// health history would pass for the new run's.) The call's end counts as
+// a change, so the first list after it inspects the container again.
 type listCache struct {
 	mu      sync.Mutex
 	live    map[string]int    // event streams of this adapter that are connected, by prefix
 	version map[string]uint64 // bumped by every event of the container
 	entries map[string]cacheEntry
-	acting  map[string]int  // this adapter's calls in flight, by container
-	start   map[string]bool // of which a start: the container is created, and starting
+	flights map[string]flight // this adapter's calls in flight, by container
+}
+
+// flight is the calls in flight on one container.
+type flight struct {
+	n        int
+	starting bool // one is the start of the container just created
 }
 
 type cacheEntry struct {
@@ -43,15 +50,26 @@ type cacheEntry struct {
 
 func newListCache() *listCache {
 	return &listCache{live: map[string]int{}, version: map[string]uint64{}, entries: map[string]cacheEntry{},
-		acting: map[string]int{}, start: map[string]bool{}}
+		flights: map[string]flight{}}
 }
 
-// lookup returns the cached container for a list item of prefix, if it
-// still holds: only while the events of that prefix are followed.
+// lookup returns what List may serve for a list item of prefix without an
+// inspect: a container this adapter is acting on, as the last inspect with
+// the item's state and health; else the cached inspect if it still holds,
+// only while the events of that prefix are followed.
 func (lc *listCache) lookup(prefix string, item container.Summary) (Container, bool) {
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
 	e, ok := lc.entries[item.ID]
+	if f := lc.flights[item.ID]; ok && f.n > 0 {
+		c := e.copy()
+		c.State = State(item.State)
+		if h, ok := healthOfStatus(item.Status); ok && c.State == StateRunning {
+			c.Health = h
+		}
+		c.Starting = f.starting && c.State == StateCreated
+		return c, true
+	}
 	if !ok || lc.live[prefix] == 0 || e.version != lc.version[item.ID] || e.summary != summaryOf(item) ||
 		restartedSince(item.Status, e.c.StartedAt, time.Now()) {
 		return Container{}, false
@@ -73,39 +91,21 @@ func (e cacheEntry) copy() Container {
 func (lc *listCache) begin(id string, starting bool) (end func()) {
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
-	lc.acting[id]++
-	if starting {
-		lc.start[id] = true
-	}
+	f := lc.flights[id]
+	f.n++
+	f.starting = f.starting || starting
+	lc.flights[id] = f
 	return func() {
 		lc.mu.Lock()
 		defer lc.mu.Unlock()
 		lc.version[id]++
-		if lc.acting[id]--; lc.acting[id] <= 0 {
-			delete(lc.acting, id)
-			delete(lc.start, id)
+		if f := lc.flights[id]; f.n > 1 {
+			f.n--
+			lc.flights[id] = f
+		} else {
+			delete(lc.flights, id)
 		}
 	}
-}
-
-// inFlight returns, for a container this adapter is acting on, its last
-// inspect with the state and health of the list item: what List serves
-// rather than wait for the engine's lock. It needs an inspect of the
-// container to build on (a start has one from just after its create).
-func (lc *listCache) inFlight(item container.Summary) (Container, bool) {
-	lc.mu.Lock()
-	defer lc.mu.Unlock()
-	e, ok := lc.entries[item.ID]
-	if !ok || lc.acting[item.ID] == 0 {
-		return Container{}, false
-	}
-	c := e.copy()
-	c.State = State(item.State)
-	if h, ok := healthOfStatus(item.Status); ok && c.State == StateRunning {
-		c.Health = h
-	}
-	c.Starting = lc.start[item.ID] && c.State == StateCreated
-	return c, true
 }
 
 // healthOfStatus reads a list item's health from its status: "Up 5
@@ -142,7 +142,7 @@ func (lc *listCache) store(item container.Summary, c Container, version uint64) 
 }
 
 // created keeps the inspect of a container this adapter just created, for
-// List to serve while its start is in flight (see inFlight).
+// List to serve while its start is in flight (see lookup).
 func (lc *listCache) created(c Container) {
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
@@ -155,7 +155,7 @@ func (lc *listCache) keep(listed map[string]bool, prefix string) {
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
 	for id, e := range lc.entries {
-		if !listed[id] && lc.acting[id] == 0 && e.c.Labels[ManagedLabel(prefix)] == "true" {
+		if !listed[id] && lc.flights[id].n == 0 && e.c.Labels[ManagedLabel(prefix)] == "true" {
 			delete(lc.entries, id)
 			delete(lc.version, id)
 		}
@@ -170,13 +170,19 @@ func (lc *listCache) changed(id string) {
 }
 
 // connected counts an event stream of prefix in (+1) or out (-1). A stream
-// that breaks may have missed events: everything cached is forgotten.
+// that breaks may have missed events: everything cached is forgotten, but
+// for the containers a call is in flight on (their entries owe nothing to
+// events, and the call's end makes them inspected again).
 func (lc *listCache) connected(prefix string, delta int) {
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
 	lc.live[prefix] += delta
 	if delta < 0 {
-		clear(lc.entries)
+		for id := range lc.entries {
+			if lc.flights[id].n == 0 {
+				delete(lc.entries, id)
+			}
+		}
 	}
 }
 

@@ -77,14 +77,13 @@ func TestListCacheServesACallInFlightUntilItEnds(t *testing.T) {
 	end := lc.begin("c1", true)
 	lc.created(Container{ID: "c1", State: StateCreated, Labels: map[string]string{ManagedLabel("rc"): "true"}})
 	lc.keep(map[string]bool{}, "rc") // a list that began before the create
-	c, ok := lc.inFlight(item)
+	lc.connected("rc", -1)           // the event stream broke meanwhile
+	c, ok := lc.lookup("rc", item)
 	if !ok || !c.Starting {
 		t.Fatalf("during the start: served %v, starting %v; want served, starting", ok, c.Starting)
 	}
 	end()
-	if _, ok := lc.inFlight(item); ok {
-		t.Error("served as in flight after the call ended")
-	}
+	lc.connected("rc", +1)
 	if _, ok := lc.lookup("rc", item); ok {
 		t.Error("the inspect from before the start still holds after it")
 	}

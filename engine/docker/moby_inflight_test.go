@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -52,8 +51,10 @@ func (e *lockingEngine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 	case strings.HasSuffix(path, "/containers/json"):
 		e.mu.Lock()
-		status := map[string]string{"created": "Created", "running": "Up 2 seconds (healthy)", "exited": "Exited (0) 1 second ago"}[e.state]
-		json.NewEncoder(w).Encode([]map[string]any{{"Id": "c1", "Names": []string{"/rc-web-0"}, "State": e.state, "Status": status,
+		status := map[string]string{"created": "Created", "running": "Up 2 seconds (healthy)",
+			"unhealthy": "Up 3 seconds (unhealthy)", "exited": "Exited (0) 1 second ago"}[e.state]
+		state := map[bool]string{true: "running", false: e.state}[e.state == "unhealthy"]
+		json.NewEncoder(w).Encode([]map[string]any{{"Id": "c1", "Names": []string{"/rc-web-0"}, "State": state, "Status": status,
 			"Labels": map[string]string{"rc.managed": "true"}}})
 		e.mu.Unlock()
 	case strings.HasSuffix(path, "/containers/c1/json"):
@@ -93,13 +94,7 @@ func (e *lockingEngine) set(state string) {
 // end makes the next list inspect it again.
 func TestListDoesNotWaitForACallInFlight(t *testing.T) {
 	e := &lockingEngine{entered: make(chan string, 1)}
-	srv := httptest.NewServer(e)
-	t.Cleanup(srv.Close)
-	m, err := NewMoby(context.Background(), "tcp://"+srv.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
+	m := mobyOn(t, e)
 	var held []chan struct{}
 	hold := func() {
 		e.mu.Lock()
@@ -145,6 +140,10 @@ func TestListDoesNotWaitForACallInFlight(t *testing.T) {
 	if c.State != StateCreated || !c.Starting {
 		t.Errorf("during its start: state %s, starting %v; want created and starting", c.State, c.Starting)
 	}
+	e.set("running") // the engine runs it before the call returns
+	if c = list()[0]; c.State != StateRunning || c.Starting {
+		t.Errorf("running, its start call not yet back: state %s, starting %v; want running, not starting", c.State, c.Starting)
+	}
 	release()
 	if err := <-created; err != nil {
 		t.Fatal(err)
@@ -158,6 +157,10 @@ func TestListDoesNotWaitForACallInFlight(t *testing.T) {
 	stopped := make(chan error, 1)
 	go func() { stopped <- m.Stop(context.Background(), "c1", time.Second) }()
 	<-e.entered
+	e.set("unhealthy") // draining: the list says so, the last inspect does not
+	if c = list()[0]; c.State != StateRunning || c.Health != HealthUnhealthy {
+		t.Errorf("during its stop: state %s, health %s; want running and unhealthy, as the list says", c.State, c.Health)
+	}
 	e.set("exited") // it died; the engine cleans up under the lock
 	c = list()[0]
 	if c.State != StateExited || c.Starting || c.Labels["rc.managed"] != "true" {

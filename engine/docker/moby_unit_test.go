@@ -244,14 +244,21 @@ type engineStub struct {
 func newEngineStub(t *testing.T, path string, handlers ...http.HandlerFunc) (*Moby, *engineStub) {
 	t.Helper()
 	s := &engineStub{t: t, path: path, handlers: handlers}
-	srv := httptest.NewServer(s)
+	return mobyOn(t, s), s
+}
+
+// mobyOn is a Moby adapter talking to h, a stand-in for the engine API,
+// closed with the test.
+func mobyOn(t *testing.T, h http.Handler) *Moby {
+	t.Helper()
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	m, err := NewMoby(context.Background(), "tcp://"+srv.Listener.Addr().String())
 	if err != nil {
-		t.Fatalf("NewMoby against the stub: %v", err)
+		t.Fatalf("NewMoby against the stand-in: %v", err)
 	}
 	t.Cleanup(func() { m.Close() })
-	return m, s
+	return m
 }
 
 func (s *engineStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
