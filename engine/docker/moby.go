@@ -252,13 +252,15 @@ func (m *Moby) Create(ctx context.Context, spec CreateSpec) (string, error) {
 		return "", fmt.Errorf("create %s: %w", spec.Name, engineErr(err))
 	}
 	id := res.ID
+	// From here to the end of its start (or of the remove after a failed
+	// one) the engine may hold the container's lock: a List meanwhile
+	// serves what the create asked for, then its inspect from before the
+	// start (see listCache), and inspects it only once Create returned.
+	defer m.cache.starting(Container{ID: id, Name: spec.Name, Image: spec.Image, Labels: copyMap(spec.Labels),
+		State: StateCreated, HasHealthcheck: spec.Healthcheck != nil, Limits: spec.Limits, Created: time.Now()})()
 
 	err = m.connectExtraNetworks(ctx, id, spec.Networks, spec.Aliases)
 	if err == nil {
-		// Inspected before its start, which holds the container's lock
-		// (and so does the remove after a failed one): a List meanwhile
-		// serves this (see listCache). Without it, a List inspects.
-		defer m.cache.begin(id, true)()
 		if r, ierr := m.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{}); ierr == nil {
 			m.cache.created(containerFromInspect(r.Container))
 		}
@@ -408,7 +410,7 @@ func portBinding(p PortSpec) (network.Port, network.PortBinding, error) {
 // up to whole seconds). A grace <= 0 uses the container's own stop timeout.
 // Stopping a stopped container is not an error.
 func (m *Moby) Stop(ctx context.Context, id string, grace time.Duration) error {
-	defer m.cache.begin(id, false)() // its own change, before the event says so; no inspect meanwhile
+	defer m.cache.begin(id)() // its own change, before the event says so; no inspect meanwhile
 	opts := client.ContainerStopOptions{}
 	if grace > 0 {
 		secs := ceilSeconds(grace)
@@ -432,7 +434,7 @@ func (m *Moby) Kill(ctx context.Context, id string) error {
 // Remove removes a stopped container and its anonymous volumes. A running
 // container is refused by the engine; one that does not exist is ErrNotFound.
 func (m *Moby) Remove(ctx context.Context, id string) error {
-	defer m.cache.begin(id, false)() // its own change, before the event says so; no inspect meanwhile
+	defer m.cache.begin(id)() // its own change, before the event says so; no inspect meanwhile
 	if _, err := m.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{RemoveVolumes: true}); err != nil {
 		return fmt.Errorf("remove %s: %w", shortID(id), engineErr(err))
 	}

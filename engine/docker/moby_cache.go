@@ -64,6 +64,9 @@ func (lc *listCache) lookup(prefix string, item container.Summary) (Container, b
 	if f := lc.flights[item.ID]; ok && f.n > 0 {
 		c := e.copy()
 		c.State = State(item.State)
+		if c.ImageID == "" {
+			c.ImageID = item.ImageID // not in what a create asks for
+		}
 		if h, ok := healthOfStatus(item.Status); ok && c.State == StateRunning {
 			c.Health = h
 		}
@@ -85,12 +88,25 @@ func (e cacheEntry) copy() Container {
 	return c
 }
 
-// begin counts a call of this adapter on container id in; starting says it
-// is the start of a container just created. The returned func counts it
-// out, as a change of the container.
-func (lc *listCache) begin(id string, starting bool) (end func()) {
+// begin counts a call of this adapter on container id in. The returned
+// func counts it out, as a change of the container.
+func (lc *listCache) begin(id string) (end func()) {
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
+	return lc.beginLocked(id, false)
+}
+
+// starting counts in the start of a container just created, c as its
+// create asked for it, kept for List to serve until created has its
+// inspect.
+func (lc *listCache) starting(c Container) (end func()) {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	lc.entries[c.ID] = cacheEntry{c: c, version: lc.version[c.ID], summary: string(StateCreated)}
+	return lc.beginLocked(c.ID, true)
+}
+
+func (lc *listCache) beginLocked(id string, starting bool) (end func()) {
 	f := lc.flights[id]
 	f.n++
 	f.starting = f.starting || starting

@@ -73,9 +73,13 @@ func TestUpFor(t *testing.T) {
 func TestListCacheServesACallInFlightUntilItEnds(t *testing.T) {
 	lc := newListCache()
 	lc.connected("rc", +1)
-	item := container.Summary{ID: "c1", State: "created", Status: "Created"}
-	end := lc.begin("c1", true)
-	lc.created(Container{ID: "c1", State: StateCreated, Labels: map[string]string{ManagedLabel("rc"): "true"}})
+	item := container.Summary{ID: "c1", State: "created", Status: "Created", ImageID: "sha256:2222"}
+	// Served from what the create asked for, before its own inspect.
+	end := lc.starting(Container{ID: "c1", State: StateCreated, Labels: map[string]string{ManagedLabel("rc"): "true"}})
+	if c, ok := lc.lookup("rc", item); !ok || !c.Starting || c.ImageID != "sha256:2222" {
+		t.Fatalf("before its inspect: served %v, starting %v, image %q; want served, starting, the list's image", ok, c.Starting, c.ImageID)
+	}
+	lc.created(Container{ID: "c1", State: StateCreated, ImageID: "sha256:2222", Labels: map[string]string{ManagedLabel("rc"): "true"}})
 	lc.keep(map[string]bool{}, "rc") // a list that began before the create
 	lc.connected("rc", -1)           // the event stream broke meanwhile
 	c, ok := lc.lookup("rc", item)
