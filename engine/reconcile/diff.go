@@ -141,7 +141,10 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 			allHealthy = false
 			// Only a container that replaces an old one can miss its deadline:
 			// a crash of a long-settled container is rule 4, not a failed roll.
-			s.failed = len(s.stale) > 0 && s.cond != condPaused && o.Now.After(p.Created.Add(w.Update.HealthDeadline))
+			// A revert (older than every stale container of its slot: the
+			// desired spec went back to what it runs) is never new, so it
+			// never fails the rollout (rule 13): unhealthy, it is crashed.
+			s.failed = isNew(p, s.stale) && s.cond != condPaused && o.Now.After(p.Created.Add(w.Update.HealthDeadline))
 		}
 	}
 
@@ -179,6 +182,18 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 	if par < 1 {
 		par = 1
 	}
+	// Rule 4: at most par running containers of the workload restart at
+	// once, so a health failure across the workload (a dependency down, a
+	// loaded host) never restarts them all together. A restart in flight,
+	// and a container rollcall restarted that is booting again (not yet
+	// healthy, not past its deadline), use the budget. An exited or dead
+	// container serves nothing: it restarts at once, outside the budget.
+	restartBudget := par
+	for i := range slots {
+		if p := slots[i].primary(); p != nil && (o.Restarting[p.ID] || (slots[i].cond == condBooting && o.Restarts[p.ID] > 0)) {
+			restartBudget--
+		}
+	}
 
 	add := func(s Step) { wp.Steps = append(wp.Steps, s) }
 	for i := range slots {
@@ -187,6 +202,7 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 		if p == nil {
 			if o.Held(w.Name, w.Hash) {
 				wp.Notes = append(wp.Notes, fmt.Sprintf("slot %d: spec %s is on hold (rolled back); not started until the desired spec changes", i, short(w.Hash)))
+				wp.Held = append(wp.Held, i)
 				continue
 			}
 			create := CreateSpec(prefix, w, i)
@@ -257,7 +273,7 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 			}
 		case condBooting:
 			deadline := bootDeadline(p, w.Update.HealthDeadline)
-			if failAt := p.Created.Add(w.Update.HealthDeadline); len(s.stale) > 0 && failAt.Before(deadline) {
+			if failAt := p.Created.Add(w.Update.HealthDeadline); isNew(p, s.stale) && failAt.Before(deadline) {
 				deadline = failAt // a replacement fails its roll from its creation on
 			}
 			st := Step{Action: ActWait, Workload: w.Name, Slot: i, Container: p.Name, Until: deadline, Reason: bootReason(w, p)}
@@ -284,7 +300,13 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 			if o.Now.Before(at) {
 				add(Step{Action: ActWait, Workload: w.Name, Slot: i, Container: p.Name, Until: at,
 					Reason: fmt.Sprintf("%s: restart backoff %s", crashReason(w, p), crashBackoff(attempts))})
+			} else if p.State == docker.StateRunning && restartBudget <= 0 {
+				add(Step{Action: ActWait, Workload: w.Name, Slot: i, Container: p.Name,
+					Reason: fmt.Sprintf("%s; workload-wide health failure: restarting %s at a time", crashReason(w, p), atATime(par))})
 			} else {
+				if p.State == docker.StateRunning {
+					restartBudget--
+				}
 				add(Step{Action: ActRestart, Workload: w.Name, Slot: i, Container: p.Name, ContainerID: p.ID, Grace: w.StopGrace,
 					Reason: crashReason(w, p)})
 			}
@@ -487,6 +509,26 @@ func specChanges(prefix string, w *spec.Resolved, slots []slot, surplus map[int]
 	}
 	sort.Strings(out)
 	return out
+}
+
+// isNew reports whether c is new in its slot (DESIGN §1): created after a
+// stale container of the slot that it replaces. One older than every stale
+// container is a revert: the desired spec went back to what it runs.
+func isNew(c *docker.Container, stale []*docker.Container) bool {
+	for _, o := range stale {
+		if o.Created.Before(c.Created) {
+			return true
+		}
+	}
+	return false
+}
+
+// atATime says how many restart at once: "one", else the count.
+func atATime(n int) string {
+	if n == 1 {
+		return "one"
+	}
+	return strconv.Itoa(n)
 }
 
 func slotName(workload string, slot int) string { return workload + "/" + strconv.Itoa(slot) }

@@ -23,6 +23,11 @@ type Observed struct {
 	// Restarts counts the restarts rollcall issued, by container ID, for the
 	// crash backoff of rule 4 (the engine counts only its own).
 	Restarts map[string]int
+	// Restarting holds the containers, by ID, whose restart rollcall has
+	// in flight: a list taken meanwhile may show one exited, but it is a
+	// running container being restarted, and counts against rule 4's
+	// limit on restarts at once.
+	Restarting map[string]bool
 }
 
 // Held reports whether workload's spec hash is on hold.

@@ -247,7 +247,7 @@ func (l *loop) diff() {
 		l.plan = reconcile.Plan{}
 	} else {
 		obs := &reconcile.Observed{Now: l.planNow, Containers: l.containers, Holds: l.holds,
-			RecreateBefore: l.recreate, SkipHealth: l.skipHealth, Restarts: l.restarts}
+			RecreateBefore: l.recreate, SkipHealth: l.skipHealth, Restarts: l.restarts, Restarting: l.restartsInFlight()}
 		l.plan = reconcile.Diff(l.resolved, obs)
 		if l.opts.Unattended == nil {
 			// The console shows the whole roll: the steps that follow
@@ -260,6 +260,21 @@ func (l *loop) diff() {
 	l.forgetRestarts()
 	l.forgetGoneSteps()
 	l.checkFailures()
+}
+
+// restartsInFlight is the containers whose restart step runs now, for
+// rule 4's limit on restarts at once; nil when there are none.
+func (l *loop) restartsInFlight() map[string]bool {
+	var out map[string]bool
+	for _, r := range l.running {
+		if r.Step.Action == reconcile.ActRestart {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[r.Step.ContainerID] = true
+		}
+	}
+	return out
 }
 
 // restartResetAfter is how long a container rollcall restarted must run
