@@ -20,7 +20,12 @@
 //  4. The up-to-date container crashed: RESTART it in place. The first
 //     restart is immediate; after that the backoff is 1s, 2s, 4s … capped at
 //     1m by restart count (the engine's count plus the restarts rollcall
-//     issued), counted from when it last stopped.
+//     issued), counted from when it last stopped. An exited or dead one
+//     restarts at once; running ones that turned unhealthy restart at most
+//     update.parallelism at a time (a restart in flight, Observed.Restarting,
+//     and a restarted container still booting use the budget), so a health
+//     failure across the workload never takes it down together: the rest
+//     wait, "workload-wide health failure: restarting one at a time".
 //  5. Only the limits differ (CPU, memory, restart policy, as the engine
 //     applies them): UPDATE in place, never restart.
 //  6. Slot index >= replicas: STOP (surplus). replicas 0: STOP all (cold).
@@ -47,6 +52,10 @@
 //  11. Emergency mode (SkipHealth) counts every up-to-date running container as
 //     healthy at once.
 //  12. A container the engine is restarting (restart policy) is waited for.
+//  13. A revert (an up-to-date container older than every stale container
+//     of its slot: the desired spec went back to what it runs) is never
+//     new: it never misses a deadline or fails a rollout; unhealthy (drained
+//     by an interrupted roll, say) it is crashed and restarted.
 //
 // Booting or crashed (DESIGN §1): a running container that has not been
 // healthy since it last started (docker.Container.HealthySinceStart) is
@@ -71,8 +80,8 @@
 // SpecDiff is the field-by-field diff of a desired workload with a
 // container as inspected; environment values show only when asked.
 //
-// Health deadline (DESIGN §6): a new container, one that replaces an old one
-// still in its slot, that is not healthy health_deadline after it was created
+// Health deadline (DESIGN §6): a new container, one created after an old one
+// still in its slot that it replaces, that is not healthy health_deadline after it was created
 // is a Failure. (A long-settled container that crashes is rule 4, and a first
 // start with nothing to fall back on keeps waiting.) With failure_action
 // rollback the plan stops the new container and marks the step Hold, so the
