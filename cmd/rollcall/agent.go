@@ -14,35 +14,43 @@ func newAgentCmd(e env, g *globals) *cobra.Command {
 	var file desiredFlags
 	var allowMassStop bool
 	c := &cobra.Command{
-		Use:   "agent [-f FILE]",
+		Use:   "agent [-f FILE|URL] [--token-file PATH]",
 		Short: "Converge forever: the headless loop, for systemd",
-		Long: `Converge, then keep converging as the engine or the desired file changes,
-until SIGTERM or SIGINT. It is the console's session in auto mode, with the
+		Long: `Converge, then keep converging as the engine or the desired state changes,
+until SIGTERM or SIGINT. The desired state is a file, followed however it is
+replaced (in place, by rename, through symbolic links such as a Kubernetes
+ConfigMap's), or an http(s) URL, polled every 5s with ETag (--token-file
+sends a bearer token read from a file at each poll). It is the console's session in auto mode, with the
 unattended policy in place of the questions a console asks:
 
   - a desired change that would stop or roll more than half of the running
     containers is refused and logged, and the agent waits for the next
     desired change (--allow-mass-stop lets it through);
   - stop-first steps the file asks for run, logged as downtime;
-  - a changed desired file is acted on only once it parses and has stayed
-    the same for the settle time (2s); a broken file keeps the last good
-    state, and the error is logged with its file, line and column;
+  - a changed desired state is acted on only once it parses and has stayed
+    the same for the settle time (2s); a broken file, or a URL that fails
+    or answers a broken document, keeps the last good state, and the error
+    is logged (with its file, line and column for a broken document);
   - failure_action pause stops acting until the desired state changes;
     rollback and continue act as the file says; holds outlive the process.
 
 Logs go to stderr as JSON lines (log/slog): every step as it starts and
 ends, refusals, pauses, rollbacks, the engine disconnecting and coming back.
-Every step is also journaled (mode "agent"). The desired file must load at
+Every step is also journaled (mode "agent"). The desired state must load at
 start. On a signal the step in flight is finished first. If the journal
 cannot be written, the agent stops acting and exits 1.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			d, _, src, err := readDesired(e, file, g.prefix)
+			src, err := file.choose(e)
 			if err != nil {
 				return err
 			}
 			source, err := src.open()
+			if err != nil {
+				return err
+			}
+			d, err := loadFrom(ctx, src, source, g.prefix)
 			if err != nil {
 				return err
 			}

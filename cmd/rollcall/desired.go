@@ -29,16 +29,22 @@ const defaultFile = "rollcall.yaml"
 
 // desiredFlags say where the desired state comes from.
 type desiredFlags struct {
-	file    string // -f: a rollcall.yaml, a compose file (by its name) or an http(s) URL
-	compose string // --compose: a compose file, whatever its name
+	file      string // -f: a rollcall.yaml, a compose file (by its name) or an http(s) URL
+	compose   string // --compose: a compose file, whatever its name
+	tokenFile string // --token-file: the bearer token of a URL source
 }
 
-// fileFlag registers -f/--file and --compose on a command that reads the
-// desired state.
+// fileFlag registers -f/--file, --compose and --token-file on a command
+// that reads the desired state.
 func fileFlag(c *cobra.Command, f *desiredFlags) {
 	c.Flags().StringVarP(&f.file, "file", "f", "", "desired state: a rollcall.yaml, a compose file (compose.yaml, docker-compose.yml, ...) or an http(s):// URL serving rollcall.yaml as YAML or JSON (default ./rollcall.yaml, else ./compose.yaml or another compose file name)")
 	c.Flags().StringVar(&f.compose, "compose", "", "desired state from a compose file, whatever its name")
+	c.Flags().StringVar(&f.tokenFile, "token-file", "", "with -f URL: a file holding a bearer token, sent as \"Authorization: Bearer ...\" and read again at each poll")
 }
+
+// urlInterval is how often a URL source is polled; 0 is
+// session.DefaultURLInterval. Tests shorten it.
+var urlInterval time.Duration
 
 // Kinds of desired source.
 const (
@@ -49,15 +55,30 @@ const (
 
 // desiredSource is where the desired state comes from, once chosen.
 type desiredSource struct {
-	kind    string
-	path    string   // the file, or the URL
-	environ []string // compose: what its variables are interpolated from
+	kind      string
+	path      string   // the file, or the URL
+	environ   []string // compose: what its variables are interpolated from
+	tokenFile string   // url: the bearer token's file, "" for none
 }
 
 // choose picks the desired source: --compose; else -f, a URL by its scheme
 // and a compose file by its name; else ./rollcall.yaml if it exists, else
 // the first compose file name that exists.
 func (f desiredFlags) choose(e env) (desiredSource, error) {
+	src, err := f.chooseKind(e)
+	if err != nil {
+		return src, err
+	}
+	if f.tokenFile != "" {
+		if src.kind != sourceURL {
+			return desiredSource{}, usageErr(errors.New("--token-file goes with -f http(s)://...: a file source has no token"))
+		}
+		src.tokenFile = f.tokenFile
+	}
+	return src, nil
+}
+
+func (f desiredFlags) chooseKind(e env) (desiredSource, error) {
 	switch {
 	case f.file != "" && f.compose != "":
 		return desiredSource{}, usageErr(errors.New("-f and --compose both name the desired state: give one"))
@@ -90,7 +111,11 @@ func isURL(s string) bool { return strings.Contains(s, "://") }
 func (s desiredSource) open() (session.Source, error) {
 	switch s.kind {
 	case sourceURL:
-		src, err := session.URLSource(s.path, session.URLOptions{})
+		src, err := session.URLSource(s.path, session.URLOptions{Interval: urlInterval, TokenFile: s.tokenFile})
+		var terr *session.TokenFileError
+		if errors.As(err, &terr) {
+			return nil, withHint(err, "--token-file names a regular file holding the bearer token, on one line")
+		}
 		return src, usageErr(err)
 	case sourceCompose:
 		return session.ComposeSource(s.path, s.environ), nil
@@ -98,18 +123,7 @@ func (s desiredSource) open() (session.Source, error) {
 	return session.FileSource(s.path), nil
 }
 
-// parse reads a document of the source's kind.
-func (s desiredSource) parse(data []byte) (*spec.Desired, error) {
-	if s.kind == sourceCompose {
-		return spec.ParseCompose(s.path, data, s.environ)
-	}
-	return spec.Parse(s.path, data)
-}
-
-// loadDesired reads the desired state once and applies --prefix. A missing
-// file is one line naming the path; a broken document is the spec's
-// ErrorList, every entry with its file:line:col; a URL that does not answer
-// well is one line naming the URL, without its secrets.
+// loadDesired reads the desired state once and applies --prefix.
 func loadDesired(ctx context.Context, e env, f desiredFlags, prefix string) (*spec.Desired, error) {
 	src, err := f.choose(e)
 	if err != nil {
@@ -119,46 +133,24 @@ func loadDesired(ctx context.Context, e env, f desiredFlags, prefix string) (*sp
 	if err != nil {
 		return nil, err
 	}
+	return loadFrom(ctx, src, s, prefix)
+}
+
+// loadFrom loads s, the opened src, once and applies --prefix. A missing
+// file is one line naming the path; a broken document is the spec's
+// ErrorList, every entry with its file:line:col; a URL that does not answer
+// well is one line naming the URL, without its secrets.
+func loadFrom(ctx context.Context, src desiredSource, s session.Source, prefix string) (*spec.Desired, error) {
 	d, err := s.Load(ctx)
 	if err != nil {
 		var stale *session.StaleError
 		if errors.As(err, &stale) {
-			err = stale.Err // one fetch: there is no earlier state to keep
+			err = stale.Err // a first fetch: there is no earlier state to keep
 		}
-		if errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, fs.ErrNotExist) && src.kind != sourceURL {
 			return nil, withHint(fmt.Errorf("no desired-state file at %s", src.path), missingFileHint)
 		}
 		return nil, err
-	}
-	return withPrefix(d, prefix)
-}
-
-// readDesired is loadDesired for the agent, which follows a file: it also
-// returns the bytes it parsed.
-func readDesired(e env, f desiredFlags, prefix string) (*spec.Desired, []byte, desiredSource, error) {
-	src, err := f.choose(e)
-	if err != nil {
-		return nil, nil, src, err
-	}
-	if src.kind == sourceURL {
-		return nil, nil, src, usageErr(errors.New("agent follows a file: give it a rollcall.yaml or a compose file; plan and apply read a URL"))
-	}
-	data, err := spec.ReadFile(src.path) // a regular file, at most spec.MaxDocumentBytes
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil, src, withHint(fmt.Errorf("no desired-state file at %s", src.path), missingFileHint)
-	case err != nil:
-		return nil, nil, src, fmt.Errorf("read desired state: %w", err)
-	}
-	d, err := parseDesired(src, data, prefix)
-	return d, data, src, err
-}
-
-// parseDesired parses a desired-state document of src and applies --prefix.
-func parseDesired(src desiredSource, data []byte, prefix string) (*spec.Desired, error) {
-	d, err := src.parse(data)
-	if err != nil {
-		return nil, err // an ErrorList: every entry has its file:line:col
 	}
 	return withPrefix(d, prefix)
 }
@@ -226,9 +218,12 @@ func currentPlan(ctx context.Context, c docker.Client, d *spec.Desired, o observ
 	return p, nil
 }
 
-// converged is the plan's verdict: nothing to do or wait for, and no
-// workload that cannot be acted on.
-func converged(p reconcile.Plan) bool { return p.Empty() && len(p.Errors()) == 0 }
+// converged is the plan's verdict: nothing to do or wait for (a wait is
+// not converged), no workload that cannot be acted on, and no slot kept
+// off its desired spec by a hold (DESIGN §9).
+func converged(p reconcile.Plan) bool {
+	return p.Empty() && len(p.Errors()) == 0 && len(heldSlots(p)) == 0
+}
 
 // hostLock takes the host lock for prefix on the engine, as a console in step
 // or auto mode does, so a headless command never acts beside one.

@@ -171,8 +171,9 @@ func TestPlanReadsAURL(t *testing.T) {
 	}
 }
 
-// TestDesiredSourceRefusals: a URL of another scheme, and a URL for the
-// agent, which follows a file, are refused before the engine is asked.
+// TestDesiredSourceRefusals: a URL of another scheme, --token-file without
+// a URL, and a token file that cannot be read are refused before the
+// engine is asked.
 func TestDesiredSourceRefusals(t *testing.T) {
 	h := newHarness(t, docker.NewManualClock(t0))
 	h.unreachable = true
@@ -181,12 +182,40 @@ func TestDesiredSourceRefusals(t *testing.T) {
 		want string
 	}{
 		{[]string{"plan", "-f", "ftp://example.com/desired.yaml"}, "http:// or https://"},
-		{[]string{"agent", "-f", "https://example.com/desired.yaml"}, "agent follows a file"},
+		{[]string{"agent", "-f", h.file("rollcall.yaml", "workloads: {}\n"), "--token-file", h.file("token", "t")}, "--token-file goes with -f http(s)://"},
+		{[]string{"plan", "--compose", h.file("compose.yaml", composeYAML), "--token-file", h.file("token", "t")}, "--token-file goes with -f http(s)://"},
+		{[]string{"plan", "-f", "https://example.com/desired.yaml", "--token-file", h.dir}, "token file " + h.dir + ": not a regular file"},
+		{[]string{"apply", "-f", "https://example.com/desired.yaml", "--token-file", h.file("empty", "\n")}, "empty"},
+		{[]string{"-f", "https://example.com/desired.yaml", "--token-file", h.dir + "/none"}, "token file " + h.dir + "/none: no such file"},
 	} {
 		res := h.run("", tc.args...)
 		if res.code != exitFailed || !strings.Contains(res.stderr, tc.want) || strings.Contains(res.stderr, "connect") {
 			t.Errorf("%v: exit %d\n%s", tc.args, res.code, res.stderr)
 		}
+	}
+}
+
+// TestPlanSendsTheToken: plan and apply send the bearer token of
+// --token-file, trimmed, and a server that refuses it is an error.
+func TestPlanSendsTheToken(t *testing.T) {
+	h := newHarness(t, docker.NewManualClock(t0))
+	h.fake.AddImage("demo:v2", imageV2, docker.Behaviour{})
+	plane := newPlaneServer(t)
+	plane.set(func(p *planeServer) { p.body, p.token = desiredJSON, "s3cret" })
+	url := plane.srv.URL + "/desired.json"
+	token := h.file("token", "  s3cret\n")
+	if res := h.run("", "plan", "-f", url, "--token-file", token); res.code != exitPending {
+		t.Fatalf("plan with the token: exit %d\n%s", res.code, res.stderr)
+	}
+	if res := h.run("", "apply", "--yes", "-f", url, "--token-file", token); res.code != exitOK {
+		t.Fatalf("apply with the token: exit %d\n%s", res.code, res.stderr)
+	}
+	res := h.run("", "plan", "-f", url, "--token-file", h.file("other", "wrong"))
+	if res.code != exitFailed || !strings.Contains(res.stderr, "401 Unauthorized") || strings.Contains(res.stderr, "wrong") {
+		t.Errorf("plan with a wrong token: exit %d\n%s", res.code, res.stderr)
+	}
+	if n := plane.count(http.StatusOK); n != 2 {
+		t.Errorf("%d good answers, want 2", n)
 	}
 }
 

@@ -3,10 +3,12 @@ package session
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -32,36 +34,43 @@ type Source interface {
 // quiet this long, so an editor's write in several parts is loaded once.
 const fileDebounce = 100 * time.Millisecond
 
-// FileSource is a desired-state file (rollcall.yaml), watched with
-// fsnotify. It watches the file's directory, not the file, so an editor
-// that saves by writing a new file and renaming it over the old one is
-// seen too. Where the directory cannot be watched, it polls once a second.
+// filePoll is how often FileSource looks at the file beside its watch, so
+// a change whose event was missed (an overflow, a filesystem without
+// events, a watch that could not be placed) is still followed.
+const filePoll = 2 * time.Second
+
+// FileSource is a desired-state file (rollcall.yaml), followed however it
+// is replaced: written in place, renamed over (an editor's save), or
+// reached through symbolic links whose targets change anywhere along the
+// chain (a Kubernetes ConfigMap volume renames a new ..data link over the
+// old one; ln -sfn replaces the link itself). It watches, with fsnotify,
+// every directory where resolving the path looks up a link or the file,
+// resolves the path again after each change there and moves its watches
+// to where it now leads. Beside the watch it polls every 2 s, comparing
+// where the path leads and that file's identity, size and modification
+// time, so a missed event is caught late rather than never.
 func FileSource(path string) Source {
-	return &fileSource{path: path, debounce: fileDebounce, parse: spec.Parse}
+	return &fileSource{path: path, debounce: fileDebounce, pollEvery: filePoll, parse: spec.Parse}
 }
 
-// ComposeSource is a compose file (spec.ParseCompose), watched as
-// FileSource watches a file, and its project's .env beside it. environ is
+// ComposeSource is a compose file (spec.ParseCompose), followed as
+// FileSource follows a file, and its project's .env beside it. environ is
 // the environment its variables are interpolated from (os.Environ()).
 // Files it refers to (env_file, extends, include) are read at each load
 // but not watched.
 func ComposeSource(path string, environ []string) Source {
 	environ = slices.Clone(environ)
-	return &fileSource{path: path, debounce: fileDebounce, siblings: []string{".env"},
+	return &fileSource{path: path, debounce: fileDebounce, pollEvery: filePoll, siblings: []string{".env"},
 		parse: func(name string, data []byte) (*spec.Desired, error) { return spec.ParseCompose(name, data, environ) }}
 }
 
 type fileSource struct {
-	path     string
-	debounce time.Duration
-	parse    func(name string, data []byte) (*spec.Desired, error)
-	siblings []string // more files of the same directory whose changes count
-}
-
-// watches reports whether a change of the file called base (in the
-// watched directory) is a change of the desired state.
-func (f *fileSource) watches(base string) bool {
-	return base == filepath.Base(f.path) || slices.Contains(f.siblings, base)
+	path      string
+	debounce  time.Duration
+	parse     func(name string, data []byte) (*spec.Desired, error)
+	siblings  []string      // more files of the same directory whose changes count
+	pollEvery time.Duration // the content poll beside the watch
+	noWatch   bool          // tests: the poll alone, as if every event were missed
 }
 
 func (f *fileSource) Name() string { return f.path }
@@ -99,83 +108,199 @@ func (f *fileSource) Load(ctx context.Context) (*spec.Desired, error) {
 
 func (f *fileSource) Changes(ctx context.Context) <-chan struct{} {
 	out := make(chan struct{}, 1)
-	dir := filepath.Dir(f.path)
-	w, err := fsnotify.NewWatcher()
-	if err == nil {
-		if err = w.Add(dir); err != nil {
-			w.Close()
+	fw := &fileWatch{src: f}
+	if !f.noWatch {
+		if w, err := fsnotify.NewWatcher(); err == nil {
+			fw.w, fw.watched = w, map[string]bool{}
 		}
 	}
-	if err != nil {
-		go f.poll(ctx, out)
-		return out
-	}
-	go func() {
-		defer w.Close()
-		var settle alarm
-		defer settle.stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev, ok := <-w.Events:
-				if !ok {
-					return
-				}
-				if f.watches(filepath.Base(ev.Name)) && ev.Op&^fsnotify.Chmod != 0 {
-					settle.set(f.debounce)
-				}
-			case _, ok := <-w.Errors:
-				if !ok {
-					return
-				}
-				// An overflow may have lost an event: look again.
-				settle.set(f.debounce)
-			case <-settle.c:
-				settle.fired()
-				signal(out)
-			}
-		}
-	}()
+	fw.rearm() // before returning: a change from now on is seen
+	fw.stamp = f.stamp()
+	go fw.run(ctx, out)
 	return out
 }
 
-// poll is the fallback watch: it signals when the size or modification
-// time of the file (or of a sibling) changes.
-func (f *fileSource) poll(ctx context.Context, out chan struct{}) {
-	stamp := func() string {
-		var b strings.Builder
-		for _, path := range append([]string{f.path}, f.siblingPaths()...) {
-			if st, err := os.Stat(path); err != nil {
-				b.WriteString("missing;")
-			} else {
-				fmt.Fprint(&b, st.Size(), st.ModTime().UnixNano(), ";")
-			}
-		}
-		return b.String()
+// fileWatch is the watch and poll of one fileSource, owned by its goroutine.
+type fileWatch struct {
+	src     *fileSource
+	w       *fsnotify.Watcher // nil: the poll alone
+	watched map[string]bool   // directories under watch
+	dirs    map[string]bool   // directories the lookups are in, watched or not
+	lookups map[lookup]bool   // what resolving the paths looked up, as of the last rearm
+	stamp   string            // of the last signal (or the start)
+}
+
+func (fw *fileWatch) run(ctx context.Context, out chan struct{}) {
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	if fw.w != nil {
+		defer fw.w.Close()
+		events, errs = fw.w.Events, fw.w.Errors
 	}
-	last := stamp()
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
+	var settle alarm
+	defer settle.stop()
+	poll := time.NewTicker(fw.src.pollEvery)
+	defer poll.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
-			if s := stamp(); s != last {
-				last = s
+		case ev, ok := <-events:
+			if !ok {
+				events = nil // the poll goes on alone
+				continue
+			}
+			if ev.Op&(fsnotify.Remove|fsnotify.Rename) != 0 && fw.watched[filepath.Clean(ev.Name)] {
+				// A watched directory gone: its watch went with it, and
+				// the next rearm places it again if the path still leads there.
+				delete(fw.watched, filepath.Clean(ev.Name))
+			}
+			if ev.Op&^fsnotify.Chmod != 0 && fw.relevant(ev.Name) {
+				settle.set(fw.src.debounce)
+			}
+		case _, ok := <-errs:
+			if !ok {
+				errs = nil
+				continue
+			}
+			// An overflow may have lost an event: look again.
+			settle.set(fw.src.debounce)
+		case <-settle.c:
+			settle.fired()
+			fw.rearm()
+			fw.stamp = fw.src.stamp()
+			signal(out)
+		case <-poll.C:
+			fw.rearm() // also retries a watch that could not be placed
+			if s := fw.src.stamp(); s != fw.stamp && !settle.armed() {
+				fw.stamp = s
 				signal(out)
 			}
 		}
 	}
 }
 
-func (f *fileSource) siblingPaths() []string {
-	var out []string
+// relevant reports whether an event on name may change what the paths
+// read: a name looked up in resolving them, or a watched directory itself
+// (removed or moved).
+func (fw *fileWatch) relevant(name string) bool {
+	name = filepath.Clean(name)
+	return fw.lookups[lookup{dir: filepath.Dir(name), name: filepath.Base(name)}] || fw.dirs[name]
+}
+
+// rearm resolves the paths again and watches the directories they now
+// look names up in, and no others. A directory that cannot be watched is
+// left to the poll, and tried again at the next rearm.
+func (fw *fileWatch) rearm() {
+	fw.lookups, fw.dirs = map[lookup]bool{}, map[string]bool{}
+	for _, p := range fw.src.paths() {
+		looks, _ := resolve(p)
+		for _, l := range looks {
+			fw.lookups[l] = true
+			fw.dirs[l.dir] = true
+		}
+	}
+	if fw.w == nil {
+		return
+	}
+	want := fw.dirs
+	for dir := range fw.watched {
+		if !want[dir] {
+			_ = fw.w.Remove(dir) // it may be gone already, and its watch with it
+			delete(fw.watched, dir)
+		}
+	}
+	for dir := range want {
+		if !fw.watched[dir] && fw.w.Add(dir) == nil {
+			fw.watched[dir] = true
+		}
+	}
+}
+
+// paths are the files whose changes count: the desired file and its siblings.
+func (f *fileSource) paths() []string {
+	out := []string{f.path}
 	for _, s := range f.siblings {
 		out = append(out, filepath.Join(filepath.Dir(f.path), s))
 	}
 	return out
+}
+
+// stamp is what the poll compares: for each path, the file it leads to and
+// that file's identity, size and modification time.
+func (f *fileSource) stamp() string {
+	var b strings.Builder
+	for _, path := range f.paths() {
+		_, final := resolve(path)
+		st, err := os.Stat(path)
+		if err != nil {
+			fmt.Fprintf(&b, "%q missing;", final)
+			continue
+		}
+		var ino uint64
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+			ino = uint64(sys.Ino)
+		}
+		fmt.Fprintf(&b, "%q %d %d %d %d;", final, ino, st.Size(), st.ModTime().UnixNano(), st.Mode())
+	}
+	return b.String()
+}
+
+// A lookup is one name looked up in one directory (a path without links)
+// while resolving a path: a change of that name there may change what the
+// path reads.
+type lookup struct{ dir, name string }
+
+// maxLinks bounds a chain of symbolic links, as the kernel's ELOOP does.
+const maxLinks = 40
+
+// resolve follows path as the kernel does, one name at a time, and returns
+// the lookups whose change could change what it reads: every symbolic link
+// met on the way, in a directory name too (a ConfigMap's ..data), and the
+// last name. It stops at a name that does not resolve (a file not there
+// yet, a dangling link, a loop), which is then the last lookup: its coming
+// is the change. final is the path without links that path leads to, ""
+// when it leads nowhere.
+func resolve(path string) (looks []lookup, final string) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, ""
+	}
+	rest := strings.Split(abs, string(filepath.Separator))
+	cur, links := string(filepath.Separator), 0
+	for len(rest) > 0 {
+		name := rest[0]
+		rest = rest[1:]
+		switch name {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, name)
+		st, err := os.Lstat(next)
+		if err != nil {
+			return append(looks, lookup{cur, name}), ""
+		}
+		if st.Mode()&fs.ModeSymlink == 0 {
+			if len(rest) == 0 {
+				looks = append(looks, lookup{cur, name})
+			}
+			cur = next
+			continue
+		}
+		looks = append(looks, lookup{cur, name})
+		target, err := os.Readlink(next)
+		if links++; err != nil || links > maxLinks {
+			return looks, ""
+		}
+		if filepath.IsAbs(target) {
+			cur = string(filepath.Separator)
+		}
+		rest = append(strings.Split(target, string(filepath.Separator)), rest...)
+	}
+	return looks, cur
 }
 
 // signal sends on a buffered-1 channel without blocking: a pending signal

@@ -6,9 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
+	"os"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/rollcall/rollcall/engine/spec"
@@ -27,7 +31,25 @@ type URLOptions struct {
 	Timeout  time.Duration    // DefaultURLTimeout
 	Client   *http.Client     // nil: one on http.DefaultTransport
 	Now      func() time.Time // time.Now; stamps StaleError.LastGood
+	// TokenFile, when set, holds a bearer token, sent as "Authorization:
+	// Bearer TOKEN". It is read again at each poll, so a rotated token is
+	// used from the next poll on.
+	TokenFile string
 }
+
+// MaxTokenBytes bounds a token file.
+const MaxTokenBytes = 64 << 10
+
+// TokenFileError is a token file that cannot be used: absent, not a
+// regular file, empty, too long, or holding what a header cannot carry.
+// It names the file, never the token.
+type TokenFileError struct {
+	Path string
+	Err  error
+}
+
+func (e *TokenFileError) Error() string { return fmt.Sprintf("token file %s: %v", e.Path, e.Err) }
+func (e *TokenFileError) Unwrap() error { return e.Err }
 
 // StaleError is a failed load of a source that polls (URLSource): the
 // session keeps the last good desired state, and LastGood says when the
@@ -45,13 +67,18 @@ func (e *StaleError) Unwrap() error { return e.Err }
 // JSON (JSON is YAML): the rollcall.yaml schema, read by spec.Parse. It is
 // polled every Interval with If-None-Match, so an unchanged document costs
 // a 304 and is not parsed again; a server without ETags that sends the same
-// bytes is not parsed again either.
+// bytes is not parsed again either. Changes signals only an answer that
+// differs from the last one loaded.
 //
 // A load that fails keeps nothing from the failed answer: a timeout, a
 // refused connection, a non-2xx status, a body cut short, a body over
 // MaxURLBody or one that does not parse each return a *StaleError, and the
 // session keeps the last good state and shows the error (a parse error is a
 // spec.ErrorList inside it, located in the document).
+//
+// With URLOptions.TokenFile, each request carries the token read from it
+// as a bearer token; a token file that cannot be read at a poll fails that
+// poll as any other failure does. The token is never shown.
 //
 // Name, errors and Desired.Source show the URL without its userinfo and
 // with every query value replaced by "xxxxx", since either may hold a
@@ -76,6 +103,11 @@ func URLSource(rawURL string, o URLOptions) (Source, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.TokenFile != "" {
+		if _, err := readToken(o.TokenFile); err != nil {
+			return nil, err // at start: a token file that cannot be used is an error now, not at the first poll
+		}
+	}
 	return &urlSource{url: u.String(), name: redactURL(u), opts: o}, nil
 }
 
@@ -84,16 +116,30 @@ type urlSource struct {
 	name string
 	opts URLOptions
 
-	mu       sync.Mutex // Load is called one at a time, but keep it safe
+	mu       sync.Mutex // Load and the poll of Changes
 	good     *spec.Desired
 	body     []byte // of good
 	etag     string // of good
 	lastGood time.Time
+
+	// What Load last gave, and the poll's answer that differs from it,
+	// for the Load its signal calls for.
+	loaded    *spec.Desired
+	loadedErr string
+	pending   *urlAnswer
+}
+
+type urlAnswer struct {
+	desired *spec.Desired
+	err     error
 }
 
 func (s *urlSource) Name() string { return s.name }
 
-// Changes ticks every Interval: each tick is one poll.
+// Changes polls every Interval and signals when an answer differs from
+// what Load last gave: a new document, a failure, another failure, or the
+// recovery. An unchanged document (a 304, or the same bytes) signals
+// nothing, so a session is not made to load and list again at each poll.
 func (s *urlSource) Changes(ctx context.Context) <-chan struct{} {
 	out := make(chan struct{}, 1)
 	go func() {
@@ -104,23 +150,66 @@ func (s *urlSource) Changes(ctx context.Context) <-chan struct{} {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				signal(out)
+				if s.poll(ctx) {
+					signal(out)
+				}
 			}
 		}
 	}()
 	return out
 }
 
-// Load fetches the document once.
+// poll fetches the document once and reports whether the answer differs
+// from what Load last gave; if so, the next Load gives that answer.
+func (s *urlSource) poll(ctx context.Context) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, err := s.fetchOnce(ctx)
+	if ctx.Err() != nil {
+		return false // shutting down: not a failure of the source
+	}
+	if d == s.loaded && errText(err) == s.loadedErr {
+		s.pending = nil
+		return false
+	}
+	s.pending = &urlAnswer{desired: d, err: err}
+	return true
+}
+
+// Load gives the answer of the poll that signalled, or fetches the
+// document once.
 func (s *urlSource) Load(ctx context.Context) (*spec.Desired, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	d, err := s.fetch(ctx)
+	var d *spec.Desired
+	var err error
+	if p := s.pending; p != nil {
+		s.pending = nil
+		d, err = p.desired, p.err
+	} else {
+		d, err = s.fetchOnce(ctx)
+	}
+	s.loaded, s.loadedErr = d, errText(err)
 	if err != nil {
 		return nil, &StaleError{Err: err, LastGood: s.lastGood}
 	}
-	s.lastGood = s.opts.Now()
 	return d, nil
+}
+
+// fetchOnce is fetch, stamping lastGood when the answer is good.
+func (s *urlSource) fetchOnce(ctx context.Context) (*spec.Desired, error) {
+	d, err := s.fetch(ctx)
+	if err == nil {
+		s.lastGood = s.opts.Now()
+	}
+	return d, err
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 func (s *urlSource) fetch(ctx context.Context) (*spec.Desired, error) {
@@ -133,6 +222,13 @@ func (s *urlSource) fetch(ctx context.Context) (*spec.Desired, error) {
 	req.Header.Set("Accept", "application/yaml, application/json;q=0.9, text/plain;q=0.5, */*;q=0.1")
 	if s.good != nil && s.etag != "" {
 		req.Header.Set("If-None-Match", s.etag)
+	}
+	if s.opts.TokenFile != "" {
+		token, err := readToken(s.opts.TokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("fetch %s: %w", s.name, err)
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := s.opts.Client.Do(req)
 	if err != nil {
@@ -164,6 +260,68 @@ func (s *urlSource) fetch(ctx context.Context) (*spec.Desired, error) {
 	}
 	s.good, s.body, s.etag = d, body, resp.Header.Get("ETag")
 	return d, nil
+}
+
+// readToken reads a bearer token from path: a regular file (or a link to
+// one) of at most MaxTokenBytes, opened without blocking, its content
+// trimmed of surrounding white space. Errors are *TokenFileError and never
+// hold the token.
+func readToken(path string) (string, error) {
+	fail := func(err error) (string, error) { return "", &TokenFileError{Path: path, Err: err} }
+	regular := func(st os.FileInfo) error {
+		if !st.Mode().IsRegular() {
+			return fmt.Errorf("not a regular file (%s)", st.Mode().Type())
+		}
+		if st.Size() > MaxTokenBytes {
+			return fmt.Errorf("over the %d KiB limit of a token", MaxTokenBytes>>10)
+		}
+		return nil
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return fail(unwrapPath(err))
+	}
+	if err := regular(st); err != nil {
+		return fail(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return fail(unwrapPath(err))
+	}
+	defer f.Close()
+	if st, err = f.Stat(); err != nil {
+		return fail(unwrapPath(err))
+	}
+	if err := regular(st); err != nil { // swapped since the first look
+		return fail(err)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxTokenBytes+1))
+	switch {
+	case err != nil:
+		return fail(unwrapPath(err))
+	case len(data) > MaxTokenBytes:
+		return fail(fmt.Errorf("over the %d KiB limit of a token", MaxTokenBytes>>10))
+	}
+	token := strings.TrimSpace(string(data))
+	if token == "" {
+		return fail(errors.New("empty: it should hold the bearer token"))
+	}
+	for i := 0; i < len(token); i++ {
+		if c := token[i]; c < 0x21 || c > 0x7e {
+			return fail(fmt.Errorf("holds a character a bearer token cannot (byte %d): want one line of visible ASCII", i+1))
+		}
+	}
+	return token, nil
+}
+
+// unwrapPath drops the *fs.PathError around err, whose path the
+// TokenFileError already names.
+func unwrapPath(err error) error {
+	var perr *fs.PathError
+	if errors.As(err, &perr) {
+		return perr.Err
+	}
+	return err
 }
 
 // failed words a transport error without the URL inside it, which may

@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -301,13 +300,58 @@ func TestSessionFollowsURLSource(t *testing.T) {
 	h.waitFor("the recovery", func(s Snapshot) bool { return s.SourceErr == nil })
 }
 
-// Changes ticks once per interval, and stops with ctx.
-func TestURLSourceChangesTicks(t *testing.T) {
-	src := mustURLSource(t, "http://127.0.0.1:1/d.yaml", URLOptions{Interval: 5 * time.Millisecond})
+// Changes polls every interval and signals only an answer that differs
+// from the last one loaded: a new document, a failure, the recovery; Load
+// then gives that answer. Unchanged answers (304) signal nothing.
+func TestURLSourceSignalsOnlyChanges(t *testing.T) {
+	cp := newControlPlane(t)
+	cp.serve(desiredYAML("web:v1", 1), `"a"`)
+	src := mustURLSource(t, cp.url(), URLOptions{Interval: 5 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	changes := src.Changes(ctx)
-	for i := range 3 {
-		waitSignal(t, changes, fmt.Sprintf("tick %d", i))
+	if _, err := src.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	requests := func() int { cp.mu.Lock(); defer cp.mu.Unlock(); return len(cp.ifNone) }
+	polled := func(n int) {
+		t.Helper()
+		from := requests()
+		deadline := time.Now().Add(waitLimit)
+		for requests() < from+n {
+			if time.Now().After(deadline) {
+				t.Fatalf("fewer than %d polls in %s", n, waitLimit)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	polled(5)
+	select {
+	case <-changes:
+		t.Fatal("a signal for an unchanged document")
+	default:
+	}
+
+	cp.serve(desiredYAML("web:v1", 2), `"b"`)
+	waitSignal(t, changes, "a new document")
+	if d, err := src.Load(ctx); err != nil || d.Workloads["web"].Replicas != 2 {
+		t.Fatalf("Load = %+v, %v", d, err)
+	}
+	cp.set(func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "down", http.StatusBadGateway) })
+	waitSignal(t, changes, "a failure")
+	var stale *StaleError
+	if _, err := src.Load(ctx); !errors.As(err, &stale) || stale.LastGood.IsZero() {
+		t.Fatalf("Load = %v, want a StaleError", err)
+	}
+	polled(3) // the same failure again: nothing new
+	select {
+	case <-changes:
+		t.Fatal("a signal for the same failure")
+	default:
+	}
+	cp.serve(desiredYAML("web:v1", 2), `"b"`)
+	waitSignal(t, changes, "the recovery")
+	if d, err := src.Load(ctx); err != nil || d.Workloads["web"].Replicas != 2 {
+		t.Fatalf("Load = %+v, %v", d, err)
 	}
 }
