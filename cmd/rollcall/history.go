@@ -29,20 +29,42 @@ skip, confirm, rollback ...), newest last. A step is one row: its result
 cut short by a crash). A table on a terminal, tab-aligned plain text when
 piped; --json prints the journal's own last N lines, a "started" line
 before each step's end (one JSON object per line, the schema of
-engine/journal.Entry).`,
+engine/journal.Entry).
+
+The journal is read in bounded time and memory: a regular file only (a
+FIFO or a device is refused), each line at most 1 MiB (a longer one is
+skipped and named by its line number), at most the last 256 MiB of each
+file, and with -n N only the newest lines N steps need. SIGINT or SIGTERM
+ends the read.`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(c *cobra.Command, _ []string) error {
+			// A step is at most two lines (its "started" line and its end,
+			// which follows it), so the newest n steps are within the
+			// newest 2n lines: only those are read (journal.ScanContext
+			// bounds the rest).
 			limit := n
 			if !asJSON {
-				limit = 0 // folded first: a step's two lines become one
+				limit = 2 * n
 			}
-			entries, skipped, err := journal.Scan(g.journal, limit)
+			// c's context ends on the first SIGINT or SIGTERM, and with it the read.
+			r, err := journal.ScanContext(c.Context(), g.journal, limit)
 			if err != nil {
 				return withHint(err, "pass --journal PATH to read another journal")
 			}
-			if skipped > 0 {
+			for _, name := range r.Partial {
+				fmt.Fprintf(e.stderr, "rollcall: %s: over %d MiB: only its last %d MiB read\n", termSafe(name), journal.MaxFileBytes>>20, journal.MaxFileBytes>>20)
+			}
+			for _, l := range r.Long {
+				at := fmt.Sprintf("line %d", l.Number)
+				if l.Number == 0 {
+					at = fmt.Sprintf("the line at byte %d", l.Offset)
+				}
+				fmt.Fprintf(e.stderr, "rollcall: %s: %s is longer than the %d MiB limit of a journal line: skipped\n", termSafe(l.File), at, journal.MaxLineBytes>>20)
+			}
+			if skipped := r.Skipped - len(r.Long); skipped > 0 {
 				fmt.Fprintf(e.stderr, "rollcall: %s: skipped %d unreadable line(s)\n", termSafe(g.journal), skipped)
 			}
+			entries := r.Entries
 			if asJSON {
 				enc := json.NewEncoder(e.stdout)
 				enc.SetEscapeHTML(false)

@@ -181,6 +181,123 @@ func TestHostileDesiredFilesFailFast(t *testing.T) {
 	}
 }
 
+// checkLimitedRun fails t unless r ended within hostileTimeout with code,
+// saying want on stderr, in a bounded peak of memory.
+func checkLimitedRun(t *testing.T, r limitedRun, code int, want string) {
+	t.Helper()
+	t.Logf("exit %d in %v, peak RSS %d MiB", r.code, r.took.Round(time.Millisecond), r.maxRSSKiB>>10)
+	if r.timedOut {
+		t.Fatalf("still running after %v; stderr:\n%s", hostileTimeout, r.stderr)
+	}
+	if r.code != code {
+		t.Errorf("exit %d, want %d; stderr:\n%.2000s", r.code, code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr lacks %q:\n%.2000s", want, r.stderr)
+	}
+	// Under the race detector the child's peak counts the parent's memory
+	// (see TestHostileDesiredFilesFailFast); the address-space limit holds.
+	if !raceDetector && r.maxRSSKiB > hostileRSSKiB {
+		t.Errorf("peak RSS %d MiB, want at most %d MiB", r.maxRSSKiB>>10, hostileRSSKiB>>10)
+	}
+}
+
+// TestHostilePulledInFilesFailFast (issue 18, row 2): plan and agent on a
+// compose file whose env_file, label_file, extends file or include is a
+// link to /dev/zero, a 1 GiB sparse file or a FIFO exit 1 within seconds
+// and a few hundred MB, naming the file at its reference; never a hang,
+// never the out-of-memory crash whose exit 2 reads as "changes pending".
+func TestHostilePulledInFilesFailFast(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildForAll(t)
+	dir := t.TempDir()
+	at := func(name string) string { return filepath.Join(dir, name) }
+	if err := syscall.Mkfifo(at("fifo"), 0o644); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	if err := os.Symlink("/dev/zero", at("zero")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(at("sparse"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(at("sparse"), 1<<30); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"HOME=" + dir, "PATH=/usr/bin:/bin", "DOCKER_HOST=unix://" + at("no-engine.sock")}
+	docs := []struct{ attr, doc, at string }{
+		{"env_file", "services:\n  web:\n    image: app\n    env_file: %s\n", ":4:15: "},
+		{"label_file", "services:\n  web:\n    image: app\n    label_file: %s\n", ":4:17: "},
+		{"extends", "services:\n  web:\n    image: app\n    extends: {file: %s, service: base}\n", ":4:21: "},
+		{"include", "include: [%s]\nservices:\n  web: {image: app}\n", ":1:11: "},
+	}
+	for _, d := range docs {
+		for target, want := range map[string]string{"zero": " is a character device", "sparse": ": larger than the 4 MiB limit", "fifo": " is a named pipe (FIFO)"} {
+			t.Run(d.attr+" "+target, func(t *testing.T) {
+				compose := filepath.Join(t.TempDir(), "compose.yaml")
+				if err := os.Chmod(filepath.Dir(compose), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(compose, []byte(strings.ReplaceAll(d.doc, "%s", at(target))), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				r := runLimited(t, bin, env, nil, "plan", "-f", compose)
+				checkLimitedRun(t, r, exitFailed, compose+d.at)
+				if !strings.Contains(r.stderr, at(target)+want) {
+					t.Errorf("stderr lacks %q:\n%.2000s", at(target)+want, r.stderr)
+				}
+				if target == "fifo" {
+					r := runLimited(t, bin, env, nil, "--journal", filepath.Join(t.TempDir(), "j.jsonl"), "agent", "-f", compose)
+					checkLimitedRun(t, r, exitFailed, at(target)+want)
+				}
+			})
+		}
+	}
+}
+
+// TestHostileJournalsFailFast (issue 18, row 5): history on a journal that
+// is a FIFO or a link to /dev/zero exits 1 at once, naming it; on a 4 GiB
+// sparse file it reads the end only, in bounded memory, and says so.
+func TestHostileJournalsFailFast(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildForAll(t)
+	dir := t.TempDir()
+	at := func(name string) string { return filepath.Join(dir, name) }
+	if err := syscall.Mkfifo(at("fifo.jsonl"), 0o644); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	if err := os.Symlink("/dev/zero", at("zero.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(at("sparse.jsonl"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(at("sparse.jsonl"), 4<<30); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"HOME=" + dir, "PATH=/usr/bin:/bin"}
+	for _, tt := range []struct {
+		journal string
+		args    []string
+		code    int
+		want    string
+	}{
+		{"fifo.jsonl", []string{"history"}, exitFailed, at("fifo.jsonl") + " is a named pipe (FIFO), not a regular file"},
+		{"fifo.jsonl", []string{"history", "--json", "-n", "0"}, exitFailed, "is a named pipe (FIFO)"},
+		{"zero.jsonl", []string{"history", "-n", "0"}, exitFailed, at("zero.jsonl") + " is a character device, not a regular file"},
+		{"sparse.jsonl", []string{"history", "-n", "0"}, exitOK, at("sparse.jsonl") + ": over 256 MiB: only its last 256 MiB read"},
+	} {
+		t.Run(strings.Join(append([]string{tt.journal}, tt.args...), " "), func(t *testing.T) {
+			r := runLimited(t, bin, env, nil, append([]string{"--journal", at(tt.journal)}, tt.args...)...)
+			checkLimitedRun(t, r, tt.code, tt.want)
+		})
+	}
+}
+
 // TestAPanicExitsOne: a panic inside a command is reported as a bug and
 // exits 1, never 2 (plan's "changes pending").
 func TestAPanicExitsOne(t *testing.T) {
@@ -197,6 +314,27 @@ func TestAPanicExitsOne(t *testing.T) {
 	if strings.ContainsAny(stderr.String(), "\x1b\x07") {
 		t.Errorf("the panic's text reached the terminal raw: %q", stderr.String())
 	}
+}
+
+// TestAPanicOutsideACommandExitsOne: main's own recover (exitOnPanic)
+// reports a panic outside run, terminal-safe, and exits 1, never 2.
+func TestAPanicOutsideACommandExitsOne(t *testing.T) {
+	var stderr bytes.Buffer
+	code := -1
+	func() {
+		defer exitOnPanic(&stderr, func(c int) { code = c })
+		panic("boom\x1b]0;pwned\x07")
+	}()
+	if code != exitFailed {
+		t.Errorf("exit %d, want %d", code, exitFailed)
+	}
+	mustContain(t, "stderr", stderr.String(), "rollcall: internal error: boom", "a bug")
+	if strings.ContainsAny(stderr.String(), "\x1b\x07") {
+		t.Errorf("the panic's text reached the terminal raw: %q", stderr.String())
+	}
+	func() {
+		defer exitOnPanic(&stderr, func(c int) { t.Errorf("exit %d without a panic", c) })
+	}()
 }
 
 // evilText carries a window-title OSC, a clear screen, a clipboard write

@@ -20,16 +20,20 @@
 package journal
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/user"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/rollcall/rollcall/engine/reconcile"
@@ -53,11 +57,11 @@ const (
 //	time         RFC 3339 time the step started, with nanoseconds
 //	user         who ran it: $USER, plus "@<client IP>" over SSH
 //	mode         the session mode that ran it: "step" or "auto" (or the
-//	             headless command: "apply", "agent", "demo")
+//	             command: "apply", "agent", "demo", "retry")
 //	action       start | stop | roll | restart | update; for a decision:
 //	             approve | approve-rollout | skip | unskip | confirm |
 //	             decline | emergency-on | emergency-off | rollback |
-//	             recreate | lock-taken
+//	             recreate | retry (a hold lifted) | lock-taken
 //	workload     the workload name ("" where a decision names none)
 //	slot         the slot index; -1 for a container without a readable slot
 //	container    the container name
@@ -271,22 +275,75 @@ func Read(path string, n int) ([]Entry, error) {
 
 // Scan is Read that also counts the lines it skipped as unreadable.
 func Scan(path string, n int) (entries []Entry, skipped int, err error) {
+	r, err := ScanContext(context.Background(), path, n)
+	return r.Entries, r.Skipped, err
+}
+
+// Bounds of a read of the journal (ScanContext).
+const (
+	// MaxLineBytes bounds one line. Append writes any line whole, but an
+	// entry is a few hundred bytes: a longer line is skipped and reported.
+	MaxLineBytes = 1 << 20
+	// MaxFileBytes bounds what is read of one file, from its end: a
+	// journal rotates at 10 MiB by default, and a file past this (a
+	// sparse file, a MaxBytes set very high) is read for its last
+	// MaxFileBytes only.
+	MaxFileBytes = 256 << 20
+)
+
+// Bounds in force; tests lower them.
+var maxLineBytes, maxFileBytes int64 = MaxLineBytes, MaxFileBytes
+
+// Scanned is what ScanContext read.
+type Scanned struct {
+	Entries []Entry // oldest first
+	// Skipped counts the lines that do not parse, too long ones included.
+	Skipped int
+	// Long are the lines over MaxLineBytes, in the order read (newest file
+	// first), at most maxLong of them; Skipped counts them all.
+	Long []Line
+	// Partial are the files over MaxFileBytes, of which only the end was read.
+	Partial []string
+}
+
+// Line is where a line of a journal file starts: its 1-based number, 0
+// when the file was read from its end only (see Scanned.Partial), and its
+// byte offset.
+type Line struct {
+	File   string
+	Number int
+	Offset int64
+}
+
+const maxLong = 10
+
+// ScanContext is Scan in bounded time and memory, for `rollcall history`:
+//
+//   - Only regular files are read (a journal path or a rotated file that
+//     is a FIFO, a device or a directory is an error that names it), and
+//     the open is non-blocking, so a FIFO never hangs the read.
+//   - Each file is read up to the size it had when opened, and at most
+//     its last MaxFileBytes; each line is at most MaxLineBytes.
+//   - With n > 0 only the last n entries are kept in memory, and older
+//     files are not read once n are in hand.
+//   - It ends with ctx's error as soon as ctx is done.
+func ScanContext(ctx context.Context, path string, n int) (Scanned, error) {
 	// Newest file first, stopping once n entries are in hand.
 	files := []string{path}
 	for i := 1; i <= Keep; i++ {
 		files = append(files, rotated(path, i))
 	}
+	var r Scanned
 	var chunks [][]Entry
 	total := 0
 	for _, name := range files {
-		es, bad, err := readFile(name)
+		es, err := r.readFile(ctx, name, n)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return nil, skipped, err
+			return Scanned{}, err
 		}
-		skipped += bad
 		chunks = append(chunks, es)
 		total += len(es)
 		if n > 0 && total >= n {
@@ -294,42 +351,187 @@ func Scan(path string, n int) (entries []Entry, skipped int, err error) {
 		}
 	}
 	for i := len(chunks) - 1; i >= 0; i-- {
-		entries = append(entries, chunks[i]...)
+		r.Entries = append(r.Entries, chunks[i]...)
+	}
+	if n > 0 && len(r.Entries) > n {
+		r.Entries = r.Entries[len(r.Entries)-n:]
+	}
+	return r, nil
+}
+
+// readFile parses the lines of one file, keeping the last n entries (every
+// one for n <= 0); it counts the lines that do not parse in r.Skipped. Blank
+// lines are not counted.
+func (r *Scanned) readFile(ctx context.Context, name string, n int) (entries []Entry, err error) {
+	f, size, err := openRegular(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var start int64
+	if size > maxFileBytes {
+		start = size - maxFileBytes
+		r.Partial = append(r.Partial, name)
+	}
+	br := bufio.NewReaderSize(io.NewSectionReader(f, start, size-start), 64<<10)
+	offset, number := start, 1
+	if start > 0 {
+		// Read from the middle of a line: it starts after the next newline,
+		// unless the byte before start ends a line.
+		number = 0
+		prev := make([]byte, 1)
+		if _, err := f.ReadAt(prev, start-1); err != nil {
+			return nil, fmt.Errorf("read journal %s: %w", name, err)
+		}
+		if prev[0] != '\n' {
+			skip, _, _, err := readLine(ctx, br, 0)
+			if err != nil && !errors.Is(err, io.EOF) {
+				return nil, journalErr(name, err)
+			}
+			offset += skip
+		}
+	}
+	next := func() int {
+		if number == 0 {
+			return 0
+		}
+		number++
+		return number - 1
+	}
+	for {
+		at, num := offset, next()
+		used, line, long, err := readLine(ctx, br, maxLineBytes)
+		offset += used
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, journalErr(name, err)
+		}
+		switch {
+		case long:
+			r.Skipped++
+			if len(r.Long) < maxLong {
+				r.Long = append(r.Long, Line{File: name, Number: num, Offset: at})
+			}
+		case len(bytes.TrimSpace(line)) == 0:
+		default:
+			var e Entry
+			if decodeLine(line, &e) != nil {
+				r.Skipped++
+				break
+			}
+			entries = append(entries, e)
+			if n > 0 && len(entries) >= 2*n {
+				entries = append(entries[:0], entries[len(entries)-n:]...)
+			}
+		}
+		if err != nil { // io.EOF
+			break
+		}
 	}
 	if n > 0 && len(entries) > n {
 		entries = entries[len(entries)-n:]
 	}
-	return entries, skipped, nil
+	return entries, nil
 }
 
-// readFile parses every line of one file; bad counts the lines that do not
-// parse. Blank lines are not counted.
-func readFile(name string) (entries []Entry, bad int, err error) {
-	data, err := os.ReadFile(name)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, 0, err
+// readLine reads one line, newline excluded, and how many bytes it took.
+// A line over limit (0: no line is kept) is read to its end and dropped:
+// long then says whether it was over. ctx is checked at each chunk. The
+// error is io.EOF at the end of the input.
+func readLine(ctx context.Context, br *bufio.Reader, limit int64) (used int64, line []byte, long bool, err error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return used, nil, long, err
 		}
+		chunk, err := br.ReadSlice('\n')
+		used += int64(len(chunk))
+		body := bytes.TrimSuffix(chunk, []byte{'\n'})
+		switch {
+		case long || limit == 0:
+		case int64(len(line)+len(body)) > limit:
+			long, line = true, nil
+		default:
+			line = append(line, body...)
+		}
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case err != nil:
+			return used, line, long, err
+		}
+		return used, line, long, nil
+	}
+}
+
+func journalErr(name string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("read journal %s: interrupted: %w", name, err)
+	}
+	return fmt.Errorf("read journal %s: %w", name, err)
+}
+
+// openRegular opens a journal file for reading, refusing all but a regular
+// file (or a link to one) by its mode before the open, and again by the
+// opened file's: the open is non-blocking, so a path that is, or is
+// swapped for, a FIFO can neither block it nor be read. The size is the
+// opened file's. An absent file gives an error that wraps fs.ErrNotExist.
+func openRegular(name string) (*os.File, int64, error) {
+	st, err := os.Stat(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, 0, err
+	}
+	if err != nil {
 		return nil, 0, fmt.Errorf("read journal %s: %w", name, err)
 	}
-	for len(data) > 0 {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			data = nil
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		var e Entry
-		if err := decodeLine(line, &e); err != nil {
-			bad++
-			continue
-		}
-		entries = append(entries, e)
+	if err := regular(name, st); err != nil {
+		return nil, 0, err
 	}
-	return entries, bad, nil
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, 0, err
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("read journal %s: %w", name, err)
+	}
+	if st, err = f.Stat(); err == nil {
+		err = regular(name, st)
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, st.Size(), nil
+}
+
+// regular refuses every kind of file but a regular one, naming the kind.
+func regular(name string, st fs.FileInfo) error {
+	m := st.Mode()
+	if m.IsRegular() {
+		return nil
+	}
+	kind := "a special file"
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		kind = "a named pipe (FIFO)"
+	case m&fs.ModeCharDevice != 0:
+		kind = "a character device"
+	case m&fs.ModeDevice != 0:
+		kind = "a block device"
+	case m&fs.ModeSocket != 0:
+		kind = "a socket"
+	case m.IsDir():
+		kind = "a directory"
+	}
+	return fmt.Errorf("read journal %s: %w", name, &NotRegularError{Path: name, Kind: kind})
+}
+
+// NotRegularError is a journal file that is not a regular file.
+type NotRegularError struct {
+	Path string
+	Kind string // "a named pipe (FIFO)", "a character device", ...
+}
+
+func (e *NotRegularError) Error() string {
+	return e.Path + " is " + e.Kind + ", not a regular file"
 }
 
 // decodeLine parses one line strictly: exactly one JSON object.

@@ -2,6 +2,7 @@ package journal
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -200,8 +201,8 @@ func TestFollowsRotationByAnotherWriter(t *testing.T) {
 }
 
 func readFileT(name string) ([]Entry, error) {
-	es, _, err := readFile(name)
-	return es, err
+	var r Scanned
+	return r.readFile(context.Background(), name, 0)
 }
 
 func TestConcurrentAppendsWholeLines(t *testing.T) {

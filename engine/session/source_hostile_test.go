@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rollcall/rollcall/engine/docker"
 )
 
 // TestFileSourceRefusesHostileFiles checks that a file or compose source
@@ -62,5 +64,121 @@ func TestFileSourceRefusesHostileFiles(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestComposeSourceRefusesHostilePulledInFiles (issue 18, row 2): a
+// compose source whose env_file, label_file, extends file or include is a
+// FIFO, a link to /dev/zero or a 1 GiB sparse file gives an error at once,
+// naming the file; never a blocked or unbounded read.
+func TestComposeSourceRefusesHostilePulledInFiles(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(dir, "zero")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sparse"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(filepath.Join(dir, "sparse"), 1<<30); err != nil {
+		t.Fatal(err)
+	}
+	docs := map[string]string{
+		"env_file":   "services:\n  web:\n    image: web:v1\n    env_file: %s\n",
+		"label_file": "services:\n  web:\n    image: web:v1\n    label_file: %s\n",
+		"extends":    "services:\n  web:\n    image: web:v1\n    extends: {file: %s, service: base}\n",
+		"include":    "include: [%s]\nservices:\n  web: {image: web:v1}\n",
+	}
+	for attr, doc := range docs {
+		for target, want := range map[string]string{"fifo": "named pipe (FIFO)", "zero": "character device", "sparse": "4 MiB limit"} {
+			t.Run(attr+" "+target, func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "compose.yaml")
+				if err := os.WriteFile(path, []byte(strings.ReplaceAll(doc, "%s", filepath.Join(dir, target))), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				done := make(chan error, 1)
+				go func() {
+					_, err := ComposeSource(path, nil).Load(context.Background())
+					done <- err
+				}()
+				select {
+				case err := <-done:
+					if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), filepath.Join(dir, target)) ||
+						!strings.Contains(err.Error(), path+":") {
+						t.Errorf("Load = %v, want an error at %s naming %s with %q", err, path, target, want)
+					}
+				case <-time.After(5 * time.Second):
+					t.Fatalf("Load still blocks after 5s")
+				}
+			})
+		}
+	}
+}
+
+// TestSessionKeepsWorkingWhenItsComposeFileGainsAFIFO (issue 18, row 2):
+// an agent whose compose file gains an env_file that is a FIFO keeps the
+// last good desired state, shows the error, still restarts a killed
+// container, and ends when its context does. (It froze: the load blocked
+// in compose-go's open of the FIFO, and with it the loop.)
+func TestSessionKeepsWorkingWhenItsComposeFileGainsAFIFO(t *testing.T) {
+	f, clock := newEngine()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "compose.yaml")
+	fifo := filepath.Join(dir, "app.env")
+	good := "services:\n  web:\n    image: web:v1\n    deploy: {replicas: 2}\n" +
+		"    healthcheck: {test: [\"CMD\", \"/demoapp\", \"-health\"], interval: 1s}\n"
+	if err := os.WriteFile(path, []byte(good), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	h := newHarness(t, f, clock, "", ModeAuto)
+	h.opts.Source = ComposeSource(path, nil)
+	h.s = New(h.opts)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h.done = make(chan error, 1)
+	go func() { h.done <- h.s.Run(ctx) }()
+	h.drive("convergence", func(s Snapshot) bool { return s.Plan.Empty() && s.Progress.Done() && s.Progress.Total == 2 })
+
+	if err := os.WriteFile(path, []byte(good+"    env_file: app.env\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snap := h.waitFor("the refusal of the FIFO", func(s Snapshot) bool { return s.SourceErr != nil })
+	if msg := snap.SourceErr.Error(); !strings.Contains(msg, path+":6:15: services.web.env_file: "+fifo+" is a named pipe (FIFO)") {
+		t.Errorf("source error %q: want it at the env_file, naming the FIFO", msg)
+	}
+	if snap.Desired == nil || snap.Desired.Workloads["web"].Replicas != 2 {
+		t.Fatalf("the last good desired state is gone")
+	}
+
+	// The loop still runs: a killed container is restarted.
+	victim := snap.Containers[0]
+	if err := f.Kill(victim.ID, 137); err != nil {
+		t.Fatal(err)
+	}
+	h.drive("the restart of the killed container", func(s Snapshot) bool {
+		for _, c := range s.Containers {
+			if c.ID == victim.ID && c.State == docker.StateRunning && c.StartedAt.After(victim.StartedAt) {
+				return true
+			}
+		}
+		return false
+	})
+	if h.last.SourceErr == nil {
+		t.Errorf("the error is no longer shown while the FIFO is still referenced")
+	}
+
+	cancel()
+	select {
+	case err := <-h.done:
+		if err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	case <-time.After(waitLimit):
+		t.Fatalf("Run did not return after cancel")
 	}
 }

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -46,7 +47,11 @@ func LoadCompose(path string, environ []string) (*Desired, error) {
 // as os.Environ gives them) and of the project directory's .env file are
 // interpolated, the process environment winning as in compose; env_file,
 // label_file, extends, include, anchors and merge keys all work.
-// COMPOSE_DISABLE_ENV_FILE=true skips .env.
+// COMPOSE_DISABLE_ENV_FILE=true skips .env. Every file the document pulls
+// in (.env, env_file, label_file, extends, include) is read under
+// ReadFile's rules, as the document is: a FIFO, a device or a file over
+// MaxDocumentBytes is an error at the line and column of its reference
+// (compose_files.go).
 //
 // The mapping, compose field -> rollcall.yaml field:
 //
@@ -115,9 +120,18 @@ func ParseCompose(name string, data []byte, environ []string) (*Desired, error) 
 	if eerr != nil {
 		return nil, ErrorList{eerr}
 	}
-	c := &composeMap{l: l, raw: rawTree{raw}, data: data}
+	c := &composeMap{l: l, raw: rawTree{raw}, data: data, pulled: newPulledIn(name, dir)}
+	// Every file the document pulls in is read through ReadFile, before
+	// compose-go sees it (compose_files.go).
+	c.pulled.checkPulledIn(raw, dir, env)
+	if len(c.pulled.errs) > 0 {
+		return nil, c.pulled.errs.sorted()
+	}
 	if err := c.load(dir, env); err != nil {
 		return nil, ErrorList{c.composeError(err)}
+	}
+	if errs := c.resolveFiles(); len(errs) > 0 {
+		return nil, errs.sorted()
 	}
 	root := c.document()
 	d := l.document(root)
@@ -146,6 +160,12 @@ func (c *composeMap) load(dir string, env composetypes.Mapping) (err error) {
 		// The project name names nothing in rollcall; it only has to be valid.
 		o.SetProjectName("rollcall", true)
 		o.Interpolate.Substitute = c.substitute
+		// env_file and label_file are read by resolveFiles, include and
+		// extends files checked by guard first: compose-go's own reads
+		// block on a FIFO and run through /dev/zero.
+		o.SkipResolveEnvironment = true
+		o.SkipResolveLabels = true
+		o.ResourceLoaders = []composeloader.ResourceLoader{guard{c.pulled}}
 	}, composeloader.WithUnsupportedAttributesCheck(acceptedSubtrees, c.unsupported),
 		composeloader.WithSupportedAttributes(supportedAttributes, nil))
 	return err
@@ -195,11 +215,20 @@ func composeEnvironment(dir string, environ []string) (composetypes.Mapping, *Er
 		return env, nil
 	}
 	// compose's reader would block on a FIFO and read a device without end:
-	// the file must pass ReadFile's rules first.
-	if _, err := ReadFile(path); err != nil {
+	// the file is read under ReadFile's rules, and its bytes parsed as
+	// compose parses them (dotenv.GetEnvFromFile).
+	data, err := ReadFile(path)
+	if err != nil {
 		return nil, &Error{File: path, Line: 1, Col: 1, Msg: "cannot read .env: " + err.Error()}
 	}
-	vars, err := dotenv.GetEnvFromFile(env, []string{path})
+	vars := map[string]string{}
+	err = dotenv.ParseWithFormat(bytes.NewReader(data), path, vars, func(k string) (string, bool) {
+		if v, ok := env[k]; ok {
+			return v, true
+		}
+		v, ok := vars[k]
+		return v, ok
+	}, "")
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), "failed to read "+path+": ")
 		e := &Error{File: path, Line: 1, Col: 1}

@@ -31,6 +31,7 @@ type composeMap struct {
 	renames map[string]string
 	unset   []string // variables interpolated while not set, in order
 	ignored []composeloader.UnsupportedAttribute
+	pulled  *pulledIn // the files the document pulls in (compose_files.go)
 }
 
 // document builds the rollcall document: the prefix and proxy of x-rollcall, then one

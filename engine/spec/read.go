@@ -48,12 +48,19 @@ func ReadFile(path string) ([]byte, error) {
 	if st.Size() > MaxDocumentBytes {
 		return nil, tooLarge(path)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxDocumentBytes+1))
+	return readAtMost(f, path)
+}
+
+// readAtMost reads r to its end, refusing it once it gives more than
+// MaxDocumentBytes: a file that grows while being read, past the size it
+// had when opened, is refused, never accepted a byte over.
+func readAtMost(r io.Reader, path string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxDocumentBytes+1))
 	if err != nil {
 		return nil, err
 	}
 	if len(data) > MaxDocumentBytes {
-		return nil, tooLarge(path) // it grew while being read
+		return nil, tooLarge(path)
 	}
 	return data, nil
 }
