@@ -83,6 +83,8 @@ type headerInfo struct {
 	holds      []string // "web 3f2a1b2c"
 	proxy      bool     // the desired state names a proxy: the slots show what it routes
 	proxyErr   string   // the proxy does not answer: "dial tcp 127.0.0.1:2019: connect: connection refused"
+
+	held map[string][]string // raw workload -> the spec hashes it has on hold (t lifts them)
 }
 
 type slotRow struct {
@@ -347,6 +349,12 @@ func headerOf(s session.Snapshot) headerInfo {
 	// Holds are compact: a workload with one spec on hold names it, one
 	// with more counts them (the plan's tree has them all).
 	for _, w := range slices.Sorted(maps.Keys(s.Holds)) {
+		if len(s.Holds[w]) > 0 {
+			if h.held == nil {
+				h.held = map[string][]string{}
+			}
+			h.held[w] = s.Holds[w]
+		}
 		switch hs := s.Holds[w]; len(hs) {
 		case 0:
 		case 1:

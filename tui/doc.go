@@ -20,9 +20,10 @@
 //     The panes draw only from the board.
 //   - Watch mode disables the mutating keys, so help does not offer them;
 //     the session's read-only client is the second lock behind them.
-//   - Destructive questions (r roll back, R recreate, E emergency on, and
-//     the session's downtime and blast-radius confirmations) open a dialog
-//     whose answer starts on No. Turning emergency mode off asks nothing.
+//   - Destructive questions (r roll back, t retry a held spec, R recreate,
+//     E emergency on, and the session's downtime and blast-radius
+//     confirmations) open a dialog whose answer starts on No. Turning
+//     emergency mode off asks nothing.
 //     A question declined or dismissed stays in the header; c asks it again.
 //   - Cost: nothing renders and nothing ticks while nothing changes. The
 //     spinner ticks only while a step runs; the renderer coalesces frames.

@@ -97,6 +97,8 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.dialog = &dialog{title: "Roll back " + shown + "?",
 			body: "Puts " + shown + "'s current spec on hold and stops its new containers wherever an older one still serves the slot, at once, even while paused. A slot that finished its roll keeps its new container.",
 			yes:  session.Rollback{Workload: w}, declined: "declined: " + shown + " is not rolled back"}
+	case key.Matches(msg, k.Retry):
+		m.retrySelected()
 	case key.Matches(msg, k.Recreate):
 		w, shown := m.selectedWorkload()
 		if w == "" {
@@ -167,6 +169,30 @@ func (m *Model) approveSelected() tea.Cmd {
 	key := s.key
 	m.plan.restAfter(b, key)
 	return m.send(session.ApproveStep{Key: key})
+}
+
+// retrySelected asks to lift the hold of the selected workload (t): the
+// spec a rollback put on hold starts again under the usual rules. A
+// workload with nothing on hold is told so, and nothing is asked.
+func (m *Model) retrySelected() {
+	w, shown := m.selectedWorkload()
+	if w == "" {
+		m.flash = "select a slot or step of the workload whose hold to lift"
+		return
+	}
+	hashes := m.board.header.held[w]
+	if len(hashes) == 0 {
+		m.flash = shown + " has no spec on hold: nothing to retry"
+		return
+	}
+	specs := make([]string, len(hashes))
+	for i, h := range hashes {
+		specs[i] = shortHash(h)
+	}
+	spec := sanitize(strings.Join(specs, ", "))
+	m.dialog = &dialog{title: "Retry " + shown + "?",
+		body: "Lifts the hold on " + shown + " spec " + spec + " (rolled back): it starts again under the usual rules, in step mode once approved. Journaled.",
+		yes:  session.Retry{Workload: w}, declined: "declined: " + shown + " stays on hold"}
 }
 
 // toggleSkip skips the selected step, or un-skips it when skipped.

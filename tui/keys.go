@@ -14,6 +14,8 @@ type KeyMap struct {
 
 	Approve, ApprovePlan, Auto, Pause, Skip key.Binding
 	Rollback, Recreate, Emergency, Answer   key.Binding
+	// Retry lifts the hold of the selected workload (a rolled-back spec).
+	Retry key.Binding
 
 	// Looking at a container: the full-screen reader (inspect, health
 	// output, log tail), a shell in it, its ID to the clipboard.
@@ -50,6 +52,7 @@ func DefaultKeyMap() KeyMap {
 		Pause:       key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause")),
 		Skip:        key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "skip")),
 		Rollback:    key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "roll back")),
+		Retry:       key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "retry")),
 		Recreate:    key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "recreate")),
 		Emergency:   key.NewBinding(key.WithKeys("E"), key.WithHelp("E", "emergency")),
 		Answer:      key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "answer confirm"), key.WithDisabled()),
@@ -80,7 +83,7 @@ func DefaultKeyMap() KeyMap {
 // could change a container.
 func (k *KeyMap) mutating() []*key.Binding {
 	return []*key.Binding{&k.Approve, &k.ApprovePlan, &k.Auto, &k.Pause, &k.Skip,
-		&k.Rollback, &k.Recreate, &k.Emergency, &k.Answer, &k.Shell}
+		&k.Rollback, &k.Retry, &k.Recreate, &k.Emergency, &k.Answer, &k.Shell}
 }
 
 // readOnly reports whether the pressed key is one of the mutating keys,
@@ -126,7 +129,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.Top, k.Bottom, k.NextPane, k.PrevPane},
 		{k.Approve, k.ApprovePlan, k.Auto, k.TakeLock, k.Pause, k.Skip},
-		{k.Rollback, k.Recreate, k.Emergency, k.Answer, k.Shell},
+		{k.Rollback, k.Retry, k.Recreate, k.Emergency, k.Answer, k.Shell},
 		{k.Logs, k.Diff, k.Inspect, k.Copy, k.Filter},
 		{k.Help, k.Close, k.Quit},
 	}

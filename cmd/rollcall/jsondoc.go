@@ -16,13 +16,25 @@ import (
 // indented, followed by a newline. The schema is stable: fields are only
 // ever added, never renamed or removed, and every field is always present
 // (arrays are [] rather than null when empty). schema_version counts the
-// additions: 2 added schema_version, field_changes and then.
+// additions: 2 added schema_version, field_changes and then; 3 added holds.
 //
 //	{
-//	  "schema_version": int  2
+//	  "schema_version": int  3
 //	  "source":    string   the desired-state file
 //	  "prefix":    string   the label prefix in force (after --prefix)
-//	  "converged": bool     nothing to do or wait for, and no workload error (exit 0)
+//	  "converged": bool     every slot runs the desired spec, healthy (exit 0): nothing
+//	                        to do or wait for, no workload error, and no slot kept off
+//	                        its desired spec by a hold
+//	  "holds": [            specs on hold (rolled back) for this engine and prefix, by
+//	                        workload then since; lifted by `rollcall retry WORKLOAD`
+//	    {"workload": string, "hash": string (the spec hash on hold),
+//	     "since": string|null  RFC 3339 UTC: when it was put on hold (null: not recorded),
+//	     "by": string (who ran the session that put it on hold, "" if not recorded),
+//	     "reason": string (the rollback that put it on hold, "" if not recorded),
+//	     "slots": [int]     the slots it keeps from starting the desired spec; [] when
+//	                        it keeps none (the desired spec changed: the next session
+//	                        drops the hold)}
+//	  ],
 //	  "summary":   string   "2 start · 1 roll · 1 restart · 1 stop", or "nothing to do"
 //	  "workloads": [        only workloads with something to say, sorted by name
 //	    {
@@ -66,6 +78,7 @@ type planDoc struct {
 	Source        string        `json:"source"`
 	Prefix        string        `json:"prefix"`
 	Converged     bool          `json:"converged"`
+	Holds         []holdDoc     `json:"holds"`
 	Summary       string        `json:"summary"`
 	Workloads     []workloadDoc `json:"workloads"`
 	Notes         []string      `json:"notes"`
@@ -92,7 +105,16 @@ type fieldChangeDoc struct {
 }
 
 // planSchemaVersion is planDoc's schema_version.
-const planSchemaVersion = 2
+const planSchemaVersion = 3
+
+type holdDoc struct {
+	Workload string     `json:"workload"`
+	Hash     string     `json:"hash"`
+	Since    *time.Time `json:"since"`
+	By       string     `json:"by"`
+	Reason   string     `json:"reason"`
+	Slots    []int      `json:"slots"`
+}
 
 type failureDoc struct {
 	Workload  string `json:"workload"`
@@ -113,11 +135,21 @@ type stepDoc struct {
 	Downtime    bool       `json:"downtime"`
 }
 
-func newPlanDoc(d *spec.Desired, p reconcile.Plan, fields map[string][]reconcile.FieldChange) planDoc {
+func newPlanDoc(d *spec.Desired, p reconcile.Plan, fields map[string][]reconcile.FieldChange, holds []session.Hold) planDoc {
 	doc := planDoc{
 		SchemaVersion: planSchemaVersion,
-		Source:        d.Source, Prefix: d.Prefix, Converged: converged(p), Summary: p.Summary(),
+		Source:        d.Source, Prefix: d.Prefix, Converged: converged(p), Holds: []holdDoc{}, Summary: p.Summary(),
 		Workloads: []workloadDoc{}, Notes: list(p.Notes), Warnings: []string{},
+	}
+	held := heldSlots(p)
+	for _, h := range holds {
+		hd := holdDoc{Workload: h.Workload, Hash: h.Hash, By: h.By, Reason: h.Reason,
+			Slots: append([]int{}, held[h.Workload][h.Hash]...)}
+		if !h.Since.IsZero() {
+			since := h.Since.UTC()
+			hd.Since = &since
+		}
+		doc.Holds = append(doc.Holds, hd)
 	}
 	for _, w := range d.Warnings {
 		doc.Warnings = append(doc.Warnings, fmt.Sprintf("%s:%d:%d: %s", w.File, w.Line, w.Col, w.Msg))

@@ -15,6 +15,7 @@
 //	                                             exit 0 converged, 1 failed, timed out or refused
 //	rollcall agent   [-f FILE]                  converge forever (systemd); exit 0 on SIGTERM/SIGINT
 //	rollcall history [-n N] [--json]            the journal, newest last
+//	rollcall retry   WORKLOAD [-f FILE]         lift a hold (a rolled-back spec), journaled
 //	rollcall version
 //
 // Global flags: --docker-host (default: DOCKER_HOST and friends, as the docker
@@ -53,6 +54,7 @@ import (
 )
 
 func main() {
+	defer exitOnPanic(os.Stderr, os.Exit)
 	if code, ok := runAsDemoapp(os.Args); ok { // the demo image's /demoapp
 		os.Exit(code)
 	}
@@ -140,7 +142,7 @@ type globals struct {
 func run(ctx context.Context, e env, args []string) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(e.stderr, "rollcall: internal error: %s (a bug: please report it with this trace)\n%s", termSafe(fmt.Sprint(r)), debug.Stack())
+			reportPanic(e.stderr, r)
 			code = exitFailed
 		}
 	}()
@@ -148,6 +150,26 @@ func run(ctx context.Context, e env, args []string) (code int) {
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	return report(e.stderr, err)
+}
+
+// exitOnPanic, deferred by main, reports a panic on the main goroutine
+// outside run (which recovers the commands' own) and exits 1: a crash
+// never exits 2, plan's "changes pending". It cannot catch everything: a
+// panic on another goroutine, or a fatal error of the Go runtime itself
+// (out of memory, a concurrent map write), ends the process with exit 2
+// before any deferred call runs. That is why every read is bounded
+// (spec.ReadFile, and through it every file a compose document pulls in;
+// journal.ScanContext): the bound, not this recover, is what keeps
+// /dev/zero from becoming an out-of-memory exit 2.
+func exitOnPanic(w io.Writer, exit func(int)) {
+	if r := recover(); r != nil {
+		reportPanic(w, r)
+		exit(exitFailed)
+	}
+}
+
+func reportPanic(w io.Writer, r any) {
+	fmt.Fprintf(w, "rollcall: internal error: %s (a bug: please report it with this trace)\n%s", termSafe(fmt.Sprint(r)), debug.Stack())
 }
 
 // newRoot builds the command tree. The root command opens the console.
@@ -168,7 +190,8 @@ file (rollcall.yaml), one slot at a time, without downtime.
   rollcall plan      show what would change (exit 2 if anything would)
   rollcall apply     converge now, headless
   rollcall agent     converge forever (for systemd)
-  rollcall history   the journal of executed steps`,
+  rollcall history   the journal of executed steps
+  rollcall retry     lift the hold on a rolled-back workload`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Args:          cobra.NoArgs,
@@ -203,6 +226,7 @@ file (rollcall.yaml), one slot at a time, without downtime.
 		newApplyCmd(e, g),
 		newAgentCmd(e, g),
 		newHistoryCmd(e, g),
+		newRetryCmd(e, g),
 		newVersionCmd(e, g),
 		newDemoCmd(e, g),
 		newDemoappCmd(e),
@@ -225,7 +249,7 @@ func needsJournal(c *cobra.Command) bool {
 	case c.Name() == "demo":
 		return !set("watch") && !set("clean")
 	}
-	return c.Name() == "apply" || c.Name() == "agent" || c.Name() == "history"
+	return c.Name() == "apply" || c.Name() == "agent" || c.Name() == "history" || c.Name() == "retry"
 }
 
 // stateDir is where what outlives a run (the holds) is kept: beside the

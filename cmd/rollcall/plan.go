@@ -3,13 +3,17 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -22,10 +26,15 @@ func newPlanCmd(e env, g *globals) *cobra.Command {
 		Long: `Print the reconcile plan: one block per workload with its spec diff and its
 steps, then a summary. Styled on a terminal, plain text when piped.
 
-Exit status: 0 converged (nothing to do or wait for), 2 changes pending,
-1 error (the file is missing or broken, the engine does not answer, or a
+Exit status: 0 converged (every slot runs the desired spec, healthy:
+nothing to do or wait for), 2 not converged (changes pending, a wait, or a
+spec on hold that keeps slots off the desired spec: see rollcall retry), 1
+error (the file is missing or broken, the engine does not answer, or a
 workload cannot be acted on, e.g. its image is missing; the plan is still
-printed then).`,
+printed then).
+
+Holds (specs rolled back) are read from beside the journal, for this engine
+and prefix, and shown after the plan with who put them and why.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -38,19 +47,21 @@ printed then).`,
 				return err
 			}
 			defer closeClient()
-			p, err := currentPlan(ctx, client, d, observation{now: e.now(), holds: planHolds(ctx, client, g, d.Prefix, e.stderr)})
+			holds := listHolds(ctx, client, g, d.Prefix, e.stderr)
+			p, err := currentPlan(ctx, client, d, observation{now: e.now(), holds: holdMap(holds)})
 			if err != nil {
 				return err
 			}
 			fields := staleFields(ctx, client, d, p)
 			if asJSON {
-				if err := writeJSON(e.stdout, newPlanDoc(d, p, fields)); err != nil {
+				if err := writeJSON(e.stdout, newPlanDoc(d, p, fields, holds)); err != nil {
 					return fmt.Errorf("write plan: %w", err)
 				}
 			} else {
 				printWarnings(e.stderr, d)
 				out := screenFor(e, g, e.stdout)
 				out.printf("%s", out.plan(withFieldChanges(p, fields)))
+				out.printf("%s", out.holds(p, holds))
 			}
 			switch {
 			case len(p.Errors()) > 0:
@@ -119,4 +130,101 @@ func withFieldChanges(p reconcile.Plan, fields map[string][]reconcile.FieldChang
 	}
 	p.Workloads = ws
 	return p
+}
+
+// listHolds reads the holds (rolled-back specs) kept beside the journal for
+// the engine and prefix, with who put them and why, so a one-shot plan
+// shows them as a session would. Holds that cannot be read are left out of
+// the plan, with a warning.
+func listHolds(ctx context.Context, c docker.Client, g *globals, prefix string, warn io.Writer) []session.Hold {
+	info, err := c.Info(ctx)
+	if err != nil {
+		return nil
+	}
+	holds, err := session.ListHolds(g.stateDir(), info, prefix)
+	if err != nil {
+		fmt.Fprintf(warn, "warning: %s\n", termSafe(err.Error()))
+	}
+	return holds
+}
+
+// holdMap is holds as Diff takes them: workload -> spec hashes.
+func holdMap(holds []session.Hold) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for _, h := range holds {
+		if out[h.Workload] == nil {
+			out[h.Workload] = map[string]bool{}
+		}
+		out[h.Workload][h.Hash] = true
+	}
+	return out
+}
+
+// heldSlots is, by workload and spec hash, the slots the plan does not
+// start because that spec is on hold (Diff's WorkloadPlan.Held).
+func heldSlots(p reconcile.Plan) map[string]map[string][]int {
+	out := map[string]map[string][]int{}
+	for _, w := range p.Workloads {
+		if len(w.Held) > 0 {
+			out[w.Name] = map[string][]int{w.HeldSpec: w.Held}
+		}
+	}
+	return out
+}
+
+// holds renders the holds after the plan: each with its spec, since when,
+// who and why, the slots it keeps off the desired spec, and how to lift it.
+// Every word may come from the holds file or a label: each passes termSafe.
+func (s screen) holds(p reconcile.Plan, holds []session.Hold) string {
+	if len(holds) == 0 {
+		return ""
+	}
+	held := heldSlots(p)
+	st := s.st
+	var b strings.Builder
+	for _, h := range holds {
+		line := "on hold: " + h.Workload + " spec " + shortHash(h.Hash)
+		if !h.Since.IsZero() {
+			line += " since " + h.Since.UTC().Format(time.DateTime) + " UTC"
+		}
+		if h.By != "" {
+			line += " by " + h.By
+		}
+		if h.Reason != "" {
+			line += ": " + h.Reason
+		}
+		b.WriteString(s.render(st.Warn, termSafe(line)) + "\n")
+		var next string
+		if slots := held[h.Workload][h.Hash]; len(slots) > 0 {
+			next = fmt.Sprintf("%s %s not started; lift the hold with `rollcall retry %s` (or change the desired spec)",
+				plural(len(slots), "slot", "slots"), joinInts(slots), h.Workload)
+		} else {
+			next = "keeps no slot off the desired spec now (lifted by the next session if the desired spec changed)"
+		}
+		b.WriteString("  " + s.render(st.Muted, termSafe(next)) + "\n")
+	}
+	return boundLines(b.String())
+}
+
+func joinInts(ns []int) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// shortHash is a spec hash as the plan shows it.
+func shortHash(h string) string {
+	if len(h) > 8 {
+		return h[:8]
+	}
+	return h
 }

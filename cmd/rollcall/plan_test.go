@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
 )
@@ -164,12 +165,18 @@ func TestPlanExitCodes(t *testing.T) {
 		name        string
 		file        string // "" means no file at all
 		seed        bool
+		setup       func(t *testing.T, h *harness) string // seeds the engine, returns the file
 		unreachable bool
 		code        int
+		json        string // what --json says of convergence, when set
 		stderr      []string
 	}{
 		{name: "converged: nothing desired, nothing running", file: "prefix: rctest\nworkloads: {}\n", code: exitOK},
 		{name: "pending", seed: true, code: exitPending},
+		// Only a wait (a container still booting): nothing to run, but the
+		// desired state is not reached yet.
+		{name: "waits only", setup: seedBooting, code: exitPending, json: `"converged": false`},
+		{name: "converged: every slot runs the desired spec, healthy", setup: seedHealthy, code: exitOK, json: `"converged": true`},
 		{name: "missing file", code: exitFailed, stderr: []string{"no desired-state file at $DIR/absent.yaml", `"rollcall demo"`}},
 		{name: "broken file", file: "workloads:\n  web:\n    image: demo:v2\n    replicas: many\n", code: exitFailed,
 			stderr: []string{"$DIR/rollcall.yaml:4:15: ", "replicas"}},
@@ -187,6 +194,8 @@ func TestPlanExitCodes(t *testing.T) {
 			switch {
 			case tc.seed:
 				path = seedMixed(t, h)
+			case tc.setup != nil:
+				path = tc.setup(t, h)
 			case tc.file != "":
 				path = h.file("rollcall.yaml", tc.file)
 			}
@@ -199,6 +208,13 @@ func TestPlanExitCodes(t *testing.T) {
 			if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "panic") {
 				t.Errorf("stack trace on stderr:\n%s", stderr)
 			}
+			if tc.json != "" {
+				res := h.run("", "plan", "--json", "-f", path)
+				if res.code != tc.code {
+					t.Errorf("--json: exit %d, want %d", res.code, tc.code)
+				}
+				mustContain(t, "--json", res.stdout, tc.json)
+			}
 			if tc.code == exitFailed && !strings.Contains(tc.name, "broken") && !strings.Contains(tc.name, "unknown") {
 				if n := strings.Count(strings.TrimSpace(stderr), "\n"); n > 0 {
 					t.Errorf("error is %d lines, want one:\n%s", n+1, stderr)
@@ -206,6 +222,51 @@ func TestPlanExitCodes(t *testing.T) {
 			}
 		})
 	}
+}
+
+const oneWebYAML = `prefix: rctest
+workloads:
+  web:
+    image: demo:v2
+    replicas: 1
+    healthcheck: {test: ["CMD", "/demoapp", "-health"], interval: 1s}
+    update: {health_deadline: 1m}
+`
+
+// seedOneWeb writes oneWebYAML and seeds web/0 with an up-to-date
+// container of an image that behaves as b, changed by mods.
+func seedOneWeb(t *testing.T, h *harness, b docker.Behaviour, mods ...func(*docker.Container)) string {
+	t.Helper()
+	path := h.file("rollcall.yaml", oneWebYAML)
+	h.fake.AddImage("demo:v2", imageV2, b)
+	d, err := spec.Parse(path, []byte(oneWebYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	web := spec.Resolve(context.Background(), d, h.fake).Workload("web")
+	cs := reconcile.CreateSpec(d.Prefix, web, 0)
+	c := docker.Container{
+		ID: strings.Repeat("d0", 32), Name: cs.Name, Image: cs.Image, ImageID: web.ImageID, Labels: cs.Labels,
+		State: docker.StateRunning, Health: docker.HealthHealthy, HasHealthcheck: true,
+		Created: t0.Add(-time.Hour), StartedAt: t0.Add(-time.Hour), Limits: cs.Limits,
+	}
+	for _, m := range mods {
+		m(&c)
+	}
+	if _, err := h.fake.AddContainer(c); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func seedHealthy(t *testing.T, h *harness) string { return seedOneWeb(t, h, docker.Behaviour{}) }
+
+// seedBooting: web/0's only container is up to date and still starting,
+// well within its health deadline: the plan is one wait.
+func seedBooting(t *testing.T, h *harness) string {
+	return seedOneWeb(t, h, docker.Behaviour{ReadyAfter: time.Hour}, func(c *docker.Container) {
+		c.Health, c.Created, c.StartedAt = docker.HealthStarting, t0.Add(-2*time.Second), t0.Add(-2*time.Second)
+	})
 }
 
 // TestPlanPrefixOverride: --prefix replaces the file's prefix, and a bad
@@ -263,5 +324,84 @@ func TestNoColor(t *testing.T) {
 	}
 	if dark := h.run("", "--theme", "dark", "plan", "-f", path).stdout; !strings.Contains(dark, "38;") {
 		t.Errorf("--theme dark under NO_COLOR has no colour:\n%q", dark)
+	}
+}
+
+// holdWeb rolls web (rollbackYAML) out on v1, then to a v3 that never
+// turns healthy: v3 is rolled back and put on hold, both slots keep v1.
+// It returns the desired file, on v3.
+func holdWeb(t *testing.T, h *harness) string {
+	t.Helper()
+	h.fake.AddImage("demo:v1", "", docker.Behaviour{})
+	h.fake.AddImage("demo:v3", "", docker.Behaviour{ReadyAfter: time.Hour})
+	path := h.file("rollcall.yaml", strings.Replace(rollbackYAML, "%s", "v1", 1))
+	if res := h.run("", "apply", "--yes", "--timeout", "20s", "-f", path); res.code != exitOK {
+		t.Fatalf("v1: exit %d\n%s", res.code, res.stderr)
+	}
+	h.file("rollcall.yaml", strings.Replace(rollbackYAML, "%s", "v3", 1))
+	if res := h.run("", "apply", "--yes", "--timeout", "20s", "-f", path); res.code != exitFailed {
+		t.Fatalf("v3: exit %d, want 1 (rolled back)\n%s", res.code, res.stderr)
+	}
+	return path
+}
+
+// heldHash is the spec hash of web as path desires it.
+func heldHash(t *testing.T, h *harness, path string) string {
+	t.Helper()
+	d, err := loadDesired(context.Background(), h.env(strings.NewReader(""), &syncBuffer{}, &syncBuffer{}), desiredFlags{file: path}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec.Resolve(context.Background(), d, h.fake).Workload("web").Hash
+}
+
+// TestPlanHoldIsNotConverged (DESIGN §9): a rolled-back spec on hold keeps
+// its slots off the desired spec, so plan exits 2 although nothing can
+// run; it shows the hold and how to lift it, and --json says converged
+// false with the hold.
+func TestPlanHoldIsNotConverged(t *testing.T) {
+	h := newHarness(t, nil)
+	path := holdWeb(t, h)
+	hash := heldHash(t, h, path)
+
+	res := h.run("", "plan", "-f", path)
+	if res.code != exitPending {
+		t.Fatalf("exit %d, want 2 (a hold keeps web off its desired spec)\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	mustContain(t, "plan", res.stdout, "on hold: web spec "+hash[:8], "by "+journal.CurrentUser(), "not healthy within health_deadline 1s",
+		"slots 0, 1 not started", "rollcall retry web")
+
+	res = h.run("", "plan", "--json", "-f", path)
+	if res.code != exitPending {
+		t.Fatalf("--json: exit %d, want 2", res.code)
+	}
+	var doc struct {
+		SchemaVersion int  `json:"schema_version"`
+		Converged     bool `json:"converged"`
+		Holds         []struct {
+			Workload string     `json:"workload"`
+			Hash     string     `json:"hash"`
+			Since    *time.Time `json:"since"`
+			By       string     `json:"by"`
+			Reason   string     `json:"reason"`
+			Slots    []int      `json:"slots"`
+		} `json:"holds"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, res.stdout)
+	}
+	if doc.Converged {
+		t.Errorf("converged: true while web is on hold:\n%s", res.stdout)
+	}
+	if doc.SchemaVersion != 3 {
+		t.Errorf("schema_version %d, want 3 (holds added)", doc.SchemaVersion)
+	}
+	if len(doc.Holds) != 1 {
+		t.Fatalf("holds %+v, want web's one", doc.Holds)
+	}
+	hd := doc.Holds[0]
+	if hd.Workload != "web" || hd.Hash != hash || hd.By != journal.CurrentUser() || hd.Since == nil || hd.Since.IsZero() ||
+		!strings.Contains(hd.Reason, "health_deadline") || len(hd.Slots) != 2 || hd.Slots[0] != 0 || hd.Slots[1] != 1 {
+		t.Errorf("hold %+v, want web %s by the user since a time, slots [0 1], with its reason", hd, hash)
 	}
 }

@@ -35,6 +35,10 @@ type (
 	// Rollback puts a workload's current spec on hold and stops its
 	// up-to-date containers wherever an older one still serves the slot.
 	Rollback struct{ Workload string }
+	// Retry lifts every hold of a workload (§6: `t` in the console, as
+	// `rollcall retry WORKLOAD`), journaled: its held spec starts again
+	// under the usual rules. Refused in watch mode.
+	Retry struct{ Workload string }
 	// Recreate asks for a rolling restart (§5 rule 10) of one workload, or
 	// of every workload when Workload is "".
 	Recreate struct{ Workload string }
@@ -54,6 +58,7 @@ func (SetMode) intent()        {}
 func (Pause) intent()          {}
 func (Resume) intent()         {}
 func (Rollback) intent()       {}
+func (Retry) intent()          {}
 func (Recreate) intent()       {}
 func (Emergency) intent()      {}
 func (Confirm) intent()        {}
@@ -140,6 +145,8 @@ func (l *loop) handle(i Intent) {
 		}
 	case Rollback:
 		l.startRollback(i.Workload)
+	case Retry:
+		l.retry(i.Workload)
 	case Recreate:
 		l.startRecreate(i.Workload)
 	case Emergency:

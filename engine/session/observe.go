@@ -141,6 +141,7 @@ type fetchResult struct {
 	info       *docker.EngineInfo
 	containers []docker.Container
 	resolved   *spec.ResolvedDesired
+	holds      *holdsRead // the holds file as read with the list; nil without a state directory
 	err        error
 }
 
@@ -158,6 +159,7 @@ func (l *loop) startFetch() {
 	}
 	fp := l.desiredFP
 	c := l.scoped() // its lists vouch for the managed containers a step may touch
+	readHolds, info := l.holdsReader(), l.info
 	goReport(l, l.fetched, func() fetchResult {
 		r := fetchResult{epoch: epoch, ends: ends, at: at, listed: time.Now(), resolvedFP: fp}
 		if needInfo {
@@ -180,6 +182,14 @@ func (l *loop) startFetch() {
 		}()
 		r.containers, r.err = c.List(l.ctx, prefix)
 		r.resolved = <-resolved
+		if readHolds != nil && r.err == nil {
+			// Beside the loop too: a hold lifted by `rollcall retry`
+			// meanwhile is lifted in this session (holds.go).
+			if r.info != nil {
+				info = *r.info
+			}
+			r.holds = readHolds(info)
+		}
 		return r
 	})
 }
@@ -198,7 +208,7 @@ func (l *loop) onFetched(r fetchResult) {
 	if l.evc != nil {
 		l.setConnected(true, "")
 	}
-	l.loadHolds()
+	l.onHoldsRead(r.holds)
 	l.containers = r.containers
 	if r.resolved != nil {
 		l.resolved, l.resolvedFP, l.reresolve = r.resolved, r.resolvedFP, false

@@ -372,7 +372,8 @@ type loop struct {
 
 	holdsPath   string // "" until the engine is known, or without StateDir
 	holdsLoaded bool
-	lockPoll    alarm // armed only while another session holds the lock
+	hs          holdsState // the holds file as the loop knows it (holds.go)
+	lockPoll    alarm      // armed only while another session holds the lock
 
 	lock             *hostLock
 	lockPath         string

@@ -1,0 +1,277 @@
+package session
+
+import (
+	"context"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/spec"
+)
+
+// heldWeb seeds web/0 on web:v1 and puts web:v2, the desired spec, on hold
+// in a holds file of a fresh state directory, as a rollback would have. It
+// returns the directory, the engine's identity and the held hash.
+func heldWeb(t *testing.T, f *docker.Fake, clock *docker.ManualClock) (string, docker.EngineInfo, string) {
+	t.Helper()
+	seed(t, f, clock, desiredYAML("web:v1", 1))
+	d, err := spec.Parse("v2.yaml", []byte(desiredYAML("web:v2", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := spec.Resolve(context.Background(), d, f).Workload("web").Hash
+	info, err := notSimulated{f}.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	since := time.Date(2026, 4, 30, 3, 12, 0, 0, time.UTC)
+	recs := holdRecords{}
+	recs.add(Hold{Workload: "web", Hash: hash, Since: since, By: "night-shift", Reason: "web/0: rollback: not healthy"})
+	if err := writeHoldsFile(holdsFile(dir, info, pfx), recs); err != nil {
+		t.Fatal(err)
+	}
+	return dir, info, hash
+}
+
+// startsWeb reports whether the plan starts web/0 or has started it.
+func startsWeb(s Snapshot) bool {
+	for _, st := range s.Plan.Executable() {
+		if st.Action == reconcile.ActStart && st.Workload == "web" {
+			return true
+		}
+	}
+	return running(s, "web:v2") > 0
+}
+
+// TestRetryLiftsTheHold (§6): Retry lifts the hold of a workload, journaled
+// as the operator's decision, and written down; the held spec is then in
+// the plan again, and runs once approved.
+func TestRetryLiftsTheHold(t *testing.T) {
+	f, clock := newEngine()
+	dir, info, hash := heldWeb(t, f, clock)
+	h := newHarness(t, f, clock, desiredYAML("web:v2", 1), ModeStep)
+	h.opts.StateDir = dir
+	h.opts.Client = notSimulated{f}
+	jpath := h.withJournal()
+	h.start()
+	snap := h.waitFor("the held plan", func(s Snapshot) bool { return s.Fresh && len(s.Holds["web"]) == 1 })
+	if startsWeb(snap) {
+		t.Fatalf("the held spec is in the plan:\n%s", describe(snap))
+	}
+
+	h.s.Do(Retry{Workload: "web"})
+	snap = h.waitFor("the hold lifted", func(s Snapshot) bool { return s.Fresh && len(s.Holds) == 0 && startsWeb(s) })
+	if !hasNote(snap, "hold on web spec "+short(hash)+" lifted by tester") {
+		t.Errorf("no note of the lift:\n%s", describe(snap))
+	}
+	if hs, err := ListHolds(dir, info, pfx); err != nil || len(hs) != 0 {
+		t.Errorf("holds file after the retry: %v %v, want none", hs, err)
+	}
+	es, err := journal.Read(jpath, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range es {
+		if e.Result == journal.ResultDecision && e.Action == "retry" {
+			found = e.Workload == "web" && e.User == "tester" && strings.Contains(e.Reason, short(hash)) && e.Prefix == pfx
+		}
+	}
+	if !found {
+		t.Errorf("no retry decision for web in the journal: %+v", es)
+	}
+
+	// The spec starts again once approved.
+	for _, st := range snap.Plan.Executable() {
+		h.s.Do(ApproveStep{Key: st.Key()})
+	}
+	h.drive("the held spec running", func(s Snapshot) bool { return running(s, "web:v2") == 1 })
+
+	// Nothing on hold any more: a second retry says so and journals nothing.
+	h.s.Do(Retry{Workload: "web"})
+	h.waitFor("the second retry refused", func(s Snapshot) bool { return hasNote(s, "retry web: no spec of it is on hold") })
+}
+
+// TestRetryRefusedInWatchMode: watch is read-only; a hold stays.
+func TestRetryRefusedInWatchMode(t *testing.T) {
+	f, clock := newEngine()
+	dir, info, _ := heldWeb(t, f, clock)
+	h := newHarness(t, f, clock, desiredYAML("web:v2", 1), ModeWatch)
+	h.opts.StateDir = dir
+	h.opts.Client = notSimulated{f}
+	h.start()
+	h.waitFor("the held plan", func(s Snapshot) bool { return s.Fresh && len(s.Holds["web"]) == 1 })
+	h.s.Do(Retry{Workload: "web"})
+	snap := h.waitFor("the refusal", func(s Snapshot) bool { return hasNote(s, "read-only: cannot lift a hold") })
+	if len(snap.Holds["web"]) != 1 {
+		t.Errorf("watch mode lifted the hold: %v", snap.Holds)
+	}
+	if hs, _ := ListHolds(dir, info, pfx); len(hs) != 1 {
+		t.Errorf("holds file after a refused retry: %v", hs)
+	}
+}
+
+// TestHoldLiftedOutsideTheSession: `rollcall retry` (LiftHolds) while a
+// session runs in auto: the session reads the holds file again beside its
+// next relist (here the resync, with no event), lifts the hold and starts
+// the spec.
+func TestHoldLiftedOutsideTheSession(t *testing.T) {
+	f, clock := newEngine()
+	dir, info, hash := heldWeb(t, f, clock)
+	h := newHarness(t, f, clock, desiredYAML("web:v2", 1), ModeAuto)
+	h.opts.StateDir = dir
+	h.opts.Client = notSimulated{f}
+	h.opts.Resync = 20 * time.Millisecond
+	h.start()
+	h.waitFor("the held plan", func(s Snapshot) bool { return s.Fresh && len(s.Holds["web"]) == 1 })
+	h.settle()
+	if m := f.Mutations(); len(m) != 0 {
+		t.Fatalf("the held spec was started: %q", m)
+	}
+
+	lifted, err := LiftHolds(dir, info, pfx, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lifted) != 1 || lifted[0].Hash != hash || lifted[0].By != "night-shift" || lifted[0].Since.IsZero() {
+		t.Fatalf("lifted %+v, want the one hold with its record", lifted)
+	}
+	snap := h.waitFor("the hold lifted in the session", func(s Snapshot) bool { return len(s.Holds) == 0 })
+	if !hasNote(snap, "lifted outside this session") {
+		t.Errorf("no note of the lift:\n%s", describe(snap))
+	}
+	h.drive("the held spec running", func(s Snapshot) bool { return running(s, "web:v2") == 1 })
+}
+
+// TestASessionWriteKeepsALiftMadeOutside: a session that writes its holds
+// (a new hold) after `rollcall retry` lifted one and before it read the
+// file again writes only what it changed: the lifted hold stays lifted,
+// in the file and in the session.
+func TestASessionWriteKeepsALiftMadeOutside(t *testing.T) {
+	dir := t.TempDir()
+	info := docker.EngineInfo{ID: "engine-1"}
+	path := holdsFile(dir, info, pfx)
+	recs := holdRecords{}
+	recs.add(Hold{Workload: "web", Hash: "aaaa1111"})
+	if err := writeHoldsFile(path, recs); err != nil {
+		t.Fatal(err)
+	}
+	l := &loop{opts: Options{User: "tester", Now: time.Now}, holds: map[string]map[string]bool{},
+		rollbacks: map[string]string{}, infoOK: true}
+	l.onHoldsRead(&holdsRead{path: path, recs: recs})
+	if !l.holds["web"]["aaaa1111"] {
+		t.Fatalf("holds %v after the first read", l.holds)
+	}
+
+	if _, err := LiftHolds(dir, info, pfx, "web"); err != nil {
+		t.Fatal(err)
+	}
+	l.holds["api"] = map[string]bool{"bbbb2222": true} // a rollback of api
+	l.saveHolds()
+	if l.holds["web"]["aaaa1111"] || !l.holds["api"]["bbbb2222"] {
+		t.Errorf("session holds %v, want api's only", l.holds)
+	}
+	got, err := ListHolds(dir, info, pfx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Workload != "api" || got[0].By != "tester" || got[0].Since.IsZero() || got[0].Reason == "" {
+		t.Errorf("holds file %+v, want api's hold with who, when and why", got)
+	}
+	// A read that began before that write is older than it: not taken.
+	l.onHoldsRead(&holdsRead{gen: l.hs.gen - 1, path: path, recs: recs})
+	if l.holds["web"]["aaaa1111"] {
+		t.Errorf("a read from before the write put the lifted hold back: %v", l.holds)
+	}
+}
+
+// TestHoldsFileRead: a file of an older rollcall (hashes alone) reads as
+// holds without who and when; a FIFO in the file's place is an error, not
+// a hang; a torn file is an error naming the file.
+func TestHoldsFileRead(t *testing.T) {
+	dir := t.TempDir()
+	info := docker.EngineInfo{ID: "engine-1"}
+	path := holdsFile(dir, info, pfx)
+	if err := os.WriteFile(path, []byte(`{"web": ["aaaa1111", "bbbb2222"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hs, err := ListHolds(dir, info, pfx)
+	if err != nil || len(hs) != 2 || hs[0].Hash != "aaaa1111" || !hs[0].Since.IsZero() || hs[0].By != "" {
+		t.Fatalf("old file: %+v %v", hs, err)
+	}
+
+	if err := os.WriteFile(path, []byte(`{"web": [{"hash": "aa`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ListHolds(dir, info, pfx); err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("torn file: %v, want an error naming %s", err, path)
+	}
+	if _, err := LiftHolds(dir, info, pfx, "web"); err == nil {
+		t.Errorf("a torn file was written over")
+	}
+
+	os.Remove(path)
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := ListHolds(dir, info, pfx); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("FIFO: %v, want not a regular file", err)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("reading a FIFO in the holds file's place hangs")
+	}
+}
+
+// TestHoldKeptWhileTheImageCannotBeResolved (§6): a workload whose image
+// cannot be resolved keeps its hold ("cannot tell" is not "changed"), so
+// once the image is back the held spec is still not started.
+func TestHoldKeptWhileTheImageCannotBeResolved(t *testing.T) {
+	clock := docker.NewManualClock(time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC))
+	f := docker.NewFake(docker.FakeOptions{Clock: clock, Seed: 1})
+	f.AddImage("web:v1", "sha256:1111", docker.Behaviour{ReadyAfter: time.Second})
+	seed(t, f, clock, desiredYAML("web:v1", 1))
+	// The held spec's hash, as resolved where web:v2 exists.
+	other := docker.NewFake(docker.FakeOptions{Clock: clock, Seed: 1})
+	other.AddImage("web:v2", "sha256:2222", docker.Behaviour{ReadyAfter: time.Second})
+	d, err := spec.Parse("v2.yaml", []byte(desiredYAML("web:v2", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := spec.Resolve(context.Background(), d, other).Workload("web").Hash
+	info, _ := notSimulated{f}.Info(context.Background())
+	dir := t.TempDir()
+	recs := holdRecords{}
+	recs.add(Hold{Workload: "web", Hash: hash})
+	if err := writeHoldsFile(holdsFile(dir, info, pfx), recs); err != nil {
+		t.Fatal(err)
+	}
+
+	h := newHarness(t, f, clock, desiredYAML("web:v2", 1), ModeAuto)
+	h.opts.StateDir = dir
+	h.opts.Client = notSimulated{f}
+	h.start()
+	h.waitFor("the plan with web:v2 missing", func(s Snapshot) bool { return s.Fresh && len(s.Plan.Errors()) > 0 })
+	h.settle()
+	if len(h.last.Holds["web"]) != 1 {
+		t.Fatalf("the hold was lifted while web:v2 could not be resolved: %v\n%s", h.last.Holds, describe(h.last))
+	}
+	f.AddImage("web:v2", "sha256:2222", docker.Behaviour{ReadyAfter: time.Second})
+	h.waitFor("web:v2 resolved", func(s Snapshot) bool { return s.Fresh && len(s.Plan.Errors()) == 0 })
+	h.settle()
+	if n := countPrefix(f.Mutations(), "create"); n != 0 {
+		t.Fatalf("the held spec started once its image was back: %q", f.Mutations())
+	}
+	if hs, _ := ListHolds(dir, info, pfx); len(hs) != 1 {
+		t.Errorf("holds file %v, want the hold kept", hs)
+	}
+}
