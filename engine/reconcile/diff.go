@@ -202,7 +202,7 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 		if p == nil {
 			if o.Held(w.Name, w.Hash) {
 				wp.Notes = append(wp.Notes, fmt.Sprintf("slot %d: spec %s is on hold (rolled back); not started until the desired spec changes", i, short(w.Hash)))
-				wp.Held = append(wp.Held, i)
+				wp.Held, wp.HeldSpec = append(wp.Held, i), w.Hash
 				continue
 			}
 			create := CreateSpec(prefix, w, i)

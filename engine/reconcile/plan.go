@@ -108,9 +108,11 @@ type WorkloadPlan struct {
 	Error    string // the workload cannot be acted on (image missing); it has no steps
 	Notes    []string
 	// Held are the slots, in order, that are not started because the
-	// workload's desired spec is on hold (rule 9): the desired state is not
-	// reached while there are any, though nothing runs or waits.
-	Held []int
+	// workload's desired spec, HeldSpec (its hash), is on hold (rule 9):
+	// the desired state is not reached while there are any, though nothing
+	// runs or waits.
+	Held     []int
+	HeldSpec string
 }
 
 // Plan is the whole reconcile plan, ordered deterministically.
