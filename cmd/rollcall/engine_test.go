@@ -167,8 +167,8 @@ func TestRealEngineDemoappImageFromTheBinary(t *testing.T) {
 		}
 	})
 	prefix := dockertest.Prefix(t)
-	tag = "rollcall-demoapp:" + prefix
-	if _, err := demoapp.BuildImage(ctx, m, bin, tag, "fromrollcall"); err != nil {
+	tag = dockertest.ImageTag("demoapp", "fromrollcall")
+	if _, err := demoapp.BuildImage(ctx, dockertest.ImageBuilder(t), bin, tag, "fromrollcall"); err != nil {
 		t.Fatal(err)
 	}
 	id, err := m.Create(ctx, docker.CreateSpec{

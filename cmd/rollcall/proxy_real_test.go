@@ -267,7 +267,7 @@ func TestRealEngineZeroDowntimeThroughCaddy(t *testing.T) {
 	bin := buildRollcall(t, ctx, dir)
 
 	network := prefix + "-front"
-	if _, err := dockertest.CLI(ctx, "network", "create", "--label", prefix+".test=true", network); err != nil {
+	if _, err := dockertest.CLI(ctx, "network", "create", "--label", prefix+".test=true", "--label", dockertest.RunLabelArg, network); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -286,7 +286,7 @@ func TestRealEngineZeroDowntimeThroughCaddy(t *testing.T) {
 	// (examples/Caddyfile: dynamic rollcall), on this test's prefix and
 	// network.
 	if _, err := dockertest.CLI(ctx, "run", "-d", "--name", prefix+"-caddy", "--network", network,
-		"--label", prefix+".test=true", "-p", "127.0.0.1::8080", "-p", "127.0.0.1::2019",
+		"--label", prefix+".test=true", "--label", dockertest.RunLabelArg, "-p", "127.0.0.1::8080", "-p", "127.0.0.1::2019",
 		"-v", engineSocket()+":/var/run/docker.sock", "-e", "ROLLCALL_PREFIX="+prefix, "-e", "ROLLCALL_NETWORK="+network,
 		caddy); err != nil {
 		t.Fatal(err)

@@ -64,20 +64,20 @@ func workloadYAML(name, image, version string, replicas int, restart string) str
 }
 
 // startYAML is the out-of-date state the demo starts from.
-func startYAML(prefix string) string {
+func startYAML(prefix string, img Images) string {
 	return "prefix: " + prefix + "\nworkloads:\n" +
-		workloadYAML("web", ImageV1, "1", 3, "unless-stopped") +
-		workloadYAML("worker", ImageV2, "2", 2, `"no"`) +
-		workloadYAML("old-api", ImageV1, "1", 1, "unless-stopped")
+		workloadYAML("web", img.V1, "1", 3, "unless-stopped") +
+		workloadYAML("worker", img.V2, "2", 2, `"no"`) +
+		workloadYAML("old-api", img.V1, "1", 1, "unless-stopped")
 }
 
 // desiredYAML is the desired state the console opens on.
-func desiredYAML(prefix string) string {
+func desiredYAML(prefix string, img Images) string {
 	return `# rollcall demo: the desired state. Edit it while the console runs:
 # rollcall re-reads it on save and keeps the last good state on a mistake.
 prefix: ` + prefix + "\nworkloads:\n" +
-		workloadYAML("web", ImageV2, "2", 3, "unless-stopped") +
-		workloadYAML("worker", ImageV2, "2", 2, "unless-stopped")
+		workloadYAML("web", img.V2, "2", 3, "unless-stopped") +
+		workloadYAML("worker", img.V2, "2", 2, "unless-stopped")
 }
 
 // NewFake returns a fake engine on real time with the demo's images, whose
@@ -114,6 +114,8 @@ type StageOptions struct {
 	// Executable is the binary the demo images are built from on a real
 	// engine; "" means this process's own.
 	Executable string
+	// Images are the tags the demo runs; none means DefaultImages.
+	Images Images
 }
 
 // Stage builds the images (real engine), converges the starting state with
@@ -132,17 +134,17 @@ func Stage(ctx context.Context, c docker.Client, opts StageOptions) (string, err
 	if opts.Lock == nil {
 		return "", errors.New("stage the demo: the host lock is required")
 	}
-	prefix, log := opts.Prefix, opts.Log
+	prefix, log, img := opts.Prefix, opts.Log, opts.Images.orDefault()
 	if m, ok := c.(*docker.Moby); ok {
-		if err := buildImages(ctx, m, opts.Executable, log); err != nil {
+		if err := buildImages(ctx, m, opts.Executable, img, log); err != nil {
 			return "", err
 		}
 	}
-	start, err := spec.Parse("demo start state", []byte(startYAML(prefix)))
+	start, err := spec.Parse("demo start state", []byte(startYAML(prefix, img)))
 	if err != nil {
 		return "", fmt.Errorf("demo start state: %w", err) // a bug in this file
 	}
-	desired := desiredYAML(prefix)
+	desired := desiredYAML(prefix, img)
 	if _, err := spec.Parse("demo desired state", []byte(desired)); err != nil {
 		return "", fmt.Errorf("demo desired state: %w", err)
 	}

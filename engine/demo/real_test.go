@@ -2,7 +2,9 @@ package demo
 
 import (
 	"context"
+	"errors"
 	"io"
+	"maps"
 	"os"
 	"strings"
 	"sync"
@@ -20,16 +22,30 @@ func TestMain(m *testing.M) { os.Exit(dockertest.Main(m)) }
 // TestDemoOnRealEngine: on the real engine the demo builds its images from
 // a demoapp executable, creates containers only under its own prefix, in the
 // out-of-date state the console opens on, and clean leaves nothing behind.
-// It runs under a per-run prefix, so a demo an operator has running on the
-// same host is not disturbed.
+// It runs under a per-run prefix and per-run image tags, so a demo an
+// operator has running on the same host is not disturbed: the demo's own
+// tags are left as they were.
 func TestDemoOnRealEngine(t *testing.T) {
 	m := dockertest.Engine(t)
 	prefix := dockertest.Prefix(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	defer cancel()
+	demoTags := func() map[string]string {
+		ids := map[string]string{}
+		for _, tag := range []string{ImageV1, ImageV2} {
+			img, err := m.ImageInspect(ctx, tag)
+			if err != nil && !errors.Is(err, docker.ErrNotFound) {
+				t.Fatal(err)
+			}
+			ids[tag] = img.ID
+		}
+		return ids
+	}
+	before := demoTags()
+	img := Images{V1: dockertest.ImageTag("demoapp", "demo-v1"), V2: dockertest.ImageTag("demoapp", "demo-v2")}
 	// Stage builds the images only on the bare adapter, and the guard
 	// wraps it: build them here, as Stage would, from a compiled demoapp.
-	if err := buildImages(ctx, m, dockertest.DemoappBinary(t), io.Discard); err != nil {
+	if err := buildImages(ctx, dockertest.ImageBuilder(t), dockertest.DemoappBinary(t), img, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	info, err := m.Info(ctx)
@@ -43,12 +59,20 @@ func TestDemoOnRealEngine(t *testing.T) {
 	defer lock.Release()
 	g := &guard{Client: m, prefix: prefix, t: t}
 	dir := t.TempDir()
-	if _, err := Stage(ctx, g, StageOptions{Prefix: prefix, Dir: dir, Lock: lock}); err != nil {
+	if _, err := Stage(ctx, g, StageOptions{Prefix: prefix, Dir: dir, Lock: lock, Images: img}); err != nil {
 		t.Fatal(err)
 	}
 	cs, err := m.List(ctx, prefix)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, c := range cs {
+		if c.Image != img.V1 && c.Image != img.V2 {
+			t.Errorf("%s runs %s, want one of the run's tags %s or %s", c.Name, c.Image, img.V1, img.V2)
+		}
+	}
+	if after := demoTags(); !maps.Equal(after, before) {
+		t.Errorf("the demo's own tags (tag → image ID) went from %v to %v: a test rebuilt them", before, after)
 	}
 	if g.created.Load() != 6 || len(cs) != 6 {
 		t.Fatalf("created %d containers, listed %d under the prefix; want 3 web + 2 worker + 1 old-api", g.created.Load(), len(cs))

@@ -18,7 +18,7 @@ import (
 func TestMobyExecAndAliases(t *testing.T) {
 	et := newEngineTest(t)
 	net := et.prefix + "-front"
-	if _, err := dockertest.CLI(et.ctx, "network", "create", "--label", et.prefix+".test=true", net); err != nil {
+	if _, err := dockertest.CLI(et.ctx, "network", "create", "--label", et.prefix+".test=true", "--label", dockertest.RunLabelArg, net); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

@@ -460,8 +460,8 @@ func TestMobyStartFailureRemovesTheContainer(t *testing.T) {
 // cleanup.
 func (et *engineTest) emptyImage() string {
 	et.t.Helper()
-	tag := "rollcall-empty:" + et.prefix
-	if _, err := et.m.BuildImage(et.ctx, tag, map[string][]byte{
+	tag := "rollcall-test-empty:" + et.prefix
+	if _, err := dockertest.ImageBuilder(et.t).BuildImage(et.ctx, tag, map[string][]byte{
 		"Dockerfile": []byte("FROM scratch\nLABEL rollcall.test=empty\n"),
 	}); err != nil {
 		et.t.Fatal(err)
@@ -592,6 +592,10 @@ func waitClosed[T any](t *testing.T, what string, ch <-chan T) {
 func eventActions(evs []docker.Event) []string {
 	out := make([]string, len(evs))
 	for i, ev := range evs {
+		if ev.Type == docker.EventImage {
+			out[i] = "image " + ev.Name + " " + ev.Action
+			continue
+		}
 		out[i] = shortID(ev.ContainerID) + " " + ev.Action
 	}
 	return out
@@ -680,7 +684,15 @@ func TestMobyBuildImageErrors(t *testing.T) {
 	}
 }
 
-func shortID(id string) string { return strings.TrimPrefix(id, "sha256:")[:12] }
+// shortID is the 12-character form of an ID, for messages; a shorter one
+// (an image event's empty container ID, a name) is given whole.
+func shortID(id string) string {
+	id = strings.TrimPrefix(id, "sha256:")
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
 
 // TestMobyImageEvents: the stream carries images' events too, so a tag
 // rebuilt in place is seen at once (the session resolves the images again

@@ -97,7 +97,7 @@ func TestRealCrashSurplusExtra(t *testing.T) {
 func TestRealUnmanagedUntouched(t *testing.T) {
 	rt := newRealTest(t)
 	stray := rt.docker("run", "-d", "--name", rt.prefix+"-web-0-stray",
-		"--label", testLabel(rt.prefix)+"=true",
+		"--label", testLabel(rt.prefix)+"=true", "--label", dockertest.RunLabelArg,
 		"--label", docker.WorkloadLabel(rt.prefix)+"=web",
 		"--label", docker.SlotLabel(rt.prefix)+"=0",
 		"-p", "127.0.0.1::8080", imageV1)
@@ -238,7 +238,7 @@ func TestRealCancelledMidRoll(t *testing.T) {
 // would pull it from under that run.
 func TestRealRebuiltTag(t *testing.T) {
 	rt := newRealTest(t)
-	tag := "rollcall-demoapp:" + rt.prefix
+	tag := "rollcall-test-demoapp:" + rt.prefix
 	before, after := dockertest.Run+"-a", dockertest.Run+"-b"
 	rt.removeImageInCleanup(tag)
 	first := dockertest.BuildDemoapp(t, tag, before)

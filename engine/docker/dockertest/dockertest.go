@@ -1,13 +1,15 @@
 // Package dockertest is the one harness of rollcall's tests against the real
 // Docker engine (DESIGN §10). A test takes the shared adapter from Engine, a
-// label prefix of its own from Prefix (every container of it is removed in
-// cleanup) and the demoapp image from DemoappImage. A package's TestMain
-// runs its tests under Main, which then sweeps what a dead test left and
-// removes the images the run built.
+// label prefix of its own from Prefix (every container and network of it is
+// removed in cleanup) and the demoapp image from DemoappImage. A package's
+// TestMain runs its tests under Main, which then removes all the run made.
 //
 // Tests skip only when no engine answers and ROLLCALL_REQUIRE_DOCKER is not
 // "1"; with it set (CI sets it), a missing engine fails them. Everything a
-// run makes is named after Run, so concurrent runs never see each other.
+// run makes is named after Run, so concurrent runs never see each other;
+// image tags are the run's own too (DemoappTag, ImageTag), never the
+// demo's. A run killed by a timeout or a panic is swept by the next one,
+// by its name and its run label (see run.go); a run alive is never touched.
 //
 // It needs the go command (demoapp is compiled from this module, statically)
 // and the docker command line (for the sweep and image removal, which the
@@ -21,14 +23,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -60,21 +60,20 @@ var (
 	binDir   string                // the compiled demoapp's folder, removed by Main
 	binPath  string                // the compiled demoapp, once it is
 	images   = map[string]string{} // version → ID of DemoappImage's builds
-	built    []string              // tags and IDs to remove at the end of the run
 	prefixes = map[string]string{} // prefix → the test holding it
 )
 
-// Main runs m's tests, then force-removes every container left with a
-// label or name of this run and removes the images it built. Use it as
+// Main runs m's tests, then force-removes every container and network left
+// with a label or name of this run, its image tags and the images it
+// built, and its marker. Use it as
 // func TestMain(m *testing.M) { os.Exit(dockertest.Main(m)) }.
 func Main(m *testing.M) int {
 	code := m.Run()
 	if engine != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		if err := Sweep(ctx, Run); err != nil {
-			fmt.Fprintln(os.Stderr, "dockertest: sweep:", err)
+		if err := endRun(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "dockertest: sweep of the run:", err)
 		}
-		removeImages(ctx)
 		cancel()
 		engine.Close()
 	}
@@ -96,7 +95,8 @@ func Skip(t testing.TB, err error) {
 
 // Engine returns the process's adapter to the engine the environment names
 // (DOCKER_HOST, as the docker CLI reads it), or skips t (see Skip) when no
-// engine answers. Main closes it; tests must not.
+// engine answers. Main closes it; tests must not. Its first call leaves the
+// run's marker and sweeps what dead runs left.
 func Engine(t testing.TB) *docker.Moby {
 	t.Helper()
 	engineOnce.Do(func() {
@@ -110,6 +110,11 @@ func Engine(t testing.TB) *docker.Moby {
 		if _, err := exec.LookPath("docker"); err != nil {
 			m.Close()
 			engineErr = fmt.Errorf("the real-engine tests need the docker command line: %w", err)
+			return
+		}
+		if err := beginRun(ctx); err != nil {
+			m.Close()
+			engineErr = err
 			return
 		}
 		engine = m
@@ -133,7 +138,8 @@ const maxPrefix = 32
 // Prefix returns a label prefix of t's own, made of Run and t's name
 // ("rc1a2b3c4d-realcrashsurplusext"; a long name is cut and ends in a hash
 // of the whole), and in t's cleanup force-removes every container of it
-// (see Sweep). It skips t when there is no engine.
+// (see Sweep), then every network of it. It skips t when there is no
+// engine.
 func Prefix(t testing.TB) string {
 	t.Helper()
 	Engine(t)
@@ -150,6 +156,9 @@ func Prefix(t testing.TB) string {
 		defer cancel()
 		if err := Sweep(ctx, p); err != nil {
 			t.Errorf("cleanup: %v", err)
+		}
+		if err := sweepNetworks(ctx, func(name, labels string) bool { return ofPrefix(p, name, labels) }); err != nil {
+			t.Errorf("cleanup: networks of %s: %v", p, err)
 		}
 		mu.Lock()
 		delete(prefixes, p) // free again for -count > 1
@@ -173,28 +182,14 @@ func prefixFor(name string) string {
 // starts with prefix and then "." or "-" (managed or not, or of a prefix
 // made from this one), or a name that starts with prefix and "-".
 func Sweep(ctx context.Context, prefix string) error {
-	out, err := CLI(ctx, "ps", "-a", "--no-trunc", "--format", "{{.ID}}\t{{.Names}}\t{{.Labels}}")
-	if err != nil {
-		return fmt.Errorf("sweep %s: %w", prefix, err)
-	}
-	var ids []string
-	for _, line := range strings.Split(out, "\n") {
-		fields := strings.SplitN(line, "\t", 3)
-		if len(fields) == 3 && ofPrefix(prefix, fields[1], fields[2]) {
-			ids = append(ids, fields[0])
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	if _, err := CLI(ctx, append([]string{"rm", "-f", "-v"}, ids...)...); err != nil && !strings.Contains(err.Error(), "No such container") {
+	if err := sweepContainers(ctx, func(names, labels string) bool { return ofPrefix(prefix, names, labels) }); err != nil {
 		return fmt.Errorf("sweep %s: %w", prefix, err)
 	}
 	return nil
 }
 
-// ofPrefix reports whether a container of names and labels (as docker ps
-// prints them) belongs to prefix.
+// ofPrefix reports whether a container or network of names and labels (as
+// docker ps or docker network ls print them) belongs to prefix.
 func ofPrefix(prefix, names, labels string) bool {
 	for _, n := range strings.Split(names, ",") {
 		if strings.HasPrefix(strings.TrimPrefix(n, "/"), prefix+"-") {
@@ -221,8 +216,9 @@ func CLI(ctx context.Context, args ...string) (string, error) {
 	return strings.TrimSpace(stdout.String()), nil
 }
 
-// DemoappTag is the tag DemoappImage gives the image of version.
-func DemoappTag(version string) string { return "rollcall-demoapp:" + Run + "-" + version }
+// DemoappTag is the tag DemoappImage gives the image of version: one of the
+// run's own (ImageTag), never the demo's rollcall-demoapp:v1 or :v2.
+func DemoappTag(version string) string { return ImageTag("demoapp", version) }
 
 // DemoappImage builds the demoapp image of version (its default command
 // answers "<version> <hostname>"), once per process, and returns its tag
@@ -242,8 +238,10 @@ func DemoappImage(t testing.TB, version string) (tag, id string) {
 }
 
 // BuildDemoapp builds the demoapp image of version under tag, anew on every
-// call (so a test can move a tag), and returns its ID. It skips t when there
-// is no engine; Main removes tag and the image once the run is over.
+// call (so a test can move a tag), and returns its ID. tag is one of the
+// run's (ImageTag, or a repository and the test's prefix as the tag). It
+// skips t when there is no engine; Main removes tag and the image once the
+// run is over.
 func BuildDemoapp(t testing.TB, tag, version string) string {
 	t.Helper()
 	m := Engine(t)
@@ -260,11 +258,10 @@ func buildLocked(t testing.TB, m *docker.Moby, tag, version string) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
-	id, err := demoapp.BuildImage(ctx, m, bin, tag, version)
+	id, err := demoapp.BuildImage(ctx, runBuilder{m}, bin, tag, version)
 	if err != nil {
 		t.Fatal(err)
 	}
-	built = append(built, tag, id)
 	return id
 }
 
@@ -302,29 +299,6 @@ func demoappBinaryLocked() (string, error) {
 	}
 	binPath = out
 	return out, nil
-}
-
-// removeImages removes the tags the run built, then each image it built
-// that no tag names any more: an image another tag still names (one of the
-// same content, built elsewhere) stays.
-func removeImages(ctx context.Context) {
-	var ids []string
-	for i := 0; i < len(built); i += 2 {
-		tag, id := built[i], built[i+1]
-		if _, err := CLI(ctx, "rmi", tag); err != nil && !strings.Contains(err.Error(), "No such image") {
-			fmt.Fprintln(os.Stderr, "dockertest:", err)
-		}
-		ids = append(ids, id)
-	}
-	for _, id := range ids {
-		img, err := engine.ImageInspect(ctx, id)
-		if errors.Is(err, docker.ErrNotFound) || (err == nil && slices.ContainsFunc(img.RepoTags, func(t string) bool { return t != "<none>:<none>" })) {
-			continue
-		}
-		if _, err := CLI(ctx, "rmi", id); err != nil && !strings.Contains(err.Error(), "No such image") {
-			fmt.Fprintln(os.Stderr, "dockertest:", err)
-		}
-	}
 }
 
 func randomHex(n int) string {
