@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -36,6 +37,7 @@ type Fake struct {
 	clock    Clock
 	rng      *rand.Rand
 	endpoint string
+	engineID string
 
 	behaviours map[string]Behaviour // by image ID
 	tags       map[string]string    // image reference -> image ID
@@ -58,6 +60,10 @@ type FakeOptions struct {
 	Clock    Clock  // nil: real time
 	Seed     int64  // seeds IDs and injected failures
 	Endpoint string // reported by Info; "" means "fake://"
+	// EngineID is the identity Info reports (EngineInfo.ID); "" means
+	// "fake:" and the endpoint. Two fakes with one EngineID stand for two
+	// endpoints of one engine.
+	EngineID string
 }
 
 // Clock tells the time. The Fake reads it; tests move a ManualClock.
@@ -127,6 +133,7 @@ func NewFake(opts FakeOptions) *Fake {
 		clock:      clock,
 		rng:        rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		endpoint:   endpoint,
+		engineID:   cmp.Or(opts.EngineID, "fake:"+endpoint),
 		behaviours: map[string]Behaviour{},
 		tags:       map[string]string{},
 		containers: map[string]*fakeContainer{},
@@ -146,7 +153,7 @@ func (f *Fake) Info(ctx context.Context) (_ EngineInfo, err error) {
 	if err := f.check(ctx, "info"); err != nil {
 		return EngineInfo{}, fmt.Errorf("info: %w", err)
 	}
-	return EngineInfo{ID: "fake:" + f.endpoint, Endpoint: f.endpoint, Version: "fake", APIVersion: "1.41", Simulated: true}, nil
+	return EngineInfo{ID: f.engineID, Endpoint: f.endpoint, Version: "fake", APIVersion: "1.41", Simulated: true}, nil
 }
 
 // List returns copies of the containers labelled <prefix>.managed=true,
