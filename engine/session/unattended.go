@@ -138,7 +138,7 @@ func judge(s Snapshot, untilSteady bool) (string, bool) {
 	if len(why) == 0 {
 		for _, w := range sortedKeys(s.Holds) {
 			for _, h := range s.Holds[w] {
-				why = append(why, fmt.Sprintf("%s: spec %s is on hold (rolled back before); change the desired spec to try again", w, short(h)))
+				why = append(why, fmt.Sprintf("%s: spec %s is on hold (rolled back before); change the desired spec, or run `rollcall retry %s`, to try again", w, short(h), w))
 			}
 		}
 	}
