@@ -11,9 +11,14 @@ import (
 // notifySignals is how rollcall answers SIGINT and SIGTERM (DESIGN §7,
 // issue 10): the first ends the returned context, so a session carries the
 // step in flight to its end and winds down; the second closes abandon, so
-// the session cuts that step short (Session.Abandon) and the journal marks
-// it interrupted; the third gets the default handler back and kills the
-// process. stop undoes it all.
+// the session cuts short what that step only waits for, its pre_stop and
+// drain (Session.Abandon), and the journal marks it interrupted. An engine
+// call the step has made is carried to its end all the same, bounded (a
+// stop and its remove, a create and its start: reconcile.RunWith), so no
+// signal leaves a container Exited or Created (issue 18). The third gets
+// the default handler back and kills the process; what the engine then
+// finishes (an Exited old container) the next run's plan removes. stop
+// undoes it all.
 func notifySignals(parent context.Context, sig ...os.Signal) (ctx context.Context, abandon <-chan struct{}, stop func()) {
 	ctx, cancel := context.WithCancel(parent)
 	ab := make(chan struct{})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/spec"
 )
 
 // Result is the outcome of one executed step.
@@ -65,6 +66,14 @@ func Run(ctx context.Context, c docker.Client, s Step) error {
 // container first (see the package doc): a pre_stop that fails does not
 // keep the container from stopping, and the step's error then wraps
 // ErrPreStop.
+//
+// The end of ctx (a second signal) cuts short what only waits: a step not
+// yet begun, its pre_stop and its drain, which leave the container running.
+// A call that changes a container, once made, is carried to its end past
+// ctx, bounded (see carried): the engine goes on with a call whose caller
+// has gone, so a stop cut short would leave the container Exited with no
+// remove to follow, and a create cut short would leave it Created and never
+// started (issue 18). A stop and its remove go together.
 func RunWith(ctx context.Context, c docker.Client, s Step, opts RunOptions) error {
 	if s.Then {
 		// A then row is a projection: only the step a fresh plan holds runs.
@@ -75,7 +84,12 @@ func RunWith(ctx context.Context, c docker.Client, s Step, opts RunOptions) erro
 		if s.Create == nil {
 			return fmt.Errorf("start %s: step has no create spec", s.Target())
 		}
-		_, err := c.Create(ctx, *s.Create)
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("start %s: %w", s.Target(), err)
+		}
+		cctx, cancel := carried(ctx, 0)
+		_, err := c.Create(cctx, *s.Create)
+		cancel()
 		if errors.Is(err, docker.ErrConflict) {
 			return sameStart(ctx, c, s)
 		}
@@ -95,10 +109,19 @@ func RunWith(ctx context.Context, c docker.Client, s Step, opts RunOptions) erro
 			}
 			drained = err
 		}
-		if err := c.Stop(ctx, s.ContainerID, s.Grace); err != nil && !errors.Is(err, docker.ErrNotFound) {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("%s %s %s: %w", s.Action, s.Target(), s.Container, err)
+		}
+		// From the stop on, the step goes to its end: the stop and then
+		// the remove, both carried past the end of ctx.
+		sctx, cancel := carried(ctx, stopWait(s.Grace))
+		defer cancel()
+		if err := c.Stop(sctx, s.ContainerID, s.Grace); err != nil && !errors.Is(err, docker.ErrNotFound) {
 			return fmt.Errorf("%s %s %s: %w", s.Action, s.Target(), s.Container, errors.Join(err, drained))
 		}
-		if err := c.Remove(ctx, s.ContainerID); err != nil && !errors.Is(err, docker.ErrNotFound) {
+		rctx, cancel := carried(ctx, 0)
+		defer cancel()
+		if err := c.Remove(rctx, s.ContainerID); err != nil && !errors.Is(err, docker.ErrNotFound) {
 			return fmt.Errorf("%s %s %s: remove: %w", s.Action, s.Target(), s.Container, errors.Join(err, drained))
 		}
 		if drained != nil {
@@ -106,12 +129,22 @@ func RunWith(ctx context.Context, c docker.Client, s Step, opts RunOptions) erro
 		}
 		return nil
 	case ActRestart:
-		if err := c.Restart(ctx, s.ContainerID, s.Grace); err != nil {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("restart %s %s: %w", s.Target(), s.Container, err)
+		}
+		rctx, cancel := carried(ctx, stopWait(s.Grace))
+		defer cancel()
+		if err := c.Restart(rctx, s.ContainerID, s.Grace); err != nil {
 			return fmt.Errorf("restart %s %s: %w", s.Target(), s.Container, err)
 		}
 		return nil
 	case ActUpdate:
-		if err := c.Update(ctx, s.ContainerID, s.Limits); err != nil {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("update %s %s: %w", s.Target(), s.Container, err)
+		}
+		uctx, cancel := carried(ctx, 0)
+		defer cancel()
+		if err := c.Update(uctx, s.ContainerID, s.Limits); err != nil {
 			return fmt.Errorf("update %s %s: %w", s.Target(), s.Container, err)
 		}
 		return nil
@@ -137,4 +170,33 @@ func sameStart(ctx context.Context, c docker.Client, s Step) error {
 		}
 	}
 	return nil
+}
+
+// carrySlack bounds an engine call carried past the end of its step's
+// context (RunWith), beyond the stop grace it waits out: an engine that
+// does not answer in that time is not waited for any longer.
+const carrySlack = 30 * time.Second
+
+// carried is the context of an engine call that, once made, is not cut
+// short by the end of ctx: it keeps ctx's values, and once ctx ends it
+// ends in its turn wait plus carrySlack later. While ctx lasts it adds no
+// bound of its own.
+func carried(ctx context.Context, wait time.Duration) (context.Context, context.CancelFunc) {
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		t := time.AfterFunc(wait+carrySlack, cancel)
+		context.AfterFunc(cctx, func() { t.Stop() })
+	})
+	return cctx, func() { stop(); cancel() }
+}
+
+// stopWait is the longest a stop with grace waits for the container's
+// process before the engine kills it: grace in whole seconds, as the engine
+// takes it, or the default stop grace when grace leaves it to the
+// container's own stop timeout.
+func stopWait(grace time.Duration) time.Duration {
+	if grace <= 0 {
+		return spec.DefaultStopGrace
+	}
+	return grace.Truncate(time.Second) + time.Second
 }
