@@ -22,6 +22,7 @@ const (
 // Step statuses.
 const (
 	Queued   Status = "queued"
+	Planned  Status = "planned"  // watch mode: Diff plans it, this console runs nothing
 	Approved Status = "approved" // step mode: approved, waiting for its turn
 	Running  Status = "running"
 	Done     Status = "done"
@@ -41,6 +42,7 @@ var statusGlyphs = map[Status]string{
 	Stopped:    "■",
 	Missing:    "○",
 	Queued:     "…",
+	Planned:    "·",
 	Approved:   "☑",
 	Running:    "▶",
 	Done:       "✔",
@@ -71,7 +73,7 @@ func (s Styles) StatusStyle(st Status) lipgloss.Style {
 		return s.Bad
 	case Running:
 		return s.Heading
-	default: // Paused, Stopped, Queued, Skipped
+	default: // Paused, Stopped, Queued, Planned, Skipped
 		return s.Muted
 	}
 }

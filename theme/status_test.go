@@ -11,7 +11,7 @@ import (
 func TestStatusGlyphAndWord(t *testing.T) {
 	want := map[Status]string{
 		Healthy: "✓", Unverified: "✓", Booting: "◐", Crashed: "✗", Restarting: "↻", Paused: "⏸",
-		Stopped: "■", Missing: "○", Queued: "…", Approved: "☑", Running: "▶", Done: "✔",
+		Stopped: "■", Missing: "○", Queued: "…", Planned: "·", Approved: "☑", Running: "▶", Done: "✔",
 		Failed: "✘", Skipped: "⤼", Waiting: "◷",
 	}
 	seen := map[string]Status{}

@@ -92,7 +92,6 @@ type slotRow struct {
 	slot     int
 	target   string // "web/0", "web/-"
 	desired  *desiredInfo
-	ready    bool
 	cs       []containerRow
 	changes  []string // the workload's spec diff lines from the plan
 	hay      string   // lower-case text the filter searches
@@ -111,8 +110,9 @@ type containerRow struct {
 	image    string
 	state    string
 	health   theme.Status
-	relation string        // up-to-date, stale, ...
-	age      time.Duration // since created
+	status   session.ContainerStatus // what it is to its slot, as the session placed it
+	relation string                  // status, sanitized: up-to-date, stale, ...
+	age      time.Duration           // since created
 	running  bool
 	up       time.Duration // running: since its last start; else since it stopped
 	restarts int
@@ -140,6 +140,7 @@ type planBlock struct {
 type stepRow struct {
 	key        string // raw: sent back in ApproveStep and Skip
 	workload   string // raw: sent back in Rollback and Recreate
+	slot       int
 	executable bool
 	action     string
 	target     string
@@ -251,9 +252,11 @@ func newBoard(s session.Snapshot) board {
 
 	b.slots = make([]slotRow, 0, len(s.Slots))
 	lt := limitTexts{}
+	j := judgeOf(s)
 	for _, v := range s.Slots {
-		b.slots = append(b.slots, slotOf(v, s.Prefix, s.At, changes[v.Workload], lt, s.Proxy))
+		b.slots = append(b.slots, slotOf(v, s.Prefix, s.At, changes[v.Workload], lt, s.Proxy, j))
 	}
+	b.header.progress = progressOf(b.slots)
 
 	if p := s.Pause; p != nil {
 		b.pause = &pauseInfo{reason: sanitize(p.Reason), operator: p.ByOperator, workload: p.Workload,
@@ -380,7 +383,7 @@ func proxyErrText(err string) string {
 }
 
 func stepOf(st reconcile.Step, s session.Snapshot) stepRow {
-	row := stepRow{key: st.Key(), workload: st.Workload, executable: st.Executable(), action: sanitize(string(st.Action)),
+	row := stepRow{key: st.Key(), workload: st.Workload, slot: st.Slot, executable: st.Executable(), action: sanitize(string(st.Action)),
 		target: sanitize(st.Target()), container: sanitize(st.Container), reason: sanitize(st.Reason), until: st.Until}
 	if !st.Executable() {
 		row.status = theme.Waiting
@@ -398,10 +401,14 @@ func stepOf(st reconcile.Step, s session.Snapshot) stepRow {
 			row.status = theme.Failed
 		case session.StepSkipped:
 			row.status = theme.Skipped
-		default:
-			row.status = theme.Queued
-			if ss.Approved {
+		default: // queued
+			switch {
+			case s.Mode == session.ModeWatch:
+				row.status = theme.Planned // this console runs nothing: the step is Diff's, not queued here
+			case ss.Approved:
 				row.status = theme.Approved
+			default:
+				row.status = theme.Queued
 			}
 		}
 	}
@@ -409,8 +416,60 @@ func stepOf(st reconcile.Step, s session.Snapshot) stepRow {
 	return row
 }
 
-func slotOf(v session.SlotView, prefix string, at time.Time, changes []string, lt limitTexts, px *session.ProxyView) slotRow {
-	r := slotRow{workload: v.Workload, slot: v.Slot, ready: v.Ready, changes: changes}
+// judge is what the slots pane asks Diff's judgement of a container
+// with: the resolved desired state, and the moment and mode the plan was
+// diffed at.
+type judge struct {
+	resolved   *spec.ResolvedDesired
+	now        time.Time
+	skipHealth bool
+}
+
+func judgeOf(s session.Snapshot) judge {
+	return judge{resolved: s.Resolved, now: cmp.Or(s.PlanAt, s.At), skipHealth: s.SkipHealth}
+}
+
+// workload is the desired workload name, or nil (none desired, or not
+// resolved yet: Diff's defaults judge its containers).
+func (j judge) workload(name string) *spec.Workload {
+	if j.resolved == nil {
+		return nil
+	}
+	if r := j.resolved.Workload(name); r != nil {
+		return r.Workload
+	}
+	return nil
+}
+
+// upToDate is the state of a slot's row as the slots pane shows it: a
+// desired slot served by an up-to-date container, healthy (or counted
+// healthy, unverified). The header's count and the slots title count
+// these rows, so they never disagree with them: a needs-update row is
+// not up to date.
+func (r *slotRow) upToDate() bool {
+	if r.desired == nil || len(r.cs) == 0 {
+		return false
+	}
+	c := &r.cs[0]
+	return c.status == session.StatusUpToDate && (c.health == theme.Healthy || c.health == theme.Unverified)
+}
+
+// progressOf counts the desired slots and the rows of them up to date.
+func progressOf(rows []slotRow) session.Progress {
+	var p session.Progress
+	for i := range rows {
+		if rows[i].desired != nil {
+			p.Total++
+		}
+		if rows[i].upToDate() {
+			p.Ready++
+		}
+	}
+	return p
+}
+
+func slotOf(v session.SlotView, prefix string, at time.Time, changes []string, lt limitTexts, px *session.ProxyView, j judge) slotRow {
+	r := slotRow{workload: v.Workload, slot: v.Slot, changes: changes}
 	if v.Slot == reconcile.NoSlot {
 		r.target = sanitize(v.Workload) + "/-"
 	} else {
@@ -423,8 +482,10 @@ func slotOf(v session.SlotView, prefix string, at time.Time, changes []string, l
 			limits: lt.text(d.Limits), err: firstLine(d.Err), rawLimits: d.Limits}
 		hay.WriteString(" " + r.desired.image + " " + r.desired.version)
 	}
+	w := j.workload(v.Workload)
 	for _, c := range v.Containers {
 		cr := containerOf(c, v.Desired, prefix, at, lt)
+		cr.health = healthOf(c, reconcile.ConditionOf(&c.Container, w, j.now, j.skipHealth))
 		if r, ok := px.Route(c.ID); ok {
 			cr.proxy = &r
 		}
@@ -437,7 +498,7 @@ func slotOf(v session.SlotView, prefix string, at time.Time, changes []string, l
 
 func containerOf(c session.ContainerView, d *session.DesiredSlot, prefix string, at time.Time, lt limitTexts) containerRow {
 	cr := containerRow{id: c.ID, shortID: sanitize(shortID(c.ID)), name: sanitize(c.Name), short: sanitize(strings.TrimPrefix(c.Name, prefix+"-")), image: sanitize(c.Image),
-		state: sanitize(string(c.State)), health: healthOf(c), relation: sanitize(string(c.Status)), age: at.Sub(c.Created),
+		state: sanitize(string(c.State)), status: c.Status, relation: sanitize(string(c.Status)), age: at.Sub(c.Created),
 		restarts: c.RestartCount, exitCode: c.ExitCode, oom: c.OOMKilled, running: c.State == docker.StateRunning}
 	switch {
 	case cr.running && !c.StartedAt.IsZero():
@@ -489,30 +550,29 @@ func containerOf(c session.ContainerView, d *session.DesiredSlot, prefix string,
 	return cr
 }
 
-// healthOf is a container's status as the slots pane shows it.
-func healthOf(c session.ContainerView) theme.Status {
-	switch c.State {
-	case docker.StateRunning:
-		switch {
-		case c.Healthy && c.Unverified:
+// healthOf is a container's status as the slots pane shows it: Diff's
+// condition of it (a slow starter is booting until its health_deadline,
+// DESIGN §1), in the console's words. Only what the condition leaves
+// open is told apart here: a healthy container with no healthcheck's
+// word is unverified, a clean exit or a removal is stopped.
+func healthOf(c session.ContainerView, cond reconcile.Condition) theme.Status {
+	switch cond {
+	case reconcile.ConditionHealthy:
+		if c.Unverified {
 			return theme.Unverified
-		case c.Healthy:
-			return theme.Healthy
-		case c.Health == docker.HealthUnhealthy:
-			return theme.Crashed
-		default:
-			return theme.Booting
 		}
-	case docker.StateRestarting:
-		return theme.Restarting
-	case docker.StatePaused:
-		return theme.Paused
-	case docker.StateCreated:
+		return theme.Healthy
+	case reconcile.ConditionBooting:
 		return theme.Booting
-	case docker.StateRemoving:
-		return theme.Stopped
-	default: // exited, dead
-		if c.ExitCode == 0 && !c.OOMKilled {
+	case reconcile.ConditionPaused:
+		return theme.Paused
+	case reconcile.ConditionRestarting:
+		if c.State == docker.StateRemoving {
+			return theme.Stopped
+		}
+		return theme.Restarting
+	default: // crashed
+		if (c.State == docker.StateExited || c.State == docker.StateDead) && c.ExitCode == 0 && !c.OOMKilled {
 			return theme.Stopped
 		}
 		return theme.Crashed

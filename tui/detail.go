@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/rollcall/rollcall/theme"
 )
 
@@ -30,8 +32,9 @@ func (p *detailPane) move(delta int) {
 	p.offset = max(p.offset+delta, 0)
 }
 
-// Render draws the pane in w×h cells for the selected slot (nil: none).
-func (p *detailPane) Render(f frame, sel *slotRow, sub int, logs *logTail, w, h int, focused bool) string {
+// Render draws the pane in w×h cells for the selected slot (nil: none),
+// or, in diff mode, for step, the selected plan step, when not nil.
+func (p *detailPane) Render(f frame, sel *slotRow, sub int, step *stepRow, logs *logTail, w, h int, focused bool) string {
 	var lines []string
 	var info string
 	if p.mode == detailLogs {
@@ -41,6 +44,11 @@ func (p *detailPane) Render(f frame, sel *slotRow, sub int, logs *logTail, w, h 
 		end := max(len(lines)-p.offset, min(body, len(lines)))
 		start := max(end-body, 0)
 		lines = lines[start:end]
+	} else if step != nil {
+		info, lines = p.stepLines(f, step, w)
+		if off := min(p.offset, max(len(lines)-1, 0)); off > 0 {
+			lines = lines[off:]
+		}
 	} else {
 		info, lines = p.diffLines(f, sel, sub)
 		if off := min(p.offset, max(len(lines)-1, 0)); off > 0 {
@@ -130,6 +138,52 @@ func (p *detailPane) diffLines(f frame, sel *slotRow, sub int) (string, []string
 		}
 	}
 	return info, out
+}
+
+// stepLines is the selected plan step whole, wrapped at w cells: its
+// reason and its error (the plan's row has one line for them, cut), then
+// the step's slot as diffLines shows it.
+func (p *detailPane) stepLines(f frame, s *stepRow, w int) (string, []string) {
+	st := f.st
+	info := "step · " + s.action + " " + s.target
+	label := s.status.Label()
+	if s.then {
+		label = "then (once the wait before it ends)"
+	}
+	out := []string{st.StatusStyle(s.status).Render(label) + " " + st.Action(s.action).Render(s.action) + " " + s.target}
+	if s.container != "" {
+		out = append(out, "  "+st.Muted.Render("container "+s.container))
+	}
+	if s.confirm {
+		out = append(out, st.Warn.Render("⚠ needs confirm: stop-first (c answers)"))
+	}
+	if s.reason != "" {
+		out = append(out, wrapIndent(st.Muted.Render("reason ")+s.reason, w)...)
+	}
+	if s.err != "" {
+		out = append(out, wrapIndent(st.Bad.Render("error "+s.err), w)...)
+	}
+	if !s.retryAt.IsZero() && s.status == theme.Failed {
+		out = append(out, "  "+st.Muted.Render("retry "+countdown(f.now, s.retryAt)))
+	}
+	for i := range f.b.slots {
+		if r := &f.b.slots[i]; r.workload == s.workload && r.slot == s.slot {
+			_, slot := p.diffLines(f, r, -1)
+			out = append(append(out, ""), slot...)
+			break
+		}
+	}
+	return info, out
+}
+
+// wrapIndent wraps text at w cells, the lines after the first indented
+// by two, so a long reason reads whole in a narrow pane.
+func wrapIndent(text string, w int) []string {
+	ls := strings.Split(ansi.Wrap(text, max(w-2, 10), " "), "\n")
+	for i := 1; i < len(ls); i++ {
+		ls[i] = "  " + ls[i]
+	}
+	return ls
 }
 
 func (p *detailPane) logLines(f frame, sel *slotRow, sub int, logs *logTail) (string, []string) {

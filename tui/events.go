@@ -2,6 +2,9 @@ package tui
 
 import (
 	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/rollcall/rollcall/theme"
 )
@@ -28,25 +31,57 @@ func (p *eventsPane) Render(f frame, w, h int, focused bool) string {
 	lines := []string{title(st, "Events", info, focused, w, f.lastSeen)}
 	body := h - 1
 	end := max(len(rows)-p.back, min(body, len(rows)))
-	start := max(end-body, 0)
 	if len(rows) == 0 {
 		lines = append(lines, st.Muted.Render("no events yet"))
 	}
+	// A note or a failure wraps, so it reads whole: its lines after the
+	// first are indented under the text. The newest rows shown are those that
+	// fill the pane up to end.
 	k := f.ink
-	for _, r := range rows[start:end] {
-		at := k.muted.paint(clock(r.at))
-		switch r.kind {
-		case kindNote:
-			lines = append(lines, at+" "+k.note.paint("note "+r.text))
-		case kindDone:
-			lines = append(lines, at+" "+k.ok.paint(theme.Done.Glyph()+" "+r.text))
-		case kindFailed:
-			lines = append(lines, at+" "+k.bad.paint(theme.Failed.Glyph()+" "+r.text))
-		default:
-			lines = append(lines, at+" "+r.text)
+	var shown []string
+	for i := end - 1; i >= 0 && len(shown) < body; i-- {
+		shown = append(eventLines(k, rows[i], w), shown...)
+	}
+	if n := len(shown); n > body {
+		shown = shown[n-body:]
+	}
+	lines = append(lines, shown...)
+	return block(lines, w, h)
+}
+
+// eventLines is one row of the timeline: a note or a failure wrapped at
+// w cells, any other row on one line (block cuts it to the width).
+func eventLines(k *inks, r eventRow, w int) []string {
+	var text string
+	paint := func(s string) string { return s }
+	switch r.kind {
+	case kindNote:
+		text, paint = "note "+r.text, k.note.paint
+	case kindDone:
+		text, paint = theme.Done.Glyph()+" "+r.text, k.ok.paint
+	case kindFailed:
+		text, paint = theme.Failed.Glyph()+" "+r.text, k.bad.paint
+	default:
+		text = r.text
+	}
+	at := clock(r.at)
+	if r.kind != kindNote && r.kind != kindFailed {
+		// an engine event or a step done is one line: the names in it are
+		// in the slots pane whole
+		return []string{k.muted.paint(at) + " " + paint(text)}
+	}
+	indent := strings.Repeat(" ", width(at)+1)
+	room := max(w-len(indent), 10)
+	ls := strings.Split(ansi.Wrap(text, room, " "), "\n")
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		if i == 0 {
+			out[i] = k.muted.paint(at) + " " + paint(l)
+		} else {
+			out[i] = indent + paint(l)
 		}
 	}
-	return block(lines, w, h)
+	return out
 }
 
 // filterEvents is the events whose text holds the filter.

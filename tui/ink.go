@@ -61,7 +61,7 @@ func inksOf(st *theme.Styles) inks {
 		status: map[theme.Status]ink{}, action: map[string]ink{},
 	}
 	for _, s := range []theme.Status{theme.Healthy, theme.Unverified, theme.Booting, theme.Crashed, theme.Restarting,
-		theme.Paused, theme.Stopped, theme.Missing, theme.Queued, theme.Approved, theme.Running, theme.Done,
+		theme.Paused, theme.Stopped, theme.Missing, theme.Queued, theme.Planned, theme.Approved, theme.Running, theme.Done,
 		theme.Failed, theme.Skipped, theme.Waiting} {
 		k.status[s] = inkOf(st.StatusStyle(s))
 	}

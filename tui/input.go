@@ -56,9 +56,9 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			m.setFilter("")
 		}
 	case key.Matches(msg, k.NextPane):
-		m.focus = (m.focus + 1) % paneCount
+		m.setFocus((m.focus + 1) % paneCount)
 	case key.Matches(msg, k.PrevPane):
-		m.focus = (m.focus + paneCount - 1) % paneCount
+		m.setFocus((m.focus + paneCount - 1) % paneCount)
 	case key.Matches(msg, k.Up):
 		cmd = m.moveCursor(-1)
 	case key.Matches(msg, k.Down):
@@ -71,6 +71,12 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, k.Approve):
 		cmd = m.approveSelected()
 	case key.Matches(msg, k.ApprovePlan):
+		if b.steady {
+			// Nothing to roll: the approval would only end at once (a
+			// journal line and a note that approve nothing).
+			m.flash = "nothing to approve: converged"
+			break
+		}
 		m.plan.moved = false // follow the roll again
 		cmd = m.send(session.ApproveRollout{})
 	case key.Matches(msg, k.Auto):
@@ -141,6 +147,18 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	m.keys.Answer.SetEnabled(b.mode.Acting() && b.confirm != nil && m.dialog == nil)
 	m.relayout()
 	return m, cmd
+}
+
+// setFocus focuses pane p. Focusing the slots or the plan pane says
+// which of them the detail pane follows.
+func (m *Model) setFocus(p pane) {
+	m.focus = p
+	switch p {
+	case paneSlots:
+		m.stepDetail = false
+	case panePlan:
+		m.stepDetail = true
+	}
 }
 
 // approveSelected approves the step under the plan's cursor: only a step

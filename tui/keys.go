@@ -124,13 +124,21 @@ func (k KeyMap) shortHelp() []key.Binding {
 	return []key.Binding{k.TakeLock, k.NextPane, k.Logs, k.Inspect, k.Filter, k.Help}
 }
 
-// FullHelp is every key, in columns: move, run, guard, look.
+// FullHelp is every key, in four columns that fit 80 columns whatever
+// the keys say (space "take the lock", E "emergency off"): move and the
+// console's own keys, run, guard, look. The moves pair up (↑↓/jk move)
+// so the first column holds help, close and quit too.
 func (k KeyMap) FullHelp() [][]key.Binding {
+	pair := func(a, b key.Binding, keys, desc string) key.Binding {
+		return key.NewBinding(key.WithKeys(append(a.Keys(), b.Keys()...)...), key.WithHelp(keys, desc))
+	}
+	answer := k.Answer
+	answer.SetHelp(answer.Help().Key, "answer")
 	return [][]key.Binding{
-		{k.Up, k.Down, k.Top, k.Bottom, k.NextPane, k.PrevPane},
+		{pair(k.Up, k.Down, "↑↓/kj", "move"), pair(k.Top, k.Bottom, "g/G", "top/bottom"),
+			pair(k.NextPane, k.PrevPane, "tab/⇧tab", "pane"), k.Help, k.Close, k.Quit},
 		{k.Approve, k.ApprovePlan, k.Auto, k.TakeLock, k.Pause, k.Skip},
-		{k.Rollback, k.Retry, k.Recreate, k.Emergency, k.Answer, k.Shell},
+		{k.Rollback, k.Retry, k.Recreate, k.Emergency, answer, k.Shell},
 		{k.Logs, k.Diff, k.Inspect, k.Copy, k.Filter},
-		{k.Help, k.Close, k.Quit},
 	}
 }

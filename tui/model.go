@@ -40,6 +40,10 @@ type Model struct {
 
 	width, height int
 	focus         pane
+	// stepDetail: the plan pane was focused last of the two lists, so the
+	// detail pane shows its selected step (its whole reason) and that
+	// step's slot; else the selected slot.
+	stepDetail bool
 
 	header header
 	slots  slotsPane

@@ -62,7 +62,7 @@ func (m Model) onClick(msg tea.MouseClickMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	m.flash = ""
-	m.focus = r.pane
+	m.setFocus(r.pane)
 	b := &m.board
 	var cmd tea.Cmd
 	switch r.pane {
@@ -105,7 +105,7 @@ func (m Model) onWheel(msg tea.MouseWheelMsg) (tea.Model, tea.Cmd) {
 	if !ok {
 		return m, nil
 	}
-	m.focus = r.pane
+	m.setFocus(r.pane)
 	cmd := m.moveCursor(delta)
 	m.relayout()
 	return m, cmd

@@ -391,8 +391,12 @@ func (m *Model) shell() tea.Cmd {
 	case !m.keys.Shell.Enabled():
 		m.flash = "read-only: watch mode (no shell)"
 		return nil
+	case m.opts.Shell == nil && m.board.header.simulated:
+		m.flash = "no shell: the engine is simulated (its containers run nothing)"
+		return nil
 	case m.opts.Shell == nil:
-		m.flash = "no shell: no shell command configured (--shell)"
+		// Which flag sets it is the command's business (the demo has none).
+		m.flash = "no shell: this console runs none (x is off)"
 		return nil
 	case c == nil:
 		m.flash = "no container selected"

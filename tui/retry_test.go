@@ -77,7 +77,7 @@ func TestRetryKeyInWatchModeAndHelp(t *testing.T) {
 		t.Errorf("watch: t gave no read-only flash:\n%s", c.screen())
 	}
 	c = newConsole(t, w).keys("?")
-	if screen := c.screen(); strings.Contains(screen[strings.LastIndex(screen, "↑/k"):], "retry") {
+	if screen := c.screen(); strings.Contains(screen[strings.LastIndex(screen, "↑↓/kj"):], "retry") {
 		t.Errorf("watch: full help offers retry:\n%s", screen)
 	}
 

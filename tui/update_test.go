@@ -176,7 +176,7 @@ func TestWatchKeysSendNothing(t *testing.T) {
 	c := newConsole(t, w).keys("?")
 	screen := c.screen()
 	for _, word := range []string{"approve", "auto", "pause", "skip", "roll back", "recreate", "emergency", "answer"} {
-		if strings.Contains(screen[strings.LastIndex(screen, "↑/k"):], word) {
+		if strings.Contains(screen[strings.LastIndex(screen, "↑↓/kj"):], word) {
 			t.Errorf("watch: full help offers %q:\n%s", word, screen)
 		}
 	}
@@ -228,7 +228,7 @@ func TestNavigationKeys(t *testing.T) {
 	}
 	// ? toggles the full help.
 	c.keys("?")
-	if !c.m.help.ShowAll || !strings.Contains(c.screen(), "shift+tab") {
+	if !c.m.help.ShowAll || !strings.Contains(c.screen(), "tab/⇧tab") {
 		t.Error("? did not show the full help")
 	}
 	c.keys("?")

@@ -42,7 +42,11 @@ func (m *Model) render() string {
 	var body string
 	slots := m.slots.Render(f, l.slots.w, l.slots.h, m.focus == paneSlots)
 	plan := m.plan.Render(f, l.plan.w, l.plan.h, m.focus == panePlan)
-	detail := m.detail.Render(f, selected, m.slots.sub, &m.logs, l.detail.w, l.detail.h, m.focus == paneDetail)
+	var step *stepRow
+	if m.stepDetail {
+		step = m.plan.selected(&m.board)
+	}
+	detail := m.detail.Render(f, selected, m.slots.sub, step, &m.logs, l.detail.w, l.detail.h, m.focus == paneDetail)
 	events := m.events.Render(f, l.events.w, l.events.h, m.focus == paneEvents)
 	if l.wide {
 		body = slots + "\n" + joinColumns(sep, plan, detail+"\n"+events)
@@ -79,6 +83,7 @@ func (m *Model) footer(w int) string {
 	quit := h.ShortHelpView([]key.Binding{m.keys.Quit})
 	h.SetWidth(max(w-ansi.StringWidth(prefix)-ansi.StringWidth(quit)-3, 10))
 	if m.help.ShowAll {
+		h.SetWidth(w) // the full help has the whole width: quit is in it
 		full := h.View(m.keys)
 		if prefix != "" {
 			full = prefix + "\n" + full

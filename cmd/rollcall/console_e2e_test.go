@@ -189,6 +189,9 @@ var (
 	runningRE    = regexp.MustCompile(`\S running +(start|stop|roll|restart|update) +web/\d`)
 	rollSeenRE   = regexp.MustCompile(`\S (running|done) +roll +web/\d`)
 	pendingRE    = regexp.MustCompile(`\S queued +start +web/0 `)
+	// watchPendingRE is the same step in watch mode, where it never runs:
+	// planned, not queued.
+	watchPendingRE = regexp.MustCompile(`\S planned +start +web/0 `)
 )
 
 // e2eWorkload is the desired state: 3 replicas of the demoapp at tag.
@@ -420,7 +423,7 @@ func TestConsoleEndToEnd(t *testing.T) {
 	watchJournal := filepath.Join(dir, "watch.jsonl")
 	term.open("watch", dir, bin, "--watch", "-f", "v2.yaml", "--journal", watchJournal)
 	term.waitScreen("watch", "the pending roll in WATCH mode", func(s string) bool {
-		return strings.Contains(s, "WATCH (read-only)") && pendingRE.MatchString(s)
+		return strings.Contains(s, "WATCH (read-only)") && watchPendingRE.MatchString(s)
 	})
 	for _, k := range []struct {
 		literal bool
@@ -431,7 +434,7 @@ func TestConsoleEndToEnd(t *testing.T) {
 	}
 	time.Sleep(5 * time.Second)
 	s := term.capture("watch")
-	if !strings.Contains(s, "WATCH (read-only)") || !pendingRE.MatchString(s) || strings.Contains(s, "Roll back") || strings.Contains(s, "Recreate") {
+	if !strings.Contains(s, "WATCH (read-only)") || !watchPendingRE.MatchString(s) || strings.Contains(s, "Roll back") || strings.Contains(s, "Recreate") {
 		term.fail("watch screen after the keys: want WATCH, the pending start, and no dialog")
 	}
 	t.Logf("the watch frame after the keys:\n%s", s)
