@@ -339,10 +339,63 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 		add(Step{Action: ActRoll, Workload: w.Name, Slot: NoSlot, Container: c.Name, ContainerID: c.ID, Grace: w.StopGrace,
 			Reason: "orphan: no readable slot label"})
 	}
+	if h := o.RollingBack[w.Name]; h != "" {
+		if stops := rollbackStops(prefix, w, h, cs); len(stops) > 0 {
+			wp.Steps = stops // the rest of the workload waits for the rollback
+		}
+	}
 	if len(wp.Steps) > 0 || len(wp.Failures) > 0 {
 		wp.Changes = specChanges(prefix, w, slots, surplus, orphans, recreate)
 	}
 	return wp
+}
+
+// rollbackStops are the stops of the operator's rollback of spec hash
+// (Observed.RollingBack): every container of that spec, by its spec label,
+// in a slot where a container of another spec still runs to serve it. A
+// slot that finished its roll keeps its new container. Diff drains each
+// stop as any other (addDrains); nothing of hash is started.
+func rollbackStops(prefix string, w *spec.Resolved, hash string, cs []*docker.Container) []Step {
+	specKey, slotKey := docker.SpecLabel(prefix), docker.SlotLabel(prefix)
+	type rolled struct {
+		fresh []*docker.Container
+		older *docker.Container // the first running container of another spec
+	}
+	slots := map[int]*rolled{}
+	for _, c := range cs { // in name order
+		idx, ok := slotIndex(c, slotKey)
+		if !ok {
+			continue
+		}
+		r := slots[idx]
+		if r == nil {
+			r = &rolled{}
+			slots[idx] = r
+		}
+		switch {
+		case c.Labels[specKey] == hash:
+			r.fresh = append(r.fresh, c)
+		case c.State == docker.StateRunning && r.older == nil:
+			r.older = c
+		}
+	}
+	idxs := make([]int, 0, len(slots))
+	for idx, r := range slots {
+		if len(r.fresh) > 0 && r.older != nil {
+			idxs = append(idxs, idx)
+		}
+	}
+	sort.Ints(idxs)
+	var stops []Step
+	for _, idx := range idxs {
+		r := slots[idx]
+		for _, c := range r.fresh {
+			stops = append(stops, Step{Action: ActStop, Workload: w.Name, Slot: idx, Container: c.Name, ContainerID: c.ID,
+				Grace: w.StopGrace, Hold: hash,
+				Reason: fmt.Sprintf("rollback: operator rolled back spec %s; %s keeps serving", short(hash), r.older.Name)})
+		}
+	}
+	return stops
 }
 
 // UpToDate reports whether c is up-to-date for w: the desired spec hash and

@@ -88,6 +88,14 @@
 // caller puts the spec on hold. With pause the caller stops acting; with continue the slot stops
 // counting as mid-roll, so the other slots go on.
 //
+// Operator rollback (DESIGN §6): Observed.RollingBack names a workload and
+// the spec hash the operator rolled back. While any is left to stop, that
+// workload's plan is only the stops of its containers of that spec (by
+// spec label) in each slot where an older container still runs, Hold set,
+// drained as every stop; a slot that finished its roll keeps its new
+// container, and nothing of the spec starts. With none left, the plan is
+// as without the rollback, and the caller ends it.
+//
 // Drain before stop (DESIGN §3 pre_stop, update.drain). Every stop and roll
 // of a running container drains it first; Diff puts the data on the step
 // (PreStop, Drain) and RunWith does it:

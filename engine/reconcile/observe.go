@@ -15,6 +15,14 @@ type Observed struct {
 	Containers []docker.Container
 	// Holds are specs rolled back (rule 9), keyed by workload then spec hash.
 	Holds map[string]map[string]bool
+	// RollingBack holds the operator rollbacks under way (DESIGN §6):
+	// workload -> the spec hash the operator rolled back (and put on hold).
+	// While any of its containers has one to stop, such a workload's plan is
+	// only those stops: each container of that spec in a slot where an older
+	// container still runs, with Hold set and drained like every stop; a
+	// slot with no older one running keeps its new container. With none
+	// left, its plan is as without the rollback, and the caller ends it.
+	RollingBack map[string]string
 	// RecreateBefore forces a rolling restart of a workload (rule 10):
 	// containers created before the time count as stale.
 	RecreateBefore map[string]time.Time

@@ -47,10 +47,15 @@
 //     nothing here. A step that fails at the engine is shown with its error;
 //     auto tries it again after a backoff (1s doubling to 1m).
 //   - Operator rollback (Rollback intent): the workload's current spec goes
-//     on hold at once, and its up-to-date containers are stopped in every
-//     slot that still has a running older container to serve; a slot that
-//     already finished its roll keeps its new container. The workload's plan
-//     steps wait until that is done.
+//     on hold at once, and the rollback is an input to Diff
+//     (Observed.RollingBack: the workload and the held spec), so its stops
+//     are Diff's stops, each with its container's pre_stop and the
+//     workload's drain, never a bare stop. Diff stops the containers of that
+//     spec in every slot that still has a running older container to serve;
+//     a slot that already finished its roll keeps its new container. The
+//     stops run one at a time, at once, in step mode and auto, even while
+//     paused or held by the blast radius; the workload's other steps wait.
+//     The rollback ends on the first fresh plan with no stop of it left.
 //   - Crash restarts rollcall issued count towards the backoff of rule 4
 //     until the container has run healthy for 10s, as docker's own restart
 //     manager resets.

@@ -3,7 +3,6 @@ package session
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
@@ -54,19 +53,18 @@ func (l *loop) act() {
 	for _, r := range l.running {
 		g.Busy[slotOf(r.Step)] = true
 	}
-	if g.Mode.Acting() && g.LockHeld && g.Connected && g.Fresh && !g.Halted {
-		if s, ok := l.rollbackStep(); ok {
-			g.Rollback = &s
-		}
-	}
 	steps := l.plan.Executable()
 	if l.patchedID != "" {
 		// A plan from a state patched by an event (onDie): only the
-		// restart of that container, and nothing else, may run from it.
+		// restart of that container, and nothing else, may run from it;
+		// nor does a rollback end on it.
 		steps = slices.DeleteFunc(steps, func(s reconcile.Step) bool {
 			return s.Action != reconcile.ActRestart || s.ContainerID != l.patchedID
 		})
-		g.Rollback = nil
+	} else if g.Mode.Acting() && g.LockHeld && g.Connected && g.Fresh && !g.Halted {
+		if s, ok := l.rollbackStep(); ok {
+			g.Rollback = &s
+		}
 	}
 	d := decide(steps, g)
 	l.waiting = d.Wait
@@ -81,6 +79,9 @@ func (l *loop) act() {
 		if s.Downtime && !l.confirmed[s.Key()] {
 			l.log(levelWarn, "downtime: running a stop-first step unasked, as the desired state asks",
 				"action", string(s.Action), "target", s.Target(), "container", s.Container, "reason", s.Reason)
+		}
+		if g.Rollback != nil && s.Key() == g.Rollback.Key() {
+			l.rollbackStops[s.Key()] = true
 		}
 		l.runStep(s, launched)
 	}
@@ -270,6 +271,8 @@ func (l *loop) step(c docker.Client, s reconcile.Step, run reconcile.RunOptions,
 
 func (l *loop) onStepDone(d stepDone) {
 	s, key := d.step, d.step.Key()
+	operator := l.rollbackStops[key] // an operator rollback's stop, not failure_action's
+	delete(l.rollbackStops, key)
 	l.ends++
 	l.slotEnded[slotOf(s)] = l.ends
 	if !d.ran || d.err != nil || s.Hold != "" {
@@ -309,7 +312,10 @@ func (l *loop) onStepDone(d stepDone) {
 	} else {
 		delete(l.retries, key)
 		l.log(levelInfo, "step done", attrs...)
-		if s.Hold != "" {
+		if s.Hold != "" && !operator {
+			// failure_action's rollback: its spec goes on hold now, and
+			// it is listed. The operator's put the spec on hold as it
+			// began, and a Retry since may have lifted it: not again.
 			l.hold(s.Workload, s.Hold)
 			l.rolledBack = append(l.rolledBack, RollbackInfo{Workload: s.Workload, Slot: s.Slot, Container: s.Container,
 				Hash: s.Hold, Reason: s.Reason, At: l.now()})
@@ -398,54 +404,32 @@ func (l *loop) startRollback(workload string) {
 	l.note("rolling back %s: spec %s on hold; its new containers stop where an older one still serves", workload, short(w.Hash))
 }
 
-// rollbackStep is the next stop of an operator rollback, worked out from the
-// latest list: an up-to-date container of the held spec in a slot where an
-// older container still runs. A rollback with nothing left to stop ends.
+// rollbackStep is the next stop of an operator rollback: the first stop
+// Diff planned for it (Observed.RollingBack carries l.rollbacks), with the
+// pre_stop and drain of every stop. A rollback Diff plans no stop for any
+// more ends; one whose workload cannot be acted on (Diff stops nothing of
+// it) waits.
 func (l *loop) rollbackStep() (reconcile.Step, bool) {
 	for _, name := range sortedKeys(l.rollbacks) {
 		hash := l.rollbacks[name]
-		w := l.resolvedWorkload(name)
-		type slotState struct {
-			fresh    []docker.Container
-			oldAlive bool
+		for _, wp := range l.plan.Workloads {
+			if wp.Name != name {
+				continue
+			}
+			for _, s := range wp.Steps {
+				if s.Action == reconcile.ActStop && s.Hold == hash {
+					return s, true
+				}
+			}
 		}
-		slots := map[int]*slotState{}
-		for _, c := range l.containers {
-			if c.Labels[docker.WorkloadLabel(l.prefix)] != name {
-				continue
-			}
-			idx, err := strconv.Atoi(c.Labels[docker.SlotLabel(l.prefix)])
-			if err != nil {
-				continue
-			}
-			st := slots[idx]
-			if st == nil {
-				st = &slotState{}
-				slots[idx] = st
-			}
-			if c.Labels[docker.SpecLabel(l.prefix)] == hash {
-				st.fresh = append(st.fresh, c)
-			} else if c.State == docker.StateRunning {
-				st.oldAlive = true
-			}
+		if w := l.resolvedWorkload(name); w == nil || w.Err != nil {
+			continue
 		}
 		kept := 0
-		for _, idx := range sortedKeys(slots) {
-			st := slots[idx]
-			if len(st.fresh) == 0 {
-				continue
+		for _, c := range l.containers {
+			if c.Labels[docker.WorkloadLabel(l.prefix)] == name && c.Labels[docker.SpecLabel(l.prefix)] == hash {
+				kept++
 			}
-			if !st.oldAlive {
-				kept += len(st.fresh)
-				continue
-			}
-			c := st.fresh[0]
-			grace := time.Duration(0)
-			if w != nil {
-				grace = w.StopGrace
-			}
-			return reconcile.Step{Action: reconcile.ActStop, Workload: name, Slot: idx, Container: c.Name, ContainerID: c.ID,
-				Grace: grace, Reason: "rollback by " + l.opts.User + ": the older container keeps serving"}, true
 		}
 		delete(l.rollbacks, name)
 		if kept > 0 {

@@ -33,7 +33,8 @@ type (
 	// Resume lifts a pause.
 	Resume struct{}
 	// Rollback puts a workload's current spec on hold and stops its
-	// up-to-date containers wherever an older one still serves the slot.
+	// up-to-date containers wherever an older one still serves the slot,
+	// with the stops Diff plans for it (drained: pre_stop, update.drain).
 	Rollback struct{ Workload string }
 	// Retry lifts every hold of a workload (§6: `t` in the console, as
 	// `rollcall retry WORKLOAD`), journaled: its held spec starts again

@@ -256,7 +256,7 @@ func (l *loop) diff() {
 	if l.resolved == nil {
 		l.plan = reconcile.Plan{}
 	} else {
-		obs := &reconcile.Observed{Now: l.planNow, Containers: l.containers, Holds: l.holds,
+		obs := &reconcile.Observed{Now: l.planNow, Containers: l.containers, Holds: l.holds, RollingBack: l.rollbacks,
 			RecreateBefore: l.recreate, SkipHealth: l.skipHealth, Restarts: l.restarts, Restarting: l.restartsInFlight()}
 		l.plan = reconcile.Diff(l.resolved, obs)
 		if l.opts.Unattended == nil {

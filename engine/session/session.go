@@ -359,12 +359,14 @@ type loop struct {
 	confirmed  map[string]bool
 	retries    map[string]*retry     // failed steps, by key
 	results    map[string]StepResult // last result, by key
-	rollbacks  map[string]string     // operator rollbacks under way: workload -> held hash
-	blastCheck bool
-	confirm    *Confirmation
-	refusal    *Refusal            // unattended: the blast radius refused the desired state
-	running    map[string]*StepRun // the steps in flight, by Step.Key()
-	waiting    string              // why nothing runs, as decide last said
+	rollbacks  map[string]string     // operator rollbacks under way: workload -> held hash (Observed.RollingBack)
+	// rollbackStops are the operator rollback's stops in flight, by key.
+	rollbackStops map[string]bool
+	blastCheck    bool
+	confirm       *Confirmation
+	refusal       *Refusal            // unattended: the blast radius refused the desired state
+	running       map[string]*StepRun // the steps in flight, by Step.Key()
+	waiting       string              // why nothing runs, as decide last said
 	// waitsLogged are the plan's waits as last logged, by step key.
 	waitsLogged map[string]string
 	halted      string // the journal failed: nothing more runs
@@ -397,7 +399,7 @@ func newLoop(ctx context.Context, s *Session) *loop {
 		acked: map[string]bool{}, holds: map[string]map[string]bool{}, recreate: map[string]time.Time{},
 		restarts: map[string]int{}, approved: map[string]bool{}, skipped: map[string]bool{},
 		confirmed: map[string]bool{}, retries: map[string]*retry{}, results: map[string]StepResult{},
-		rollbacks: map[string]string{}, blastCheck: true, connected: false, running: map[string]*StepRun{}, slotEnded: map[string]uint64{},
+		rollbacks: map[string]string{}, rollbackStops: map[string]bool{}, blastCheck: true, connected: false, running: map[string]*StepRun{}, slotEnded: map[string]uint64{},
 	}
 }
 
