@@ -183,7 +183,7 @@ func confirmApply(ctx context.Context, e env, g *globals, out screen, c docker.C
 		return withHint(errors.New("refusing to apply without confirmation: stdin is not a terminal"),
 			"pass --yes to apply without asking, or run `rollcall plan` to see the changes")
 	}
-	out.printf("%s", out.plan(p))
+	out.printf("%s", out.plan(p, nil))
 	for _, s := range p.Executable() {
 		if s.Downtime {
 			out.printf("%s\n", out.render(out.st.Warn, out.st.Glyphs.Warning+" stop-first: some slots are down until their new container is healthy"))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/session"
 )
 
@@ -66,7 +68,8 @@ func TestApplyConverges(t *testing.T) {
 }
 
 // TestApplyJSON: --json prints the outcome document on stdout and nothing
-// else; progress stays on stderr.
+// else; progress stays on stderr. Every executed step names its container
+// by ID, a start the one it created.
 func TestApplyJSON(t *testing.T) {
 	h := newHarness(t, docker.NewManualClock(t0))
 	path := seedMixed(t, h)
@@ -81,10 +84,28 @@ func TestApplyJSON(t *testing.T) {
 	if !doc.Converged || doc.Error != "" || len(doc.Steps) != 5 || len(doc.Pending) != 0 || doc.Rounds < 1 {
 		t.Errorf("document: %+v", doc)
 	}
+	live, err := h.fake.List(context.Background(), "rctest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]string{}
+	for _, c := range live {
+		byName[c.Name] = c.ID
+	}
+	starts := 0
 	for _, s := range doc.Steps {
-		if s.Result != "ok" || s.Action == "" || s.Container == "" {
+		if s.Result != "ok" || s.Action == "" || s.Container == "" || s.ContainerID == "" {
 			t.Errorf("step %+v", s)
 		}
+		if s.Action == string(reconcile.ActStart) {
+			starts++
+			if id := byName[s.Container]; id == "" || s.ContainerID != id {
+				t.Errorf("start of %s: container_id %q, want the created container's %q", s.Container, s.ContainerID, id)
+			}
+		}
+	}
+	if starts == 0 {
+		t.Error("no start step in the document")
 	}
 }
 

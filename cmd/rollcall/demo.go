@@ -19,27 +19,14 @@ func newDemoCmd(e env, g *globals) *cobra.Command {
 	o := consoleOpts{}
 	c := &cobra.Command{
 		Use:   "demo",
-		Short: "Stage an out-of-date demo state (prefix rollcall-demo, or --prefix) and open the console on it",
-		Long: `demo builds the demoapp images v1 and v2 on the local engine (FROM scratch, no
-registry), starts an out-of-date state under the prefix rollcall-demo (3 web
-replicas of v1, a crashed worker, a worker with an old restart policy, and a
-workload that is no longer desired), and opens the console on the desired
-state, so every kind of step appears. Approve them with enter.
-
-With no engine reachable, the same scenario runs on the in-memory fake
-engine, and the header says "simulated". demo --clean removes all it made.
-Staging, the console and --clean all take the host lock of the prefix, so
-the demo never acts under another rollcall; and they never touch anything
-but containers labelled <prefix>.managed=true.`,
-		Args: cobra.NoArgs,
+		Short: "Stage an out-of-date demo state and open the console on it",
+		Long:  demoLong(demo.Prefix, false),
+		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			ctx := c.Context()
 			client, closeClient, why := demoEngine(ctx, e, g, simulated)
 			defer closeClient()
-			prefix := g.prefix
-			if prefix == "" {
-				prefix = demo.Prefix
-			}
+			prefix := demoPrefix(g)
 			// Staging and cleaning act like any session: under the host
 			// lock of the prefix, and only on its own managed containers.
 			lock, err := hostLock(ctx, client, prefix)
@@ -71,12 +58,48 @@ but containers labelled <prefix>.managed=true.`,
 			return runConsole(ctx, e, &dg, client, session.FileSource(path), o, lock)
 		},
 	}
-	c.Flags().BoolVar(&clean, "clean", false, "remove every container the demo made (prefix rollcall-demo) and its desired file")
+	c.Flags().BoolVar(&clean, "clean", false, "remove every container the demo made under its prefix, and its desired file")
 	c.Flags().BoolVar(&simulated, "simulated", false, "use the in-memory fake engine even when a Docker engine answers")
 	c.Flags().BoolVar(&o.watch, "watch", false, "open the console read-only")
 	c.Flags().BoolVar(&o.auto, "auto", false, "let the roll run by itself")
 	c.MarkFlagsMutuallyExclusive("watch", "auto")
+	// The help names the prefix the demo would use, --prefix's if given.
+	help := c.HelpFunc()
+	c.SetHelpFunc(func(c *cobra.Command, args []string) {
+		c.Long = demoLong(demoPrefix(g), g.prefix != "")
+		help(c, args)
+	})
 	return c
+}
+
+// demoPrefix is the label prefix the demo runs under: --prefix, else
+// demo.Prefix.
+func demoPrefix(g *globals) string {
+	if g.prefix != "" {
+		return g.prefix
+	}
+	return demo.Prefix
+}
+
+// demoLong is demo's help for prefix, the one it would run under; fromFlag
+// says --prefix gave it.
+func demoLong(prefix string, fromFlag bool) string {
+	where := "the prefix " + termSafe(prefix) + " (--prefix changes it)"
+	if fromFlag {
+		where = "the prefix " + termSafe(prefix) + " (from --prefix)"
+	}
+	return fmt.Sprintf(`demo builds the demoapp images v1 and v2 on the local engine (FROM scratch, no
+registry), starts under %s
+an out-of-date state (3 web replicas of v1, a crashed worker, a worker with
+an old restart policy, and a workload that is no longer desired), and opens
+the console on the desired state, so every kind of step appears. Approve
+them with enter.
+
+With no engine reachable, the same scenario runs on the in-memory fake
+engine, and the header says "simulated". demo --clean removes all it made.
+Staging, the console and --clean all take the host lock of the prefix, so
+the demo never acts under another rollcall; and they never touch anything
+but containers labelled %s.managed=true.`, where, termSafe(prefix))
 }
 
 // demoEngine connects to the engine, or falls back to the fake one and says

@@ -218,7 +218,9 @@ func writeJSON(w io.Writer, v any) error {
 //	  "summary":   string    the final line, as printed on stderr
 //	  "error":     string    "" when converged, else why not
 //	  "steps": [             every executed step, in order: the step fields of
-//	                         plan --json, plus
+//	                         plan --json (but a start that succeeded has the
+//	                         container_id of the container it created, as the
+//	                         session last listed it; "" if gone by then), plus
 //	    {..., "result": "ok"|"failed", "error": string, "duration_ms": int}
 //	  ],
 //	  "pending": [step]      the last plan's steps when not converged, else []
@@ -250,10 +252,19 @@ func newApplyDoc(d *spec.Desired, res session.Outcome, summary string) applyDoc 
 			doc.Pending = append(doc.Pending, newStepDoc(s))
 		}
 	}
+	// A start's step has no container ID: the container it created is
+	// found by its name (unique on the engine, and the step's) in the
+	// session's last list.
+	created := map[string]string{}
+	for _, c := range res.Last.Containers {
+		created[c.Name] = c.ID
+	}
 	for _, r := range res.Steps {
 		rd := resultDoc{stepDoc: newStepDoc(r.Step), Result: journal.ResultOK, DurationMS: r.Duration.Milliseconds()}
 		if r.Err != "" {
 			rd.Result, rd.Error = journal.ResultFailed, oneLine(r.Err)
+		} else if r.Step.Action == reconcile.ActStart {
+			rd.ContainerID = created[r.Step.Container]
 		}
 		doc.Steps = append(doc.Steps, rd)
 	}

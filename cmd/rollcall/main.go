@@ -41,6 +41,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
@@ -194,7 +195,10 @@ file (rollcall.yaml), one slot at a time, without downtime.
   rollcall retry     lift the hold on a rolled-back workload`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		Args:          cobra.NoArgs,
+		// The root takes no arguments: a word that is no command is a
+		// mistyped one, and gets cobra's suggestions.
+		SuggestionsMinimumDistance: 2,
+		Args:                       unknownCommand,
 		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
 			if _, err := theme.ParseName(g.theme); err != nil {
 				return usageErr(err)
@@ -218,7 +222,7 @@ file (rollcall.yaml), one slot at a time, without downtime.
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.dockerHost, "docker-host", "", "engine endpoint, e.g. unix:///var/run/docker.sock (default: DOCKER_HOST, as the docker CLI)")
 	pf.StringVar(&g.prefix, "prefix", "", "label prefix of the managed containers (overrides the file's prefix)")
-	pf.StringVar(&g.journal, "journal", journalPath, "journal file: one JSON line per executed step (default: journal.jsonl in $XDG_STATE_HOME/rollcall, ~/.local/state/rollcall, or as root /var/lib/rollcall)")
+	pf.StringVar(&g.journal, "journal", journalPath, journalUsage(journalPath))
 	pf.StringVar(&g.theme, "theme", string(theme.Auto), "colours on a terminal: auto, dark, light or mono (NO_COLOR means mono under auto)")
 
 	root.AddCommand(
@@ -233,6 +237,30 @@ file (rollcall.yaml), one slot at a time, without downtime.
 	)
 	addConsole(root, e, g)
 	return root
+}
+
+// journalUsage is --journal's help. Cobra adds the default, the path
+// journal.DefaultPath found, so the text only says where that is; with no
+// state directory there is no default, and the text says so.
+func journalUsage(defaultPath string) string {
+	const usage = "journal file: one JSON line per executed step"
+	if defaultPath == "" {
+		return usage + " (none: XDG_STATE_HOME and HOME are unset and rollcall does not run as root)"
+	}
+	return usage + ", kept in $XDG_STATE_HOME/rollcall, else ~/.local/state/rollcall, else (as root) /var/lib/rollcall"
+}
+
+// unknownCommand refuses any argument to the root: the first one names no
+// command, so it says which it may have meant ("rollcall aply": apply).
+func unknownCommand(c *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	err := fmt.Errorf("unknown command %q for %q", args[0], c.CommandPath())
+	if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+		err = fmt.Errorf("%w. Did you mean this? %s", err, strings.Join(s, ", "))
+	}
+	return &usageError{err: err, command: c.CommandPath()}
 }
 
 // needsJournal reports whether command c, as its flags stand, reads or

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -60,8 +59,7 @@ and prefix, and shown after the plan with who put them and why.`,
 			} else {
 				printWarnings(e.stderr, d)
 				out := screenFor(e, g, e.stdout)
-				out.printf("%s", out.plan(withFieldChanges(p, fields)))
-				out.printf("%s", out.holds(p, holds))
+				out.printf("%s", out.plan(withFieldChanges(p, fields), holds))
 			}
 			switch {
 			case len(p.Errors()) > 0:
@@ -170,40 +168,6 @@ func heldSlots(p reconcile.Plan) map[string]map[string][]int {
 		}
 	}
 	return out
-}
-
-// holds renders the holds after the plan: each with its spec, since when,
-// who and why, the slots it keeps off the desired spec, and how to lift it.
-// Every word may come from the holds file or a label: each passes termSafe.
-func (s screen) holds(p reconcile.Plan, holds []session.Hold) string {
-	if len(holds) == 0 {
-		return ""
-	}
-	held := heldSlots(p)
-	st := s.st
-	var b strings.Builder
-	for _, h := range holds {
-		line := "on hold: " + h.Workload + " spec " + shortHash(h.Hash)
-		if !h.Since.IsZero() {
-			line += " since " + h.Since.UTC().Format(time.DateTime) + " UTC"
-		}
-		if h.By != "" {
-			line += " by " + h.By
-		}
-		if h.Reason != "" {
-			line += ": " + h.Reason
-		}
-		b.WriteString(s.render(st.Warn, termSafe(line)) + "\n")
-		var next string
-		if slots := held[h.Workload][h.Hash]; len(slots) > 0 {
-			next = fmt.Sprintf("%s %s not started; lift the hold with `rollcall retry %s` (or change the desired spec)",
-				plural(len(slots), "slot", "slots"), joinInts(slots), h.Workload)
-		} else {
-			next = "keeps no slot off the desired spec now (lifted by the next session if the desired spec changed)"
-		}
-		b.WriteString("  " + s.render(st.Muted, termSafe(next)) + "\n")
-	}
-	return boundLines(b.String())
 }
 
 func joinInts(ns []int) string {

@@ -289,9 +289,9 @@ func TestPlanPrefixOverride(t *testing.T) {
 	mustContain(t, "stderr", res.stderr, "--prefix", "not a valid label prefix")
 }
 
-// TestStyledPlanMatchesPlain: on a terminal the tree is styled, and with the
+// TestStyledPlanCommandMatchesPlain: through the command, on a terminal the tree is styled, and with the
 // escape sequences stripped it is exactly the plain tree, in every theme.
-func TestStyledPlanMatchesPlain(t *testing.T) {
+func TestStyledPlanCommandMatchesPlain(t *testing.T) {
 	h := newHarness(t, docker.NewManualClock(t0))
 	path := seedMixed(t, h)
 	plain := h.run("", "plan", "-f", path).stdout

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/theme"
 )
 
@@ -75,69 +76,161 @@ func (s screen) render(st lipgloss.Style, text string) string {
 
 func (s screen) printf(format string, args ...any) { fmt.Fprintf(s.w, format, args...) }
 
-// plan renders p as the tree of reconcile.Plan.String, styled when s is.
-// Every word of it may come from a container's labels, so each passes
-// termSafe, and no line is longer than maxLineWidth.
-func (s screen) plan(p reconcile.Plan) string {
-	if !s.styled {
-		return termSafeLines(p.String())
-	}
-	st := s.st
+// The plan tree is built once (planTree) and rendered either way
+// (screen.tree): plain when piped, styled on a terminal, where styling only
+// colours the same words and glyphs. So the styled tree, stripped of its
+// escape sequences, is the plain one, line for line.
+
+// span is a piece of a tree line and the style it takes on a terminal.
+type span struct {
+	text  string
+	style func(theme.Styles) lipgloss.Style // nil: unstyled
+}
+
+// item is one line of the tree: a top-level line, or, nested, an item
+// under the workload before it, drawn with a branch glyph.
+type item struct {
+	spans  []span
+	nested bool
+}
+
+func plainSpan(text string) span { return span{text: text} }
+
+func styled(style func(theme.Styles) lipgloss.Style, text string) span {
+	return span{text: text, style: style}
+}
+
+func heading(st theme.Styles) lipgloss.Style { return st.Heading }
+func muted(st theme.Styles) lipgloss.Style   { return st.Muted }
+func change(st theme.Styles) lipgloss.Style  { return st.Change }
+func bad(st theme.Styles) lipgloss.Style     { return st.Bad }
+func warn(st theme.Styles) lipgloss.Style    { return st.Warn }
+func note(st theme.Styles) lipgloss.Style    { return st.Note }
+func summary(st theme.Styles) lipgloss.Style { return st.Summary }
+
+func actionStyle(a reconcile.Action) func(theme.Styles) lipgloss.Style {
+	return func(st theme.Styles) lipgloss.Style { return st.Action(string(a)) }
+}
+
+// plan renders p as a tree, styled when s is: one block per workload with
+// its spec diff, failures, steps, then rows and notes nested under it, the
+// plan's notes, the summary, and then the holds (specs rolled back) with
+// the slots they keep back. Every word of it may come from a container's
+// labels or the holds file, so each passes termSafe, and no line is longer
+// than maxLineWidth.
+func (s screen) plan(p reconcile.Plan, holds []session.Hold) string {
+	return s.tree(planTree(p, holds))
+}
+
+// tree renders items, styled when s is.
+func (s screen) tree(items []item) string {
 	var b strings.Builder
-	for _, w := range p.Workloads {
-		b.WriteString(s.render(st.Heading, termSafe(w.Name)))
-		if w.Error != "" {
-			b.WriteString(s.render(st.Bad, "  ! "+termSafe(w.Error)))
+	for i, it := range items {
+		if it.nested {
+			glyph := s.st.Glyphs.Branch
+			if i == len(items)-1 || !items[i+1].nested {
+				glyph = s.st.Glyphs.Last
+			}
+			b.WriteString("  " + s.render(s.st.Muted, glyph))
+		}
+		for _, sp := range it.spans {
+			text := termSafe(sp.text)
+			if sp.style != nil {
+				text = s.render(sp.style(s.st), text)
+			}
+			b.WriteString(text)
 		}
 		b.WriteByte('\n')
-		var lines []string
-		for _, c := range w.Changes {
-			lines = append(lines, s.render(st.Change, termSafe(c)))
-		}
-		for _, f := range w.Failures {
-			lines = append(lines, s.render(st.Bad, termSafe(fmt.Sprintf("! %s/%d %s: %s (failure_action %s)", f.Workload, f.Slot, f.Container, f.Reason, f.Action))))
-		}
-		for _, step := range w.Steps {
-			lines = append(lines, s.step(step))
-		}
-		for _, step := range w.Then {
-			lines = append(lines, s.render(st.Muted, "then ")+s.step(step))
-		}
-		for _, n := range w.Notes {
-			lines = append(lines, s.render(st.Note, termSafe(n)))
-		}
-		for i, l := range lines {
-			glyph := st.Glyphs.Branch
-			if i == len(lines)-1 {
-				glyph = st.Glyphs.Last
-			}
-			b.WriteString("  " + s.render(st.Muted, glyph) + l + "\n")
-		}
 	}
-	for _, n := range p.Notes {
-		b.WriteString(s.render(st.Note, "note: "+termSafe(n)) + "\n")
-	}
-	summary := p.Summary()
-	if t := p.ThenSummary(); t != "" {
-		summary += " · then " + t
-	}
-	b.WriteString(s.render(st.Summary, termSafe(summary)) + "\n")
 	return boundLines(b.String())
 }
 
-// step is one step line of the tree, laid out as Plan.String lays it out.
-func (s screen) step(step reconcile.Step) string {
-	st := s.st
-	reason := termSafe(step.Reason)
-	if step.Downtime {
-		reason = s.render(st.Warn, reason)
+// planTree is the tree of p and holds, as data.
+func planTree(p reconcile.Plan, holds []session.Hold) []item {
+	var items []item
+	top := func(spans ...span) { items = append(items, item{spans: spans}) }
+	nest := func(spans ...span) { items = append(items, item{spans: spans, nested: true}) }
+	for _, w := range p.Workloads {
+		if w.Error != "" {
+			top(styled(heading, w.Name), styled(bad, "  ! "+w.Error))
+		} else {
+			top(styled(heading, w.Name))
+		}
+		for _, c := range w.Changes {
+			nest(styled(change, c))
+		}
+		for _, f := range w.Failures {
+			nest(styled(bad, fmt.Sprintf("! %s/%d %s: %s (failure_action %s)", f.Workload, f.Slot, f.Container, f.Reason, f.Action)))
+		}
+		for _, step := range w.Steps {
+			nest(stepSpans(step)...)
+		}
+		for _, step := range w.Then {
+			nest(stepSpans(step)...)
+		}
+		for _, n := range w.Notes {
+			nest(styled(note, n))
+		}
 	}
-	line := s.render(st.Action(string(step.Action)), termSafe(fmt.Sprintf("%-7s", step.Action))) + " " +
-		fmt.Sprintf("%-3s", slotText(step.Slot)) + " " +
-		s.render(st.Muted, termSafe(step.Container)) + "  " +
-		reason
+	for _, n := range p.Notes {
+		top(styled(note, "note: "+n))
+	}
+	sum := p.Summary()
+	if t := p.ThenSummary(); t != "" {
+		sum += " · then " + t
+	}
+	top(styled(summary, sum))
+	held := heldSlots(p)
+	for _, h := range holds {
+		top(styled(warn, holdLine(h)))
+		var next string
+		if slots := held[h.Workload][h.Hash]; len(slots) > 0 {
+			next = fmt.Sprintf("%s %s not started; lift the hold with `rollcall retry %s` (or change the desired spec)",
+				plural(len(slots), "slot", "slots"), joinInts(slots), h.Workload)
+		} else {
+			next = "keeps no slot off the desired spec now (lifted by the next session if the desired spec changed)"
+		}
+		top(plainSpan("  "), styled(muted, next))
+	}
+	return items
+}
+
+// stepSpans is one step line: "roll    0   web-0-…  reason (pre_stop …,
+// drain ≤5s)"; a then row reads "then roll …", a wait says until when.
+func stepSpans(step reconcile.Step) []span {
+	var spans []span
+	if step.Then {
+		spans = append(spans, styled(muted, "then "))
+	}
+	reason := plainSpan(step.Reason)
+	if step.Downtime {
+		reason = styled(warn, step.Reason)
+	}
+	spans = append(spans,
+		styled(actionStyle(step.Action), fmt.Sprintf("%-7s", step.Action)),
+		plainSpan(" "+fmt.Sprintf("%-3s", slotText(step.Slot))+" "),
+		styled(muted, step.Container),
+		plainSpan("  "), reason)
 	if step.Action == reconcile.ActWait && !step.Until.IsZero() {
-		line += s.render(st.Muted, " (until "+step.Until.UTC().Format(time.TimeOnly)+")")
+		spans = append(spans, styled(muted, " (until "+step.Until.UTC().Format(time.TimeOnly)+")"))
+	}
+	if d := step.DrainText(); d != "" {
+		spans = append(spans, styled(muted, " ("+d+")"))
+	}
+	return spans
+}
+
+// holdLine is a hold's heading: its spec, since when, by whom and why.
+func holdLine(h session.Hold) string {
+	line := "on hold: " + h.Workload + " spec " + shortHash(h.Hash)
+	if !h.Since.IsZero() {
+		line += " since " + h.Since.UTC().Format(time.DateTime) + " UTC"
+	}
+	if h.By != "" {
+		line += " by " + h.By
+	}
+	if h.Reason != "" {
+		line += ": " + h.Reason
 	}
 	return line
 }

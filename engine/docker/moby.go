@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -182,6 +183,7 @@ func (m *Moby) Inspect(ctx context.Context, id string) (ContainerDetail, error) 
 		d.Config.ImageCmd = slices.Clone(img.Config.Cmd)
 		d.Config.ImageEntrypoint = slices.Clone(img.Config.Entrypoint)
 		d.Config.ImageEnv = slices.Clone(img.Config.Env)
+		d.Config.ImageLabels = maps.Clone(img.Config.Labels)
 	} else if err != nil && ctx.Err() != nil {
 		return ContainerDetail{}, fmt.Errorf("inspect %s: %w", shortID(id), ctx.Err())
 	}

@@ -116,6 +116,7 @@ type ContainerConfig struct {
 	ImageCmd        []string
 	ImageEntrypoint []string
 	ImageEnv        []string
+	ImageLabels     map[string]string // the image's own labels, which every container of it carries
 }
 
 // Image is an image the engine has.

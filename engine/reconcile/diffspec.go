@@ -49,10 +49,11 @@ func (c FieldChange) String() string {
 // inspect does not tell them apart from the engine's own.
 //
 // Environment values are secrets: they are compared, but only their names
-// are shown unless showValues is set. A command, entrypoint or environment
-// the desired state leaves to the image is compared with the container's
-// image's defaults; where that image is unknown (removed since), only what
-// the desired state sets is compared.
+// are shown unless showValues is set. A command, entrypoint, environment or
+// label the desired state leaves to the image is compared with the
+// container's image's defaults (a label baked into the image is no removed
+// label); where that image is unknown (removed since), only what the
+// desired state sets is compared.
 func SpecDiff(prefix string, w *spec.Resolved, c docker.ContainerDetail, showValues bool) []FieldChange {
 	var out []FieldChange
 	change := func(field, old, new string) {
@@ -81,7 +82,7 @@ func SpecDiff(prefix string, w *spec.Resolved, c docker.ContainerDetail, showVal
 	}
 	out = append(out, envChanges(w.Environment, cfg, showValues)...)
 	change("ports", portsText(cfg.Ports), portsText(desiredPorts(w.Ports)))
-	out = append(out, labelChanges(prefix, w.Labels, c.Labels)...)
+	out = append(out, labelChanges(prefix, w.Labels, c.Labels, cfg)...)
 	change("healthcheck", healthText(cfg.Healthcheck), healthText(desiredHealth(w.Healthcheck)))
 	want := DesiredLimits(w.Workload)
 	change("limits", cpuMemText(c.Limits), cpuMemText(want))
@@ -148,22 +149,35 @@ func envMap(env []string) map[string]string {
 	return m
 }
 
-// labelChanges compares the workload's own labels; rollcall's (the prefix's)
-// are its bookkeeping, shown as version or not at all.
-func labelChanges(prefix string, desired, have map[string]string) []FieldChange {
+// labelChanges compares the workload's own labels with the container's:
+// those the image supplies (the container carries them without the desired
+// state setting them) stay, unless desired overrides them, as the
+// environment does. rollcall's (the prefix's) are its bookkeeping, shown as
+// version or not at all. With the image unknown, a label the desired state
+// does not set cannot be told from the image's, so none shows as dropped.
+func labelChanges(prefix string, desired map[string]string, have map[string]string, cfg docker.ContainerConfig) []FieldChange {
 	ours := func(k string) bool { return strings.HasPrefix(k, prefix+".") }
+	want := maps.Clone(cfg.ImageLabels)
+	if want == nil {
+		want = map[string]string{}
+	}
+	maps.DeleteFunc(want, func(k, _ string) bool { return ours(k) })
+	maps.Copy(want, desired)
 	var out []FieldChange
-	for _, k := range slices.Sorted(maps.Keys(desired)) {
+	for _, k := range slices.Sorted(maps.Keys(want)) {
 		old, ok := have[k]
 		switch {
 		case !ok:
-			out = append(out, FieldChange{Field: "labels", Key: k, Kind: "+", New: desired[k]})
-		case old != desired[k]:
-			out = append(out, FieldChange{Field: "labels", Key: k, Kind: "~", Old: old, New: desired[k]})
+			out = append(out, FieldChange{Field: "labels", Key: k, Kind: "+", New: want[k]})
+		case old != want[k]:
+			out = append(out, FieldChange{Field: "labels", Key: k, Kind: "~", Old: old, New: want[k]})
 		}
 	}
+	if !cfg.ImageKnown {
+		return out
+	}
 	for _, k := range slices.Sorted(maps.Keys(have)) {
-		if _, ok := desired[k]; !ok && !ours(k) {
+		if _, ok := want[k]; !ok && !ours(k) {
 			out = append(out, FieldChange{Field: "labels", Key: k, Kind: "-", Old: have[k]})
 		}
 	}

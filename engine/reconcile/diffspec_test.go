@@ -103,3 +103,39 @@ func TestSpecDiffImageDefaults(t *testing.T) {
 		t.Fatal(fc.String())
 	}
 }
+
+// TestSpecDiffImageLabels: a label baked into the image is on the container
+// as inspected, though the desired state never set it: it is not shown as
+// removed. A desired label over the image's compares with the desired
+// value; one the container changed from the image's, or that the image
+// does not have, still shows. With the image unknown, a label the desired
+// state does not set cannot be told from the image's, so it is not shown.
+func TestSpecDiffImageLabels(t *testing.T) {
+	d := resolved(workload("web", 1, func(w *spec.Workload) { w.Labels = map[string]string{"tier": "front"} }))
+	w := d.Workload("web")
+	c := fresh(d, "web", 0, func(c *docker.Container) {
+		c.Labels["tier"] = "front"
+		c.Labels["org.opencontainers.image.source"] = "https://example.com/demoapp"
+		c.Labels["maintainer"] = "ops"
+	})
+	det := inspected(w, c)
+	det.Config.ImageLabels = map[string]string{"org.opencontainers.image.source": "https://example.com/demoapp", "maintainer": "ops", "tier": "back"}
+	if got := SpecDiff(pfx, w, det, false); len(got) != 0 {
+		t.Fatalf("the image's own labels read as changes: %v", got)
+	}
+
+	c.Labels["maintainer"] = "someone else" // changed from the image's at create
+	c.Labels["stray"] = "1"                 // neither desired nor the image's
+	det = inspected(w, c)
+	det.Config.ImageLabels = map[string]string{"org.opencontainers.image.source": "https://example.com/demoapp", "maintainer": "ops"}
+	var lines []string
+	for _, fc := range SpecDiff(pfx, w, det, false) {
+		lines = append(lines, fc.String())
+	}
+	equalStrings(t, lines, []string{"~ labels maintainer: someone else → ops", "- labels stray: 1"})
+
+	det.Config.ImageKnown, det.Config.ImageCmd, det.Config.ImageEnv, det.Config.ImageLabels = false, nil, nil, nil
+	if got := SpecDiff(pfx, w, det, false); len(got) != 0 {
+		t.Fatalf("with the image unknown, its labels read as removed: %v", got)
+	}
+}
