@@ -50,7 +50,8 @@ apply is a session in auto mode with the unattended policy: a desired
 state that would stop or roll more than half of the running containers is
 refused (exit 1, naming the count) unless --allow-mass-stop; stop-first
 steps the file asks for run and are logged as downtime. On SIGINT or
-SIGTERM the step in flight is finished first; a second signal abandons it.
+SIGTERM the step in flight is finished first; a second signal cuts short
+what it waits for (its pre_stop and drain), never an engine call it made.
 
 Exit status: 0 converged (the plan is empty); 1 failed: paused (a new
 container missed its health deadline with failure_action pause), rolled

@@ -157,8 +157,11 @@ func (s *Session) Snapshots() <-chan Snapshot { return s.snaps }
 func (s *Session) Do(i Intent) { s.intents.push(i) }
 
 // Abandon cuts the step in flight short (a second signal, a second `q`):
-// its engine call is cancelled and the journal marks it interrupted.
-// Without it, a session whose ctx ends lets the running step finish first.
+// what it only waits for (its pre_stop and drain) ends, and the journal
+// marks it interrupted; an engine call it already made (a stop and its
+// remove, a create and its start) is carried to its end, bounded
+// (reconcile.RunWith). Without it, a session whose ctx ends lets the
+// running step finish first.
 func (s *Session) Abandon() {
 	s.abandonMu.Lock()
 	defer s.abandonMu.Unlock()
