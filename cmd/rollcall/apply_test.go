@@ -157,13 +157,9 @@ workloads:
     replicas: 1
     healthcheck: {test: ["CMD", "/demoapp", "-health"], interval: 1s}
 `)
-	began := time.Now()
 	res := h.run("", "apply", "--yes", "--timeout", "400ms", "-f", path)
 	if res.code != exitFailed {
 		t.Fatalf("exit %d, want 1\n%s", res.code, res.stderr)
-	}
-	if took := time.Since(began); took > 5*time.Second {
-		t.Errorf("apply took %s to time out after 400ms", took)
 	}
 	mustContain(t, "stderr", res.stderr, "▸ start", "✗ failed: timed out after 400ms", "left: 1 wait", "… wait", "booting")
 	if n := len(h.journalEntries()); n != 1 {

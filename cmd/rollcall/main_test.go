@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"os"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/engine/session"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -41,7 +44,23 @@ type harness struct {
 // real time.
 func newHarness(t *testing.T, clock *docker.ManualClock) *harness {
 	t.Helper()
-	opts := docker.FakeOptions{Seed: 1}
+	// An engine ID of the test's own: the host lock is one file per engine
+	// ID (with the pid, for a simulated engine) and prefix in /run/lock, so
+	// every test of this binary had the same lock for a prefix, and a test
+	// could find it still held by an earlier test's session winding down
+	// (seen once with two suites running side by side).
+	var id [6]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		t.Fatal(err)
+	}
+	engineID := "fake-test-" + hex.EncodeToString(id[:])
+	t.Cleanup(func() {
+		locks, _ := filepath.Glob(session.DefaultLockPath(docker.EngineInfo{ID: engineID}, "*"))
+		for _, l := range locks {
+			_ = os.Remove(l)
+		}
+	})
+	opts := docker.FakeOptions{Seed: 1, EngineID: engineID}
 	now := time.Now
 	if clock != nil {
 		opts.Clock = clock
