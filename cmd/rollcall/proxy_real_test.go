@@ -266,40 +266,7 @@ func TestRealEngineZeroDowntimeThroughCaddy(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildRollcall(t, ctx, dir)
 
-	network := prefix + "-front"
-	if _, err := dockertest.CLI(ctx, "network", "create", "--label", prefix+".test=true", "--label", dockertest.RunLabelArg, network); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cctx, ccancel := context.WithTimeout(context.Background(), time.Minute)
-		defer ccancel()
-		// The sweep of Prefix runs after this cleanup: take the
-		// containers off the network first.
-		if err := dockertest.Sweep(cctx, prefix); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-		if _, err := dockertest.CLI(cctx, "network", "rm", network); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-	})
-	// Caddy finds the containers through the engine's socket
-	// (examples/Caddyfile: dynamic rollcall), on this test's prefix and
-	// network.
-	if _, err := dockertest.CLI(ctx, "run", "-d", "--name", prefix+"-caddy", "--network", network,
-		"--label", prefix+".test=true", "--label", dockertest.RunLabelArg, "-p", "127.0.0.1::8080", "-p", "127.0.0.1::2019",
-		"-v", engineSocket()+":/var/run/docker.sock", "-e", "ROLLCALL_PREFIX="+prefix, "-e", "ROLLCALL_NETWORK="+network,
-		caddy); err != nil {
-		t.Fatal(err)
-	}
-	hostPort := func(port string) string {
-		out, err := dockertest.CLI(ctx, "port", prefix+"-caddy", port)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return strings.Split(out, "\n")[0]
-	}
-	url := "http://" + hostPort("8080/tcp") + "/"
-	admin := "http://" + hostPort("2019/tcp")
+	network, url, admin := startCaddy(t, ctx, caddy, prefix)
 
 	file := filepath.Join(dir, "rollcall.yaml")
 	journalPath := filepath.Join(dir, "journal.jsonl")
@@ -447,4 +414,48 @@ func TestRealEngineZeroDowntimeThroughCaddy(t *testing.T) {
 		t.Logf("p50 during the rolls / idle: %.2f; p99: %.2f", float64(total.percentile(0.5))/float64(p50), float64(total.percentile(0.99))/float64(idle.percentile(0.99)))
 	}
 	t.Logf("the test took %s", time.Since(began).Round(time.Second))
+}
+
+// startCaddy starts the Caddy image caddy on a network of prefix's own
+// (prefix-front), finding the containers through the engine's socket
+// (examples/Caddyfile: dynamic rollcall) on this test's prefix and network.
+// It returns the network, the proxied URL and the admin API's; both go at
+// the test's end, after its containers are swept off the network.
+func startCaddy(t *testing.T, ctx context.Context, caddy, prefix string) (network, url, admin string) {
+	t.Helper()
+	network = prefix + "-front"
+	if _, err := dockertest.CLI(ctx, "network", "create", "--label", prefix+".test=true", "--label", dockertest.RunLabelArg, network); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cctx, ccancel := context.WithTimeout(context.Background(), time.Minute)
+		defer ccancel()
+		// The sweep of Prefix runs after this cleanup: take the
+		// containers off the network first.
+		if err := dockertest.Sweep(cctx, prefix); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+		if _, err := dockertest.CLI(cctx, "network", "rm", network); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	// Caddy finds the containers through the engine's socket
+	// (examples/Caddyfile: dynamic rollcall), on this test's prefix and
+	// network.
+	if _, err := dockertest.CLI(ctx, "run", "-d", "--name", prefix+"-caddy", "--network", network,
+		"--label", prefix+".test=true", "--label", dockertest.RunLabelArg, "-p", "127.0.0.1::8080", "-p", "127.0.0.1::2019",
+		"-v", engineSocket()+":/var/run/docker.sock", "-e", "ROLLCALL_PREFIX="+prefix, "-e", "ROLLCALL_NETWORK="+network,
+		caddy); err != nil {
+		t.Fatal(err)
+	}
+	hostPort := func(port string) string {
+		out, err := dockertest.CLI(ctx, "port", prefix+"-caddy", port)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(out, "\n")[0]
+	}
+	url = "http://" + hostPort("8080/tcp") + "/"
+	admin = "http://" + hostPort("2019/tcp")
+	return network, url, admin
 }

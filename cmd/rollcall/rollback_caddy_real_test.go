@@ -51,35 +51,7 @@ func TestRealEngineOperatorRollbackThroughCaddy(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildRollcall(t, ctx, dir)
 
-	network := prefix + "-front"
-	if _, err := dockertest.CLI(ctx, "network", "create", "--label", prefix+".test=true", "--label", dockertest.RunLabelArg, network); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cctx, ccancel := context.WithTimeout(context.Background(), time.Minute)
-		defer ccancel()
-		if err := dockertest.Sweep(cctx, prefix); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-		if _, err := dockertest.CLI(cctx, "network", "rm", network); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-	})
-	if _, err := dockertest.CLI(ctx, "run", "-d", "--name", prefix+"-caddy", "--network", network,
-		"--label", prefix+".test=true", "--label", dockertest.RunLabelArg, "-p", "127.0.0.1::8080", "-p", "127.0.0.1::2019",
-		"-v", engineSocket()+":/var/run/docker.sock", "-e", "ROLLCALL_PREFIX="+prefix, "-e", "ROLLCALL_NETWORK="+network,
-		caddy); err != nil {
-		t.Fatal(err)
-	}
-	hostPort := func(port string) string {
-		out, err := dockertest.CLI(ctx, "port", prefix+"-caddy", port)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return strings.Split(out, "\n")[0]
-	}
-	url := "http://" + hostPort("8080/tcp") + "/"
-	admin := "http://" + hostPort("2019/tcp")
+	network, url, admin := startCaddy(t, ctx, caddy, prefix)
 
 	file := filepath.Join(dir, "rollcall.yaml")
 	base := proxyWorkload{prefix: prefix, image: image, network: network, admin: admin, strategy: "rolling", drain: true, healthDeadline: "30s"}

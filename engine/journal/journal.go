@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/spec"
 )
 
 // Result values of Entry.Result.
@@ -504,24 +505,10 @@ func openRegular(name string) (*os.File, int64, error) {
 
 // regular refuses every kind of file but a regular one, naming the kind.
 func regular(name string, st fs.FileInfo) error {
-	m := st.Mode()
-	if m.IsRegular() {
+	if st.Mode().IsRegular() {
 		return nil
 	}
-	kind := "a special file"
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		kind = "a named pipe (FIFO)"
-	case m&fs.ModeCharDevice != 0:
-		kind = "a character device"
-	case m&fs.ModeDevice != 0:
-		kind = "a block device"
-	case m&fs.ModeSocket != 0:
-		kind = "a socket"
-	case m.IsDir():
-		kind = "a directory"
-	}
-	return fmt.Errorf("read journal %s: %w", name, &NotRegularError{Path: name, Kind: kind})
+	return fmt.Errorf("read journal %s: %w", name, &NotRegularError{Path: name, Kind: spec.FileKind(st.Mode())})
 }
 
 // NotRegularError is a journal file that is not a regular file.

@@ -71,22 +71,28 @@ func tooLarge(path string) error {
 
 // regular refuses every kind of file but a regular one, naming the kind.
 func regular(path string, st fs.FileInfo) error {
-	m := st.Mode()
-	if m.IsRegular() {
+	if st.Mode().IsRegular() {
 		return nil
 	}
-	kind := "a special file"
+	return fmt.Errorf("%s is %s, not a regular file: give the path of a regular file, or of a link to one", path, FileKind(st.Mode()))
+}
+
+// FileKind names the kind of a file that is not a regular one, for an
+// error: "a named pipe (FIFO)", "a character device", "a directory" ...
+func FileKind(m fs.FileMode) string {
 	switch {
+	case m.IsRegular():
+		return "a regular file"
 	case m&fs.ModeNamedPipe != 0:
-		kind = "a named pipe (FIFO)"
+		return "a named pipe (FIFO)"
 	case m&fs.ModeCharDevice != 0:
-		kind = "a character device"
+		return "a character device"
 	case m&fs.ModeDevice != 0:
-		kind = "a block device"
+		return "a block device"
 	case m&fs.ModeSocket != 0:
-		kind = "a socket"
+		return "a socket"
 	case m.IsDir():
-		kind = "a directory"
+		return "a directory"
 	}
-	return fmt.Errorf("%s is %s, not a regular file: give the path of a regular file, or of a link to one", path, kind)
+	return "a special file"
 }
