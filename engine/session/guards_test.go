@@ -434,8 +434,13 @@ func TestApproveRolloutRunsTheWholeRoll(t *testing.T) {
 	}
 
 	// A new desired state is not covered by the old approval.
+	// Wait for this approval's own end (the desired state is reached at
+	// once), not the first one's note: else the change below could come
+	// first, and the approval would cover it.
 	h.s.Do(ApproveRollout{})
-	h.waitFor("a rollout approval", func(s Snapshot) bool { return s.Rollout != nil || hasNote(s, "rollout approval ended") })
+	h.waitFor("the second approval ended", func(s Snapshot) bool {
+		return countNotes(s, "rollout approved by") == 2 && countNotes(s, "rollout approval ended") == 2
+	})
 	h.src.Set(desiredYAML("web:v1", 3))
 	h.waitFor("the approval ended by the change", func(s Snapshot) bool { return s.Rollout == nil && s.Fresh && len(s.Plan.Executable()) > 0 })
 	f.ResetCalls()
