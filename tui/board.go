@@ -151,7 +151,8 @@ type stepRow struct {
 	confirm    bool // stop-first: runs only after Confirm(yes)
 	then       bool // a step to come once a wait ends: shown, not yet executable
 	until      time.Time
-	retryAt    time.Time // failed in auto mode: tried again then
+	wait       reconcile.WaitKind // a wait's kind: what its countdown is
+	retryAt    time.Time          // failed in auto mode: tried again then
 	hay        string
 }
 
@@ -384,7 +385,7 @@ func proxyErrText(err string) string {
 
 func stepOf(st reconcile.Step, s session.Snapshot) stepRow {
 	row := stepRow{key: st.Key(), workload: st.Workload, slot: st.Slot, executable: st.Executable(), action: sanitize(string(st.Action)),
-		target: sanitize(st.Target()), container: sanitize(st.Container), reason: sanitize(st.Reason), until: st.Until}
+		target: sanitize(st.Target()), container: sanitize(st.Container), reason: sanitize(st.Reason), until: st.Until, wait: st.Wait}
 	if !st.Executable() {
 		row.status = theme.Waiting
 	} else {

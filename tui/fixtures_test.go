@@ -131,8 +131,8 @@ func midRoll() session.Snapshot {
 
 	roll := reconcile.Step{Action: reconcile.ActRoll, Workload: "web", Slot: 0, Container: "rollcall-web-0-1111aaaa", ContainerID: "1old",
 		Reason: "image web:v1 → web:v2, version 1 → 2; rollcall-web-0-2222bbbb is healthy"}
-	wait1 := reconcile.Step{Action: reconcile.ActWait, Workload: "web", Slot: 1, Container: "rollcall-web-1-1111aaaa", Reason: "queued: parallelism 1, 1 slot(s) mid-roll"}
-	wait2 := reconcile.Step{Action: reconcile.ActWait, Workload: "web", Slot: 2, Container: "rollcall-web-2-1111aaaa", Reason: "queued: parallelism 1, 1 slot(s) mid-roll"}
+	wait1 := reconcile.Step{Action: reconcile.ActWait, Wait: reconcile.WaitQueue, Workload: "web", Slot: 1, Container: "rollcall-web-1-1111aaaa", Reason: "queued: parallelism 1, 1 slot(s) mid-roll"}
+	wait2 := reconcile.Step{Action: reconcile.ActWait, Wait: reconcile.WaitQueue, Workload: "web", Slot: 2, Container: "rollcall-web-2-1111aaaa", Reason: "queued: parallelism 1, 1 slot(s) mid-roll"}
 	restart := reconcile.Step{Action: reconcile.ActRestart, Workload: "worker", Slot: 0, Container: "rollcall-worker-0-3333cccc", ContainerID: "1c0ffee", Reason: "crashed: exit 137 (OOM)"}
 	then := func(a reconcile.Action, slot int, name, reason string) reconcile.Step {
 		return reconcile.Step{Action: a, Workload: "web", Slot: slot, Container: name, Reason: reason, Then: true}
@@ -191,9 +191,9 @@ func paused() session.Snapshot {
 		Changes:  []string{"~ image: web:v1 → web:v2", "~ version: 1 → 2"},
 		Failures: []reconcile.Failure{{Workload: "web", Slot: 0, Container: "rollcall-web-0-2222bbbb", Action: "pause", Reason: reason}},
 		Steps: []reconcile.Step{
-			{Action: reconcile.ActWait, Workload: "web", Slot: 0, Container: "rollcall-web-0-2222bbbb", Reason: "booting: waiting for healthy, deadline 1m0s"},
-			{Action: reconcile.ActWait, Workload: "web", Slot: 1, Container: "rollcall-web-1-1111aaaa", Reason: "queued: parallelism 1, 1 slot(s) mid-roll"},
-			{Action: reconcile.ActWait, Workload: "web", Slot: 2, Container: "rollcall-web-2-1111aaaa", Reason: "queued: parallelism 1, 1 slot(s) mid-roll"},
+			{Action: reconcile.ActWait, Wait: reconcile.WaitBoot, Workload: "web", Slot: 0, Container: "rollcall-web-0-2222bbbb", Reason: "booting: waiting for healthy, deadline 1m0s"},
+			{Action: reconcile.ActWait, Wait: reconcile.WaitQueue, Workload: "web", Slot: 1, Container: "rollcall-web-1-1111aaaa", Reason: "queued: parallelism 1, 1 slot(s) mid-roll"},
+			{Action: reconcile.ActWait, Wait: reconcile.WaitQueue, Workload: "web", Slot: 2, Container: "rollcall-web-2-1111aaaa", Reason: "queued: parallelism 1, 1 slot(s) mid-roll"},
 		},
 	}}}
 	s.Pause = &session.PauseInfo{

@@ -1,8 +1,7 @@
 package tui
 
 import (
-	"strings"
-
+	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/theme"
 )
@@ -277,7 +276,7 @@ func (p *planPane) stepLine(f frame, s *stepRow, cursor, next, sel bool, target,
 	reason := s.reason
 	// Times to come are countdowns, in front: a long reason must not hide them.
 	switch {
-	case !s.until.IsZero() && strings.Contains(s.reason, "deadline"):
+	case !s.until.IsZero() && s.wait == reconcile.WaitBoot:
 		reason = "deadline " + countdown(f.now, s.until) + " · " + reason
 	case !s.until.IsZero():
 		reason = "next look " + countdown(f.now, s.until) + " · " + reason

@@ -225,7 +225,7 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 				start.Reason = fmt.Sprintf("blue-green: %s; %s keeps serving", staleWhy(prefix, w, s.stale[0], recreate), s.stale[0].Name)
 				add(start)
 			case len(inFlight) >= par:
-				add(Step{Action: ActWait, Workload: w.Name, Slot: i, Container: s.stale[0].Name,
+				add(Step{Action: ActWait, Wait: WaitQueue, Workload: w.Name, Slot: i, Container: s.stale[0].Name,
 					Reason: fmt.Sprintf("queued: parallelism %d, rolling first: %s", par, strings.Join(inFlight, ", "))})
 			case order == spec.OrderStopFirst:
 				inFlight = append(inFlight, slotName(w.Name, i))
@@ -259,7 +259,7 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 			switch {
 			case len(s.stale) == 0:
 			case blueGreen && !allHealthy:
-				add(Step{Action: ActWait, Workload: w.Name, Slot: i, Container: s.stale[0].Name,
+				add(Step{Action: ActWait, Wait: WaitBlueGreen, Workload: w.Name, Slot: i, Container: s.stale[0].Name,
 					Reason: fmt.Sprintf("blue-green: old containers drain once all %d slots are healthy", n)})
 			default:
 				for _, c := range s.stale {
@@ -276,9 +276,9 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 			if failAt := p.Created.Add(w.Update.HealthDeadline); isNew(p, s.stale) && failAt.Before(deadline) {
 				deadline = failAt // a replacement fails its roll from its creation on
 			}
-			st := Step{Action: ActWait, Workload: w.Name, Slot: i, Container: p.Name, Until: deadline, Reason: bootReason(w, p)}
+			st := Step{Action: ActWait, Wait: WaitBoot, Workload: w.Name, Slot: i, Container: p.Name, Until: deadline, Reason: bootReason(w, p)}
 			if !s.ready.IsZero() {
-				st.Until = s.ready
+				st.Wait, st.Until = WaitReady, s.ready
 				st.Reason = fmt.Sprintf("booting: no healthcheck, healthy (unverified) after min_ready %s", minReady)
 			}
 			if s.failed {
@@ -286,10 +286,10 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 			}
 			add(st)
 		case condRestarting:
-			add(Step{Action: ActWait, Workload: w.Name, Slot: i, Container: p.Name,
+			add(Step{Action: ActWait, Wait: WaitRestarting, Workload: w.Name, Slot: i, Container: p.Name,
 				Reason: fmt.Sprintf("the engine is restarting it (restart policy %s)", normRestart(p.Limits.Restart))})
 		case condPaused:
-			add(Step{Action: ActWait, Workload: w.Name, Slot: i, Container: p.Name, Reason: "paused on the engine: left alone"})
+			add(Step{Action: ActWait, Wait: WaitPaused, Workload: w.Name, Slot: i, Container: p.Name, Reason: "paused on the engine: left alone"})
 		case condCrashed:
 			attempts := p.RestartCount + o.Restarts[p.ID]
 			last := p.StartedAt
@@ -298,10 +298,10 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 			}
 			at := last.Add(crashBackoff(attempts))
 			if o.Now.Before(at) {
-				add(Step{Action: ActWait, Workload: w.Name, Slot: i, Container: p.Name, Until: at,
+				add(Step{Action: ActWait, Wait: WaitBackoff, Workload: w.Name, Slot: i, Container: p.Name, Until: at,
 					Reason: fmt.Sprintf("%s: restart backoff %s", crashReason(w, p), crashBackoff(attempts))})
 			} else if p.State == docker.StateRunning && restartBudget <= 0 {
-				add(Step{Action: ActWait, Workload: w.Name, Slot: i, Container: p.Name,
+				add(Step{Action: ActWait, Wait: WaitQueue, Workload: w.Name, Slot: i, Container: p.Name,
 					Reason: fmt.Sprintf("%s; workload-wide health failure: restarting %s at a time", crashReason(w, p), atATime(par))})
 			} else {
 				if p.State == docker.StateRunning {

@@ -39,6 +39,7 @@ type Step struct {
 	Reason      string
 
 	Until    time.Time // wait: when the situation is next looked at, zero if open-ended
+	Wait     WaitKind  // wait: what it waits for
 	Downtime bool      // stop-first: the slot is down until the new container is healthy
 	Hold     string    // rollback: put this spec hash on hold once the step succeeds
 
@@ -59,6 +60,30 @@ type Step struct {
 	// when a later plan holds it.
 	Then bool
 }
+
+// WaitKind is what a wait step waits for (DESIGN §5), so that a view says
+// it from the step's fields, never from its reason's words.
+type WaitKind string
+
+const (
+	// WaitBoot: an up-to-date container not yet healthy since its start;
+	// Until is its health deadline (zero once a new one missed it).
+	WaitBoot WaitKind = "boot"
+	// WaitReady: a container without a healthcheck; Until is when it
+	// counts healthy (unverified), at min_ready.
+	WaitReady WaitKind = "ready"
+	// WaitBackoff: a crashed container's restart backoff; Until is its end.
+	WaitBackoff WaitKind = "backoff"
+	// WaitQueue: other slots go first: update.parallelism (rule 8), or
+	// running containers restarting at most that many at once (rule 4).
+	WaitQueue WaitKind = "queue"
+	// WaitBlueGreen: an old container drains once every slot is healthy.
+	WaitBlueGreen WaitKind = "blue-green"
+	// WaitRestarting: the engine is restarting the container (rule 12).
+	WaitRestarting WaitKind = "restarting"
+	// WaitPaused: the container is paused on the engine, left alone.
+	WaitPaused WaitKind = "paused"
+)
 
 // Executable reports whether the step calls the engine: every action but
 // wait, and never a then row.

@@ -179,6 +179,24 @@ func TestI2Deterministic(t *testing.T) {
 	})
 }
 
+// Every wait Diff plans, its then rows' too, carries its kind: a view
+// never has to read a reason's words to tell a deadline from a backoff.
+func TestEveryWaitHasAKind(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		d := genDesired(t)
+		o := genObserved(t, d)
+		p := Diff(d, o)
+		AddThen(d, o, &p)
+		for _, wp := range p.Workloads {
+			for _, s := range append(append([]Step(nil), wp.Steps...), wp.Then...) {
+				if s.Action == ActWait && s.Wait == "" {
+					t.Fatalf("wait without a kind: %s %q", brief(s), s.Reason)
+				}
+			}
+		}
+	})
+}
+
 // I3: at the converged state the plan is empty.
 func TestI3ConvergedIsFixpoint(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {

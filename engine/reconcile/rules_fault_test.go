@@ -154,3 +154,70 @@ func TestRule4WorkloadWideHealthFailureRestartsOneAtATime(t *testing.T) {
 			want: []string{"restart web/0", "wait web/1"}},
 	})
 }
+
+// Every wait says its kind as data (DESIGN §5), so a view renders its
+// countdown from the kind, never from the reason's words.
+func TestWaitsSayTheirKind(t *testing.T) {
+	noHC := func(c *docker.Container) {
+		c.HasHealthcheck, c.Health = false, docker.HealthNone
+		c.StartedAt = t0.Add(-time.Second)
+	}
+	noHCWorkload := func(w *spec.Workload) { w.Healthcheck = nil }
+	blueGreen := func(w *spec.Workload) { w.Update.Strategy = spec.StrategyBlueGreen }
+	cases := []struct {
+		name    string
+		desired *spec.Workload
+		build   func(d *spec.ResolvedDesired) *Observed
+		want    WaitKind
+		until   bool
+	}{
+		{"booting", workload("web", 1), func(d *spec.ResolvedDesired) *Observed {
+			return observed(stale(d, "web", 0), fresh(d, "web", 0, booting))
+		}, WaitBoot, true},
+		{"min_ready", workload("web", 1, noHCWorkload), func(d *spec.ResolvedDesired) *Observed {
+			return observed(fresh(d, "web", 0, noHC))
+		}, WaitReady, true},
+		{"backoff", workload("web", 1), func(d *spec.ResolvedDesired) *Observed {
+			return observed(fresh(d, "web", 0, exited(1), func(c *docker.Container) { c.RestartCount, c.FinishedAt = 4, t0.Add(-time.Second) }))
+		}, WaitBackoff, true},
+		{"parallelism", workload("web", 2), func(d *spec.ResolvedDesired) *Observed {
+			return observed(stale(d, "web", 0), fresh(d, "web", 0, booting), stale(d, "web", 1))
+		}, WaitQueue, false},
+		{"restarts one at a time", workload("web", 2), func(d *spec.ResolvedDesired) *Observed {
+			return observed(fresh(d, "web", 0, unhealthyAfterHealthy), fresh(d, "web", 1, unhealthyAfterHealthy))
+		}, WaitQueue, false},
+		{"blue-green", workload("web", 2, blueGreen), func(d *spec.ResolvedDesired) *Observed {
+			return observed(stale(d, "web", 0), fresh(d, "web", 0), stale(d, "web", 1), fresh(d, "web", 1, booting))
+		}, WaitBlueGreen, false},
+		{"restarting", workload("web", 1), func(d *spec.ResolvedDesired) *Observed {
+			return observed(fresh(d, "web", 0, func(c *docker.Container) { c.State = docker.StateRestarting }))
+		}, WaitRestarting, false},
+		{"paused", workload("web", 1), func(d *spec.ResolvedDesired) *Observed {
+			return observed(fresh(d, "web", 0, func(c *docker.Container) { c.State = docker.StatePaused }))
+		}, WaitPaused, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := resolved(tc.desired)
+			p := Diff(d, tc.build(d))
+			found := false
+			for _, s := range p.Steps() {
+				if s.Action != ActWait {
+					continue
+				}
+				if s.Wait == "" {
+					t.Fatalf("a wait without its kind: %s (%q)", brief(s), s.Reason)
+				}
+				if s.Wait == tc.want {
+					found = true
+					if tc.until && s.Until.IsZero() {
+						t.Errorf("%s has no Until", brief(s))
+					}
+				}
+			}
+			if !found {
+				t.Fatalf("no %s wait in %q", tc.want, briefs(p))
+			}
+		})
+	}
+}
