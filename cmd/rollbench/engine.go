@@ -18,7 +18,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/rollcall/rollcall/engine/demo/demoapp"
-	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/moby"
 )
 
 // runLabel marks every container the bench makes itself (the limit's and
@@ -30,7 +30,7 @@ const runLabel = "rollbench.run"
 // everything it must remove again.
 type bench struct {
 	cli      *client.Client // bare API calls: the limit, waits, events, cleanup
-	moby     *docker.Moby   // image builds, through rollcall's own adapter
+	moby     *moby.Moby     // image builds, through rollcall's own adapter
 	run      string         // "rb" + 6 hex digits: the start of every name this run makes
 	dir      string         // binaries, desired files, journals, the proxy's socket
 	rollcall string         // the built rollcall binary
@@ -54,7 +54,7 @@ func newBench(ctx context.Context, interval time.Duration, logf func(string, ...
 		return nil, fmt.Errorf("connect to docker engine: %w", err)
 	}
 	b.cli = cli
-	if b.moby, err = docker.NewMoby(ctx, ""); err != nil {
+	if b.moby, err = moby.New(ctx, ""); err != nil {
 		return nil, err
 	}
 	if b.dir, err = os.MkdirTemp("", "rollbench-"); err != nil {

@@ -50,6 +50,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/moby"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/theme"
 )
@@ -93,7 +94,7 @@ func productionEnv() env {
 	return env{
 		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr,
 		connect: func(ctx context.Context, host string) (docker.Client, error) {
-			m, err := docker.NewMoby(ctx, host)
+			m, err := moby.New(ctx, host)
 			if err != nil {
 				return nil, err // not a typed nil inside the interface
 			}

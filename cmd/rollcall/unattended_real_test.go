@@ -23,6 +23,7 @@ import (
 
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/dockertest"
+	"github.com/rollcall/rollcall/engine/docker/moby"
 	"github.com/rollcall/rollcall/engine/journal"
 )
 
@@ -31,7 +32,7 @@ import (
 type realRig struct {
 	t       *testing.T
 	ctx     context.Context
-	m       *docker.Moby
+	m       *moby.Moby
 	prefix  string
 	dir     string
 	bin     string

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/moby"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/spec"
@@ -135,7 +136,7 @@ func Stage(ctx context.Context, c docker.Client, opts StageOptions) (string, err
 		return "", errors.New("stage the demo: the host lock is required")
 	}
 	prefix, log, img := opts.Prefix, opts.Log, opts.Images.orDefault()
-	if m, ok := c.(*docker.Moby); ok {
+	if m, ok := c.(*moby.Moby); ok {
 		if err := buildImages(ctx, m, opts.Executable, img, log); err != nil {
 			return "", err
 		}

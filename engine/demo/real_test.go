@@ -14,6 +14,7 @@ import (
 
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/dockertest"
+	"github.com/rollcall/rollcall/engine/docker/moby"
 	"github.com/rollcall/rollcall/engine/session"
 )
 
@@ -151,7 +152,7 @@ func (g *guard) Restart(ctx context.Context, id string, grace time.Duration) err
 
 func (g *guard) Kill(ctx context.Context, id string) error {
 	g.check("kill", id)
-	return g.Client.(*docker.Moby).Kill(ctx, id)
+	return g.Client.(*moby.Moby).Kill(ctx, id)
 }
 
 func (g *guard) Update(ctx context.Context, id string, l docker.Limits) error {

@@ -1,9 +1,11 @@
 // Package docker is rollcall's narrow view of a container engine.
 //
 // It holds the Client interface (only the calls rollcall makes, in rollcall's
-// own types), the read-only wrapper used by watch mode, an in-memory fake
-// engine for tests, the demo and benchmarks, and the moby adapter. Only the
-// adapter file imports the moby client packages; nothing here imports
+// own types), the scope check and the read-only wrapper used by watch mode,
+// and an in-memory fake engine for tests, the demo and benchmarks. The moby
+// adapter, the production Client, is package engine/docker/moby: this
+// package imports no moby client package, so what imports it alone
+// (reconcile, spec, session, tui) does not link them. Nothing here imports
 // reconcile, session, tui or theme.
 package docker
 
@@ -13,8 +15,9 @@ import (
 	"time"
 )
 
-// Client is every engine call rollcall makes. Implementations: the moby
-// adapter (production), Fake (tests, demo, benchmarks) and ReadOnly (watch).
+// Client is every engine call rollcall makes. Implementations: moby.Moby
+// (production, package engine/docker/moby), Fake (tests, demo, benchmarks)
+// and ReadOnly (watch).
 //
 // List, Events and every method that acts on a container by ID only ever see
 // containers carrying "<prefix>.managed=true"; callers pass the prefix.

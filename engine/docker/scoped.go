@@ -62,10 +62,10 @@ func (s *scoped) check(ctx context.Context, verb, id string) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("%s %s: check scope: %w", verb, shortID(id), err)
+		return fmt.Errorf("%s %s: check scope: %w", verb, ShortID(id), err)
 	}
 	if d.Labels[ManagedLabel(s.prefix)] != "true" {
-		return fmt.Errorf("%s %s (%s): %w %q", verb, shortID(id), d.Name, ErrForeign, s.prefix)
+		return fmt.Errorf("%s %s (%s): %w %q", verb, ShortID(id), d.Name, ErrForeign, s.prefix)
 	}
 	s.vouch(d.ID)
 	return nil
@@ -150,4 +150,13 @@ func (s *scoped) Exec(ctx context.Context, id string, cmd []string) (int, string
 		return 0, "", err
 	}
 	return s.inner.Exec(ctx, id, cmd)
+}
+
+// ShortID is the 12-character form of a container ID, as docker ps shows it.
+// Names and short IDs pass through unchanged.
+func ShortID(id string) string {
+	if len(id) == 64 {
+		return id[:12]
+	}
+	return id
 }

@@ -28,6 +28,7 @@ import (
 
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/dockertest"
+	"github.com/rollcall/rollcall/engine/docker/moby"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
 )
@@ -56,7 +57,7 @@ func testLabel(prefix string) string { return prefix + ".test" }
 // realTest is one integration test's engine, prefix and context.
 type realTest struct {
 	t      *testing.T
-	engine *docker.Moby
+	engine *moby.Moby
 	prefix string
 	ctx    context.Context // bounds the whole test
 	images []string        // tags and IDs this test built, removed in cleanup

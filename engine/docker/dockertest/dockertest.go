@@ -35,7 +35,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/demo/demoapp"
-	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/moby"
 )
 
 // RequireEnv is the variable that turns a missing engine from a skip into
@@ -52,7 +52,7 @@ const setupTimeout = 5 * time.Minute
 
 var (
 	engineOnce sync.Once
-	engine     *docker.Moby
+	engine     *moby.Moby
 	engineErr  error
 	noEngine   bool // engineErr means no engine answered, not a broken setup
 
@@ -97,12 +97,12 @@ func Skip(t testing.TB, err error) {
 // (DOCKER_HOST, as the docker CLI reads it), or skips t (see Skip) when no
 // engine answers. Main closes it; tests must not. Its first call leaves the
 // run's marker and sweeps what dead runs left.
-func Engine(t testing.TB) *docker.Moby {
+func Engine(t testing.TB) *moby.Moby {
 	t.Helper()
 	engineOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 		defer cancel()
-		m, err := docker.NewMoby(ctx, "")
+		m, err := moby.New(ctx, "")
 		if err != nil {
 			engineErr, noEngine = err, true
 			return
@@ -250,7 +250,7 @@ func BuildDemoapp(t testing.TB, tag, version string) string {
 	return buildLocked(t, m, tag, version)
 }
 
-func buildLocked(t testing.TB, m *docker.Moby, tag, version string) string {
+func buildLocked(t testing.TB, m *moby.Moby, tag, version string) string {
 	t.Helper()
 	bin, err := demoappBinaryLocked()
 	if err != nil {

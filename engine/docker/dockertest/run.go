@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/demo/demoapp"
-	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/moby"
 )
 
 // RunLabel is the label, with the run's name as its value, that every
@@ -415,7 +415,7 @@ func ImageTag(repo, name string) string { return "rollcall-test-" + repo + ":" +
 
 // runBuilder builds images labelled with the run (RunLabel), so that the
 // sweep finds them when no tag names them any more.
-type runBuilder struct{ m *docker.Moby }
+type runBuilder struct{ m *moby.Moby }
 
 func (b runBuilder) BuildImage(ctx context.Context, tag string, files map[string][]byte) (string, error) {
 	labelled := maps.Clone(files)

@@ -1,14 +1,14 @@
-package docker
-
-// The moby adapter: the one place that speaks the Docker Engine API. The
-// moby files (moby*.go) are the only ones in rollcall that import
-// github.com/moby/moby; no moby type leaves them.
+// Package moby is the moby adapter, rollcall's production docker.Client: the
+// one place that speaks the Docker Engine API. It is the only package in
+// rollcall that imports github.com/moby/moby; no moby type leaves it, and
+// package docker, reconcile, spec, session and tui do not link it.
 //
 // It is written against API 1.41 (Docker 20.10) and negotiates up to what
 // the client library knows, so nothing here relies on a newer endpoint or
 // field: one network at create (the rest are connected before start), no
 // stop signal on the stop call (the container's own, set at create), and no
 // healthcheck start interval.
+package moby
 
 import (
 	"context"
@@ -26,6 +26,8 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
+
+	"github.com/rollcall/rollcall/engine/docker"
 )
 
 // connectTimeout bounds the ping on construction, so an engine that does not
@@ -41,16 +43,16 @@ type Moby struct {
 	cache *listCache
 }
 
-var _ Client = (*Moby)(nil)
+var _ docker.Client = (*Moby)(nil)
 
-// NewMoby connects to the engine at host ("unix:///var/run/docker.sock",
+// New connects to the engine at host ("unix:///var/run/docker.sock",
 // "tcp://1.2.3.4:2376"). An empty host is taken from the environment as the
 // docker CLI does (DOCKER_HOST, DOCKER_CERT_PATH, DOCKER_TLS_VERIFY,
 // DOCKER_API_VERSION); docker contexts and ssh:// hosts are not supported.
 // The API version is negotiated with the engine (API 1.40 at least). It pings
 // the engine first, so an engine that is not there is an error within a few
 // seconds.
-func NewMoby(ctx context.Context, host string) (*Moby, error) {
+func New(ctx context.Context, host string) (*Moby, error) {
 	opts := []client.Opt{client.FromEnv}
 	if host != "" {
 		opts = append(opts, client.WithHost(host))
@@ -82,16 +84,16 @@ func (m *Moby) Close() error {
 
 // Info describes the engine: its endpoint, server version and the API
 // version negotiated with it.
-func (m *Moby) Info(ctx context.Context) (EngineInfo, error) {
+func (m *Moby) Info(ctx context.Context) (docker.EngineInfo, error) {
 	v, err := m.cli.ServerVersion(ctx, client.ServerVersionOptions{})
 	if err != nil {
-		return EngineInfo{}, fmt.Errorf("engine version: %w", err)
+		return docker.EngineInfo{}, fmt.Errorf("engine version: %w", err)
 	}
 	sys, err := m.cli.Info(ctx, client.InfoOptions{})
 	if err != nil {
-		return EngineInfo{}, fmt.Errorf("engine info: %w", err)
+		return docker.EngineInfo{}, fmt.Errorf("engine info: %w", err)
 	}
-	return EngineInfo{
+	return docker.EngineInfo{
 		ID:         sys.Info.ID,
 		Endpoint:   m.cli.DaemonHost(),
 		Version:    v.Version,
@@ -108,15 +110,15 @@ func (m *Moby) Info(ctx context.Context) (EngineInfo, error) {
 // listCache). A container this adapter is acting on is not inspected: its
 // last inspect is served with the list's state (see listCache). A container
 // removed between the list and its inspect is left out.
-func (m *Moby) List(ctx context.Context, prefix string) ([]Container, error) {
+func (m *Moby) List(ctx context.Context, prefix string) ([]docker.Container, error) {
 	f := client.Filters{}
-	f.Add("label", ManagedLabel(prefix)+"=true")
+	f.Add("label", docker.ManagedLabel(prefix)+"=true")
 	res, err := m.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
 	if err != nil {
 		return nil, fmt.Errorf("list containers of %s: %w", prefix, engineErr(err))
 	}
 
-	out := make([]*Container, len(res.Items))
+	out := make([]*docker.Container, len(res.Items))
 	errs := make([]error, len(res.Items))
 	sem := make(chan struct{}, inspectParallelism)
 	var wg sync.WaitGroup
@@ -137,7 +139,7 @@ func (m *Moby) List(ctx context.Context, prefix string) ([]Container, error) {
 			case cerrdefs.IsNotFound(err):
 				// Gone since the list: not an error, just no longer there.
 			case err != nil:
-				errs[i] = fmt.Errorf("inspect %s: %w", shortID(s.ID), engineErr(err))
+				errs[i] = fmt.Errorf("inspect %s: %w", docker.ShortID(s.ID), engineErr(err))
 			default:
 				c := containerFromInspect(r.Container)
 				m.cache.store(s, c, version)
@@ -150,7 +152,7 @@ func (m *Moby) List(ctx context.Context, prefix string) ([]Container, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("list containers of %s: %w", prefix, err)
 	}
-	list := make([]Container, 0, len(out))
+	list := make([]docker.Container, 0, len(out))
 	for _, c := range out {
 		if c != nil {
 			list = append(list, *c)
@@ -161,18 +163,18 @@ func (m *Moby) List(ctx context.Context, prefix string) ([]Container, error) {
 
 // Inspect returns one container with the health probe results the engine
 // keeps (the last five).
-func (m *Moby) Inspect(ctx context.Context, id string) (ContainerDetail, error) {
+func (m *Moby) Inspect(ctx context.Context, id string) (docker.ContainerDetail, error) {
 	r, err := m.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
 	if err != nil {
-		return ContainerDetail{}, fmt.Errorf("inspect %s: %w", shortID(id), engineErr(err))
+		return docker.ContainerDetail{}, fmt.Errorf("inspect %s: %w", docker.ShortID(id), engineErr(err))
 	}
-	d := ContainerDetail{Container: containerFromInspect(r.Container), Config: configFromInspect(r.Container)}
+	d := docker.ContainerDetail{Container: containerFromInspect(r.Container), Config: configFromInspect(r.Container)}
 	if st := r.Container.State; st != nil && st.Health != nil {
 		for _, h := range st.Health.Log {
 			if h == nil {
 				continue
 			}
-			d.HealthLog = append(d.HealthLog, HealthResult{Start: h.Start, End: h.End, ExitCode: h.ExitCode, Output: h.Output})
+			d.HealthLog = append(d.HealthLog, docker.HealthResult{Start: h.Start, End: h.End, ExitCode: h.ExitCode, Output: h.Output})
 		}
 	}
 	// The image's own defaults tell what the create set from what the
@@ -185,29 +187,29 @@ func (m *Moby) Inspect(ctx context.Context, id string) (ContainerDetail, error) 
 		d.Config.ImageEnv = slices.Clone(img.Config.Env)
 		d.Config.ImageLabels = maps.Clone(img.Config.Labels)
 	} else if err != nil && ctx.Err() != nil {
-		return ContainerDetail{}, fmt.Errorf("inspect %s: %w", shortID(id), ctx.Err())
+		return docker.ContainerDetail{}, fmt.Errorf("inspect %s: %w", docker.ShortID(id), ctx.Err())
 	}
 	return d, nil
 }
 
 // configFromInspect is how the container was created: what the
 // field-by-field diff compares.
-func configFromInspect(r container.InspectResponse) ContainerConfig {
-	var cfg ContainerConfig
+func configFromInspect(r container.InspectResponse) docker.ContainerConfig {
+	var cfg docker.ContainerConfig
 	if c := r.Config; c != nil {
 		cfg.Cmd = slices.Clone(c.Cmd)
 		cfg.Entrypoint = slices.Clone(c.Entrypoint)
 		cfg.Env = slices.Clone(c.Env)
 		cfg.StopSignal = c.StopSignal
 		if hc := c.Healthcheck; hc != nil && len(hc.Test) > 0 && hc.Test[0] != "NONE" {
-			cfg.Healthcheck = &Healthcheck{Test: slices.Clone(hc.Test), Interval: hc.Interval, Timeout: hc.Timeout,
+			cfg.Healthcheck = &docker.Healthcheck{Test: slices.Clone(hc.Test), Interval: hc.Interval, Timeout: hc.Timeout,
 				Retries: hc.Retries, StartPeriod: hc.StartPeriod}
 		}
 	}
 	if hc := r.HostConfig; hc != nil {
 		for port, bindings := range hc.PortBindings {
 			for _, b := range bindings {
-				p := PortSpec{ContainerPort: int(port.Num()), Proto: string(port.Proto())}
+				p := docker.PortSpec{ContainerPort: int(port.Num()), Proto: string(port.Proto())}
 				if b.HostIP.IsValid() {
 					p.HostIP = b.HostIP.String()
 				}
@@ -215,7 +217,7 @@ func configFromInspect(r container.InspectResponse) ContainerConfig {
 				cfg.Ports = append(cfg.Ports, p)
 			}
 		}
-		SortPortSpecs(cfg.Ports)
+		docker.SortPortSpecs(cfg.Ports)
 	}
 	if ns := r.NetworkSettings; ns != nil {
 		for name := range ns.Networks {
@@ -228,12 +230,12 @@ func configFromInspect(r container.InspectResponse) ContainerConfig {
 
 // ImageInspect resolves ref to the image the engine has; an image it lacks
 // is ErrNotFound.
-func (m *Moby) ImageInspect(ctx context.Context, ref string) (Image, error) {
+func (m *Moby) ImageInspect(ctx context.Context, ref string) (docker.Image, error) {
 	r, err := m.cli.ImageInspect(ctx, ref)
 	if err != nil {
-		return Image{}, fmt.Errorf("inspect image %s: %w", ref, engineErr(err))
+		return docker.Image{}, fmt.Errorf("inspect image %s: %w", ref, engineErr(err))
 	}
-	return Image{ID: r.ID, RepoTags: slices.Clone(r.RepoTags)}, nil
+	return docker.Image{ID: r.ID, RepoTags: slices.Clone(r.RepoTags)}, nil
 }
 
 // Create creates spec.Name and starts it. Every field that the image could
@@ -241,14 +243,14 @@ func (m *Moby) ImageInspect(ctx context.Context, ref string) (Image, error) {
 // none), and MemorySwap equal to Memory so the container gets no extra swap.
 // A name in use is ErrConflict and a missing image ErrNotFound. If the start
 // fails, the container is force-removed and the start error returned.
-func (m *Moby) Create(ctx context.Context, spec CreateSpec) (string, error) {
+func (m *Moby) Create(ctx context.Context, spec docker.CreateSpec) (string, error) {
 	opts, err := createOptions(spec)
 	if err != nil {
 		return "", fmt.Errorf("create %s: %w", spec.Name, err)
 	}
 	res, err := m.cli.ContainerCreate(ctx, opts)
 	if cerrdefs.IsConflict(err) {
-		return "", fmt.Errorf("create %s: %w", spec.Name, &engineError{kind: ErrConflict, err: err})
+		return "", fmt.Errorf("create %s: %w", spec.Name, &engineError{kind: docker.ErrConflict, err: err})
 	}
 	if err != nil {
 		return "", fmt.Errorf("create %s: %w", spec.Name, engineErr(err))
@@ -258,8 +260,8 @@ func (m *Moby) Create(ctx context.Context, spec CreateSpec) (string, error) {
 	// one) the engine may hold the container's lock: a List meanwhile
 	// serves what the create asked for, then its inspect from before the
 	// start (see listCache), and inspects it only once Create returned.
-	defer m.cache.starting(Container{ID: id, Name: spec.Name, Image: spec.Image, Labels: copyMap(spec.Labels),
-		State: StateCreated, HasHealthcheck: spec.Healthcheck != nil, Limits: spec.Limits, Created: time.Now()})()
+	defer m.cache.starting(docker.Container{ID: id, Name: spec.Name, Image: spec.Image, Labels: maps.Clone(spec.Labels),
+		State: docker.StateCreated, HasHealthcheck: spec.Healthcheck != nil, Limits: spec.Limits, Created: time.Now()})()
 
 	err = m.connectExtraNetworks(ctx, id, spec.Networks, spec.Aliases)
 	if err == nil {
@@ -291,14 +293,14 @@ func (m *Moby) connectExtraNetworks(ctx context.Context, id string, networks []s
 	for _, n := range networks[min(1, len(networks)):] {
 		opts := client.NetworkConnectOptions{Container: id, EndpointConfig: endpoint(aliases[n])}
 		if _, err := m.cli.NetworkConnect(ctx, n, opts); err != nil {
-			return fmt.Errorf("connect %s to network %s: %w", shortID(id), n, engineErr(err))
+			return fmt.Errorf("connect %s to network %s: %w", docker.ShortID(id), n, engineErr(err))
 		}
 	}
 	return nil
 }
 
 // createOptions translates spec into the create call.
-func createOptions(spec CreateSpec) (client.ContainerCreateOptions, error) {
+func createOptions(spec docker.CreateSpec) (client.ContainerCreateOptions, error) {
 	cfg := &container.Config{
 		Image:      spec.Image,
 		Cmd:        slices.Clone(spec.Command),
@@ -370,7 +372,7 @@ func endpoint(aliases []string) *network.EndpointSettings {
 
 // memoryResources sets NanoCPUs and Memory, and MemorySwap equal to Memory:
 // left at 0, the engine would allow as much swap again as memory.
-func memoryResources(l Limits) container.Resources {
+func memoryResources(l docker.Limits) container.Resources {
 	r := container.Resources{NanoCPUs: l.NanoCPUs, Memory: l.Memory}
 	if l.Memory > 0 {
 		r.MemorySwap = l.Memory
@@ -379,7 +381,7 @@ func memoryResources(l Limits) container.Resources {
 }
 
 // portBinding turns one PortSpec into the engine's port and binding.
-func portBinding(p PortSpec) (network.Port, network.PortBinding, error) {
+func portBinding(p docker.PortSpec) (network.Port, network.PortBinding, error) {
 	proto := p.Proto
 	if proto == "" {
 		proto = "tcp"
@@ -419,7 +421,7 @@ func (m *Moby) Stop(ctx context.Context, id string, grace time.Duration) error {
 		opts.Timeout = &secs
 	}
 	if _, err := m.cli.ContainerStop(ctx, id, opts); err != nil {
-		return fmt.Errorf("stop %s: %w", shortID(id), engineErr(err))
+		return fmt.Errorf("stop %s: %w", docker.ShortID(id), engineErr(err))
 	}
 	return nil
 }
@@ -428,7 +430,7 @@ func (m *Moby) Stop(ctx context.Context, id string, grace time.Duration) error {
 // reconciler never kills; the demo uses it to stage a crash.
 func (m *Moby) Kill(ctx context.Context, id string) error {
 	if _, err := m.cli.ContainerKill(ctx, id, client.ContainerKillOptions{}); err != nil {
-		return fmt.Errorf("kill %s: %w", shortID(id), engineErr(err))
+		return fmt.Errorf("kill %s: %w", docker.ShortID(id), engineErr(err))
 	}
 	return nil
 }
@@ -438,7 +440,7 @@ func (m *Moby) Kill(ctx context.Context, id string) error {
 func (m *Moby) Remove(ctx context.Context, id string) error {
 	defer m.cache.begin(id)() // its own change, before the event says so; no inspect meanwhile
 	if _, err := m.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{RemoveVolumes: true}); err != nil {
-		return fmt.Errorf("remove %s: %w", shortID(id), engineErr(err))
+		return fmt.Errorf("remove %s: %w", docker.ShortID(id), engineErr(err))
 	}
 	return nil
 }
@@ -452,7 +454,7 @@ func (m *Moby) Restart(ctx context.Context, id string, grace time.Duration) erro
 		opts.Timeout = &secs
 	}
 	if _, err := m.cli.ContainerRestart(ctx, id, opts); err != nil {
-		return fmt.Errorf("restart %s: %w", shortID(id), engineErr(err))
+		return fmt.Errorf("restart %s: %w", docker.ShortID(id), engineErr(err))
 	}
 	return nil
 }
@@ -465,23 +467,23 @@ func (m *Moby) Restart(ctx context.Context, id string, grace time.Duration) erro
 // place. Asking for 0 where the container has a limit is therefore an error
 // instead of a silent no-op that would read as drift forever; the container
 // must be recreated. An empty Restart leaves the policy as is.
-func (m *Moby) Update(ctx context.Context, id string, limits Limits) error {
+func (m *Moby) Update(ctx context.Context, id string, limits docker.Limits) error {
 	defer m.cache.changed(id) // its own change, before the event says so
 	restart, err := parseRestartPolicy(limits.Restart)
 	if err != nil {
-		return fmt.Errorf("update %s: %w", shortID(id), err)
+		return fmt.Errorf("update %s: %w", docker.ShortID(id), err)
 	}
 	if limits.NanoCPUs == 0 || limits.Memory == 0 {
 		r, err := m.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
 		if err != nil {
-			return fmt.Errorf("update %s: %w", shortID(id), engineErr(err))
+			return fmt.Errorf("update %s: %w", docker.ShortID(id), engineErr(err))
 		}
 		if hc := r.Container.HostConfig; hc != nil {
 			if limits.NanoCPUs == 0 && hc.NanoCPUs != 0 {
-				return fmt.Errorf("update %s: %w", shortID(id), errLiftLimit("CPU"))
+				return fmt.Errorf("update %s: %w", docker.ShortID(id), errLiftLimit("CPU"))
 			}
 			if limits.Memory == 0 && hc.Memory != 0 {
-				return fmt.Errorf("update %s: %w", shortID(id), errLiftLimit("memory"))
+				return fmt.Errorf("update %s: %w", docker.ShortID(id), errLiftLimit("memory"))
 			}
 		}
 	}
@@ -491,7 +493,7 @@ func (m *Moby) Update(ctx context.Context, id string, limits Limits) error {
 		opts.RestartPolicy = &restart
 	}
 	if _, err := m.cli.ContainerUpdate(ctx, id, opts); err != nil {
-		return fmt.Errorf("update %s: %w", shortID(id), engineErr(err))
+		return fmt.Errorf("update %s: %w", docker.ShortID(id), engineErr(err))
 	}
 	return nil
 }
@@ -537,8 +539,8 @@ func formatRestartPolicy(p container.RestartPolicy) string {
 }
 
 // containerFromInspect maps an inspect answer to rollcall's Container.
-func containerFromInspect(r container.InspectResponse) Container {
-	c := Container{
+func containerFromInspect(r container.InspectResponse) docker.Container {
+	c := docker.Container{
 		ID:           r.ID,
 		Name:         strings.TrimPrefix(r.Name, "/"),
 		ImageID:      r.Image,
@@ -555,20 +557,20 @@ func containerFromInspect(r container.InspectResponse) Container {
 		c.HasHealthcheck = hc != nil && len(hc.Test) > 0 && hc.Test[0] != "NONE"
 	}
 	if st := r.State; st != nil {
-		c.State = State(st.Status)
+		c.State = docker.State(st.Status)
 		c.ExitCode = st.ExitCode
 		c.OOMKilled = st.OOMKilled
 		c.Error = st.Error
 		c.StartedAt = parseTime(st.StartedAt)
 		c.FinishedAt = parseTime(st.FinishedAt)
 		if st.Health != nil && st.Health.Status != container.NoHealthcheck {
-			c.Health = Health(st.Health.Status)
+			c.Health = docker.Health(st.Health.Status)
 			c.HasHealthcheck = true
 			c.HealthySinceStart = healthySince(c.Health, st.Health.Log, c.StartedAt)
 		}
 	}
 	if hc := r.HostConfig; hc != nil {
-		c.Limits = Limits{
+		c.Limits = docker.Limits{
 			NanoCPUs: hc.NanoCPUs,
 			Memory:   hc.Memory,
 			Restart:  formatRestartPolicy(hc.RestartPolicy),
@@ -604,8 +606,8 @@ func networkAddresses(eps map[string]*network.EndpointSettings) map[string]strin
 // for nothing. Once the passing probe has scrolled out of the kept five
 // (an unhealthy streak longer than that) it reads false, which is then
 // judged by the health deadline from the start.
-func healthySince(h Health, log []*container.HealthcheckResult, started time.Time) bool {
-	if h == HealthHealthy {
+func healthySince(h docker.Health, log []*container.HealthcheckResult, started time.Time) bool {
+	if h == docker.HealthHealthy {
 		return true
 	}
 	for _, r := range log {
@@ -618,22 +620,22 @@ func healthySince(h Health, log []*container.HealthcheckResult, started time.Tim
 
 // publishedPorts flattens the engine's port map, ordered by container port,
 // protocol, host IP and host port. Exposed but unpublished ports are left out.
-func publishedPorts(pm network.PortMap) []PublishedPort {
-	var out []PublishedPort
+func publishedPorts(pm network.PortMap) []docker.PublishedPort {
+	var out []docker.PublishedPort
 	for port, bindings := range pm {
 		for _, b := range bindings {
 			hp, err := strconv.Atoi(b.HostPort)
 			if err != nil {
 				continue
 			}
-			pp := PublishedPort{ContainerPort: int(port.Num()), Proto: string(port.Proto()), HostPort: hp}
+			pp := docker.PublishedPort{ContainerPort: int(port.Num()), Proto: string(port.Proto()), HostPort: hp}
 			if b.HostIP.IsValid() {
 				pp.HostIP = b.HostIP.String()
 			}
 			out = append(out, pp)
 		}
 	}
-	slices.SortFunc(out, func(a, b PublishedPort) int {
+	slices.SortFunc(out, func(a, b docker.PublishedPort) int {
 		if a.ContainerPort != b.ContainerPort {
 			return a.ContainerPort - b.ContainerPort
 		}
@@ -662,15 +664,6 @@ func ceilSeconds(d time.Duration) int {
 	return int((d + time.Second - 1) / time.Second)
 }
 
-// shortID is the 12-character form of a container ID, as docker ps shows it.
-// Names and short IDs pass through unchanged.
-func shortID(id string) string {
-	if len(id) == 64 {
-		return id[:12]
-	}
-	return id
-}
-
 // engineError keeps the engine's message and adds rollcall's typed error for
 // callers that branch on it; errors.Is matches both.
 type engineError struct {
@@ -686,7 +679,7 @@ func (e *engineError) Unwrap() []error { return []error{e.kind, e.err} }
 // engine also answers 409 to, say, removing a running container.
 func engineErr(err error) error {
 	if cerrdefs.IsNotFound(err) {
-		return &engineError{kind: ErrNotFound, err: err}
+		return &engineError{kind: docker.ErrNotFound, err: err}
 	}
 	return err
 }

@@ -1,4 +1,4 @@
-package docker
+package moby
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rollcall/rollcall/engine/docker"
 )
 
 // lockingEngine stands in for the engine's container lock as Docker 20.10
@@ -115,7 +117,7 @@ func TestListDoesNotWaitForACallInFlight(t *testing.T) {
 	}
 	t.Cleanup(release) // a failed test lets the stand-in's calls end
 	// A list that waits for the lock fails here instead of hanging.
-	list := func() []Container {
+	list := func() []docker.Container {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -132,16 +134,16 @@ func TestListDoesNotWaitForACallInFlight(t *testing.T) {
 	hold()
 	created := make(chan error, 1)
 	go func() {
-		_, err := m.Create(context.Background(), CreateSpec{Name: "rc-web-0", Image: "web:v2", Labels: map[string]string{"rc.managed": "true"}})
+		_, err := m.Create(context.Background(), docker.CreateSpec{Name: "rc-web-0", Image: "web:v2", Labels: map[string]string{"rc.managed": "true"}})
 		created <- err
 	}()
 	<-e.entered
 	c := list()[0]
-	if c.State != StateCreated || !c.Starting {
+	if c.State != docker.StateCreated || !c.Starting {
 		t.Errorf("during its start: state %s, starting %v; want created and starting", c.State, c.Starting)
 	}
 	e.set("running") // the engine runs it before the call returns
-	if c = list()[0]; c.State != StateRunning || c.Starting {
+	if c = list()[0]; c.State != docker.StateRunning || c.Starting {
 		t.Errorf("running, its start call not yet back: state %s, starting %v; want running, not starting", c.State, c.Starting)
 	}
 	release()
@@ -149,7 +151,7 @@ func TestListDoesNotWaitForACallInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	c = list()[0]
-	if c.State != StateRunning || c.Health != HealthHealthy || c.Starting {
+	if c.State != docker.StateRunning || c.Health != docker.HealthHealthy || c.Starting {
 		t.Errorf("after its start: state %s, health %s, starting %v; want running, healthy, not starting", c.State, c.Health, c.Starting)
 	}
 
@@ -158,12 +160,12 @@ func TestListDoesNotWaitForACallInFlight(t *testing.T) {
 	go func() { stopped <- m.Stop(context.Background(), "c1", time.Second) }()
 	<-e.entered
 	e.set("unhealthy") // draining: the list says so, the last inspect does not
-	if c = list()[0]; c.State != StateRunning || c.Health != HealthUnhealthy {
+	if c = list()[0]; c.State != docker.StateRunning || c.Health != docker.HealthUnhealthy {
 		t.Errorf("during its stop: state %s, health %s; want running and unhealthy, as the list says", c.State, c.Health)
 	}
 	e.set("exited") // it died; the engine cleans up under the lock
 	c = list()[0]
-	if c.State != StateExited || c.Starting || c.Labels["rc.managed"] != "true" {
+	if c.State != docker.StateExited || c.Starting || c.Labels["rc.managed"] != "true" {
 		t.Errorf("during its stop: state %s, starting %v, labels %v; want exited, from the last inspect", c.State, c.Starting, c.Labels)
 	}
 	release()

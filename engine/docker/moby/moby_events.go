@@ -1,4 +1,4 @@
-package docker
+package moby
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/moby/moby/api/types/events"
 	"github.com/moby/moby/client"
+
+	"github.com/rollcall/rollcall/engine/docker"
 )
 
 // Reconnect backoff of the event stream.
@@ -43,12 +45,12 @@ const (
 // never cross the socket (dropAction still drops any that would). Health
 // changes arrive as "health_status: healthy" and "health_status: unhealthy"
 // (the engine matches "health_status" against the part before the colon).
-func (m *Moby) Events(ctx context.Context, prefix string, since time.Time) (<-chan Event, <-chan error) {
-	out := make(chan Event)
+func (m *Moby) Events(ctx context.Context, prefix string, since time.Time) (<-chan docker.Event, <-chan error) {
+	out := make(chan docker.Event)
 	errc := make(chan error, 1)
 	containers := client.Filters{}
 	containers.Add("type", string(events.ContainerEventType))
-	containers.Add("label", ManagedLabel(prefix)+"=true")
+	containers.Add("label", docker.ManagedLabel(prefix)+"=true")
 	for _, a := range streamedActions {
 		containers.Add("event", a)
 	}
@@ -70,7 +72,7 @@ func (m *Moby) Events(ctx context.Context, prefix string, since time.Time) (<-ch
 
 // streamEvents runs one filtered stream, reconnecting, until ctx ends. A
 // container stream (prefix set) keeps the list cache told.
-func (m *Moby) streamEvents(ctx context.Context, f client.Filters, prefix string, since time.Time, out chan<- Event, errc chan error) {
+func (m *Moby) streamEvents(ctx context.Context, f client.Filters, prefix string, since time.Time, out chan<- docker.Event, errc chan error) {
 	var seen eventCursor
 	resume := since // where the next connection starts; zero: live only
 	backoff := eventsBackoffMin
@@ -112,7 +114,7 @@ func (m *Moby) streamEvents(ctx context.Context, f client.Filters, prefix string
 
 // pumpEvents runs one connection until it breaks or ctx ends. It reports
 // whether it delivered anything, and the error that ended the connection.
-func (m *Moby) pumpEvents(ctx context.Context, opts client.EventsListOptions, seen *eventCursor, out chan<- Event) (bool, error) {
+func (m *Moby) pumpEvents(ctx context.Context, opts client.EventsListOptions, seen *eventCursor, out chan<- docker.Event) (bool, error) {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the client's goroutine too
 	res := m.cli.Events(cctx, opts)
@@ -127,7 +129,7 @@ func (m *Moby) pumpEvents(ctx context.Context, opts client.EventsListOptions, se
 			}
 			return delivered, err
 		case msg := <-res.Messages:
-			if msg.Type == events.ContainerEventType && !Herald(string(msg.Action)) {
+			if msg.Type == events.ContainerEventType && !docker.Herald(string(msg.Action)) {
 				// A kill or an OOM only announces the die that follows:
 				// inspecting the container now would wait on the engine
 				// until it is down, and hold up every relist meanwhile.
@@ -215,7 +217,7 @@ func dropAction(a events.Action) bool {
 	return strings.HasPrefix(string(a), "exec_")
 }
 
-func eventFromMessage(msg events.Message) Event {
+func eventFromMessage(msg events.Message) docker.Event {
 	t := time.Unix(0, msg.TimeNano)
 	if msg.TimeNano == 0 {
 		t = time.Unix(msg.Time, 0)
@@ -225,9 +227,9 @@ func eventFromMessage(msg events.Message) Event {
 		if name == "" {
 			name = msg.Actor.ID
 		}
-		return Event{Time: t, Type: EventImage, Action: string(msg.Action), Name: name, Attributes: maps.Clone(msg.Actor.Attributes)}
+		return docker.Event{Time: t, Type: docker.EventImage, Action: string(msg.Action), Name: name, Attributes: maps.Clone(msg.Actor.Attributes)}
 	}
-	return Event{
+	return docker.Event{
 		Time:        t,
 		Action:      string(msg.Action),
 		ContainerID: msg.Actor.ID,

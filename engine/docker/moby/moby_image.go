@@ -1,4 +1,4 @@
-package docker
+package moby
 
 import (
 	"archive/tar"

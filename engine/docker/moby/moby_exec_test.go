@@ -1,4 +1,4 @@
-package docker_test
+package moby_test
 
 import (
 	"errors"

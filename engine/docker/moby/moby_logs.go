@@ -1,4 +1,4 @@
-package docker
+package moby
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/client"
+
+	"github.com/rollcall/rollcall/engine/docker"
 )
 
 // maxLogLine caps one delivered line; the rest of a longer line is dropped,
@@ -25,7 +27,7 @@ const maxLogLine = 64 << 10
 //
 // rollcall creates containers without a TTY, so the engine multiplexes the
 // two streams; a TTY container's output would not be readable here.
-func (m *Moby) Logs(ctx context.Context, id string, opts LogOptions) (<-chan LogLine, error) {
+func (m *Moby) Logs(ctx context.Context, id string, opts docker.LogOptions) (<-chan docker.LogLine, error) {
 	lo := client.ContainerLogsOptions{
 		ShowStdout: true,
 		ShowStderr: true,
@@ -37,9 +39,9 @@ func (m *Moby) Logs(ctx context.Context, id string, opts LogOptions) (<-chan Log
 	}
 	rc, err := m.cli.ContainerLogs(ctx, id, lo)
 	if err != nil {
-		return nil, fmt.Errorf("logs %s: %w", shortID(id), engineErr(err))
+		return nil, fmt.Errorf("logs %s: %w", docker.ShortID(id), engineErr(err))
 	}
-	out := make(chan LogLine)
+	out := make(chan docker.LogLine)
 	go func() {
 		defer close(out)
 		defer rc.Close()
@@ -63,7 +65,7 @@ var errLogReaderGone = errors.New("log reader gone")
 type lineWriter struct {
 	ctx    context.Context
 	stream string
-	out    chan<- LogLine
+	out    chan<- docker.LogLine
 	buf    []byte
 }
 
@@ -106,10 +108,10 @@ func (w *lineWriter) emit() bool {
 
 // parseLogLine splits the engine's "<RFC 3339 nano> <text>" (Timestamps on).
 // A line without a readable timestamp keeps all its text and a zero time.
-func parseLogLine(stream, s string) LogLine {
+func parseLogLine(stream, s string) docker.LogLine {
 	ts, text, _ := strings.Cut(s, " ")
 	if t, err := time.Parse(time.RFC3339Nano, ts); err == nil {
-		return LogLine{Time: t, Stream: stream, Text: text}
+		return docker.LogLine{Time: t, Stream: stream, Text: text}
 	}
-	return LogLine{Stream: stream, Text: s}
+	return docker.LogLine{Stream: stream, Text: s}
 }

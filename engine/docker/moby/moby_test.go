@@ -1,4 +1,4 @@
-package docker_test
+package moby_test
 
 // Integration tests of the moby adapter against the real Docker engine,
 // through the real-engine harness (engine/docker/dockertest): each test runs
@@ -24,6 +24,7 @@ import (
 
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/dockertest"
+	"github.com/rollcall/rollcall/engine/docker/moby"
 )
 
 // mobyTestTimeout bounds all that one test does with the engine.
@@ -34,7 +35,7 @@ func TestMain(m *testing.M) { os.Exit(dockertest.Main(m)) }
 // engineTest is one integration test's engine, prefix and context.
 type engineTest struct {
 	t       *testing.T
-	m       *docker.Moby
+	m       *moby.Moby
 	prefix  string
 	ctx     context.Context
 	image   string // the demoapp image: its tag and ID
@@ -162,14 +163,14 @@ func TestMobyInfo(t *testing.T) {
 	}
 }
 
-func TestMobyNewMobyFailsFastWithoutEngine(t *testing.T) {
+func TestMobyNewFailsFastWithoutEngine(t *testing.T) {
 	start := time.Now()
-	_, err := docker.NewMoby(context.Background(), "tcp://127.0.0.1:1")
+	_, err := moby.New(context.Background(), "tcp://127.0.0.1:1")
 	if err == nil {
-		t.Fatal("NewMoby on a closed port: nil error")
+		t.Fatal("New on a closed port: nil error")
 	}
 	if took := time.Since(start); took > 4*time.Second {
-		t.Errorf("NewMoby on a closed port took %s, want under the 3s connect timeout", took)
+		t.Errorf("New on a closed port took %s, want under the 3s connect timeout", took)
 	}
 }
 
@@ -324,7 +325,7 @@ func TestMobyNoHealthcheckDisablesTheImages(t *testing.T) {
 	if d.HasHealthcheck || d.Health != docker.HealthNone || len(d.HealthLog) != 0 {
 		t.Errorf("container without healthcheck: has %v, health %q, log %d; want none", d.HasHealthcheck, d.Health, len(d.HealthLog))
 	}
-	r, err := docker.MobyClient(et.m).ContainerInspect(et.ctx, id, client.ContainerInspectOptions{})
+	r, err := moby.MobyClient(et.m).ContainerInspect(et.ctx, id, client.ContainerInspectOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +382,7 @@ func TestMobyUpdateInPlace(t *testing.T) {
 // assertSwap checks that the container has no swap beyond its memory.
 func (et *engineTest) assertSwap(id string, memory int64) {
 	et.t.Helper()
-	r, err := docker.MobyClient(et.m).ContainerInspect(et.ctx, id, client.ContainerInspectOptions{})
+	r, err := moby.MobyClient(et.m).ContainerInspect(et.ctx, id, client.ContainerInspectOptions{})
 	if err != nil {
 		et.t.Fatal(err)
 	}
@@ -444,7 +445,7 @@ func TestMobyStartFailureRemovesTheContainer(t *testing.T) {
 	}
 	f := client.Filters{}
 	f.Add("name", spec.Name)
-	res, lerr := docker.MobyClient(et.m).ContainerList(et.ctx, client.ContainerListOptions{All: true, Filters: f})
+	res, lerr := moby.MobyClient(et.m).ContainerList(et.ctx, client.ContainerListOptions{All: true, Filters: f})
 	if lerr != nil {
 		t.Fatal(lerr)
 	}
@@ -478,7 +479,7 @@ func (et *engineTest) emptyImage() string {
 // client, without the managed label, as something else on the host would.
 func (et *engineTest) startUnmanaged(name string) string {
 	et.t.Helper()
-	res, err := docker.MobyClient(et.m).ContainerCreate(et.ctx, client.ContainerCreateOptions{
+	res, err := moby.MobyClient(et.m).ContainerCreate(et.ctx, client.ContainerCreateOptions{
 		Name: et.prefix + "-" + name,
 		Config: &container.Config{
 			Image:  et.image,
@@ -488,7 +489,7 @@ func (et *engineTest) startUnmanaged(name string) string {
 	if err != nil {
 		et.t.Fatalf("create unmanaged %s: %v", name, err)
 	}
-	if _, err := docker.MobyClient(et.m).ContainerStart(et.ctx, res.ID, client.ContainerStartOptions{}); err != nil {
+	if _, err := moby.MobyClient(et.m).ContainerStart(et.ctx, res.ID, client.ContainerStartOptions{}); err != nil {
 		et.t.Fatalf("start unmanaged %s: %v", name, err)
 	}
 	return res.ID

@@ -1,6 +1,7 @@
-package docker
+package moby
 
 import (
+	"maps"
 	"regexp"
 	"strconv"
 	"strings"
@@ -8,6 +9,8 @@ import (
 	"time"
 
 	"github.com/moby/moby/api/types/container"
+
+	"github.com/rollcall/rollcall/engine/docker"
 )
 
 // listCache keeps what List learnt by inspecting each container, so that a
@@ -43,7 +46,7 @@ type flight struct {
 }
 
 type cacheEntry struct {
-	c       Container
+	c       docker.Container
 	version uint64 // version[id] when the inspect started
 	summary string
 }
@@ -57,34 +60,34 @@ func newListCache() *listCache {
 // inspect: a container this adapter is acting on, as the last inspect with
 // the item's state and health; else the cached inspect if it still holds,
 // only while the events of that prefix are followed.
-func (lc *listCache) lookup(prefix string, item container.Summary) (Container, bool) {
+func (lc *listCache) lookup(prefix string, item container.Summary) (docker.Container, bool) {
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
 	e, ok := lc.entries[item.ID]
 	if f := lc.flights[item.ID]; ok && f.n > 0 {
 		c := e.copy()
-		c.State = State(item.State)
+		c.State = docker.State(item.State)
 		if c.ImageID == "" {
 			c.ImageID = item.ImageID // not in what a create asks for
 		}
-		if h, ok := healthOfStatus(item.Status); ok && c.State == StateRunning {
+		if h, ok := healthOfStatus(item.Status); ok && c.State == docker.StateRunning {
 			c.Health = h
 		}
-		c.Starting = f.starting && c.State == StateCreated
+		c.Starting = f.starting && c.State == docker.StateCreated
 		return c, true
 	}
 	if !ok || lc.live[prefix] == 0 || e.version != lc.version[item.ID] || e.summary != summaryOf(item) ||
 		restartedSince(item.Status, e.c.StartedAt, time.Now()) {
-		return Container{}, false
+		return docker.Container{}, false
 	}
 	return e.copy(), true
 }
 
-func (e cacheEntry) copy() Container {
+func (e cacheEntry) copy() docker.Container {
 	c := e.c
-	c.Labels = copyMap(c.Labels)
-	c.Ports = append([]PublishedPort(nil), c.Ports...)
-	c.Networks = copyMap(c.Networks)
+	c.Labels = maps.Clone(c.Labels)
+	c.Ports = append([]docker.PublishedPort(nil), c.Ports...)
+	c.Networks = maps.Clone(c.Networks)
 	return c
 }
 
@@ -99,10 +102,10 @@ func (lc *listCache) begin(id string) (end func()) {
 // starting counts in the start of a container just created, c as its
 // create asked for it, kept for List to serve until created has its
 // inspect.
-func (lc *listCache) starting(c Container) (end func()) {
+func (lc *listCache) starting(c docker.Container) (end func()) {
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
-	lc.entries[c.ID] = cacheEntry{c: c, version: lc.version[c.ID], summary: string(StateCreated)}
+	lc.entries[c.ID] = cacheEntry{c: c, version: lc.version[c.ID], summary: string(docker.StateCreated)}
 	return lc.beginLocked(c.ID, true)
 }
 
@@ -126,15 +129,15 @@ func (lc *listCache) beginLocked(id string, starting bool) (end func()) {
 
 // healthOfStatus reads a list item's health from its status: "Up 5
 // seconds (health: starting)", "Up 2 minutes (healthy)".
-func healthOfStatus(status string) (Health, bool) {
+func healthOfStatus(status string) (docker.Health, bool) {
 	for _, m := range statusGroups.FindAllStringSubmatch(status, -1) {
 		switch m[1] {
 		case "healthy":
-			return HealthHealthy, true
+			return docker.HealthHealthy, true
 		case "unhealthy":
-			return HealthUnhealthy, true
+			return docker.HealthUnhealthy, true
 		case "health: starting":
-			return HealthStarting, true
+			return docker.HealthStarting, true
 		}
 	}
 	return "", false
@@ -148,7 +151,7 @@ func (lc *listCache) versionOf(id string) uint64 {
 }
 
 // store keeps an inspect's result, unless an event came in the meantime.
-func (lc *listCache) store(item container.Summary, c Container, version uint64) {
+func (lc *listCache) store(item container.Summary, c docker.Container, version uint64) {
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
 	if lc.version[item.ID] != version {
@@ -159,10 +162,10 @@ func (lc *listCache) store(item container.Summary, c Container, version uint64) 
 
 // created keeps the inspect of a container this adapter just created, for
 // List to serve while its start is in flight (see lookup).
-func (lc *listCache) created(c Container) {
+func (lc *listCache) created(c docker.Container) {
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
-	lc.entries[c.ID] = cacheEntry{c: c, version: lc.version[c.ID], summary: string(StateCreated)}
+	lc.entries[c.ID] = cacheEntry{c: c, version: lc.version[c.ID], summary: string(docker.StateCreated)}
 }
 
 // keep drops the entries of containers no longer listed under a prefix,
@@ -171,7 +174,7 @@ func (lc *listCache) keep(listed map[string]bool, prefix string) {
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
 	for id, e := range lc.entries {
-		if !listed[id] && lc.flights[id].n == 0 && e.c.Labels[ManagedLabel(prefix)] == "true" {
+		if !listed[id] && lc.flights[id].n == 0 && e.c.Labels[docker.ManagedLabel(prefix)] == "true" {
 			delete(lc.entries, id)
 			delete(lc.version, id)
 		}

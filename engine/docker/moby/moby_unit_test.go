@@ -1,4 +1,4 @@
-package docker
+package moby
 
 // Tests of the moby adapter that need no Docker engine: the pure mappings,
 // and the event and log streams against a scripted HTTP stand-in for the
@@ -22,6 +22,8 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/events"
 	"github.com/moby/moby/api/types/network"
+
+	"github.com/rollcall/rollcall/engine/docker"
 )
 
 func TestParseRestartPolicy(t *testing.T) {
@@ -61,20 +63,20 @@ func TestParseRestartPolicy(t *testing.T) {
 }
 
 func TestCreateOptionsSetEverythingExplicitly(t *testing.T) {
-	spec := CreateSpec{
+	spec := docker.CreateSpec{
 		Name:    "rollcall-web-0-abcdef12",
 		Image:   "web:v1",
 		Command: []string{"-listen", ":8080"},
 		Env:     []string{"A=1"},
 		Labels:  map[string]string{"rollcall.managed": "true", "x": "y"},
-		Ports: []PortSpec{
+		Ports: []docker.PortSpec{
 			{ContainerPort: 8080},
 			{HostIP: "0.0.0.0", HostPort: 9090, ContainerPort: 9090, Proto: "udp"},
 		},
-		Healthcheck: &Healthcheck{Test: []string{"CMD", "/demoapp", "-health"}, Interval: time.Second, Timeout: 2 * time.Second, Retries: 3, StartPeriod: 4 * time.Second},
+		Healthcheck: &docker.Healthcheck{Test: []string{"CMD", "/demoapp", "-health"}, Interval: time.Second, Timeout: 2 * time.Second, Retries: 3, StartPeriod: 4 * time.Second},
 		StopSignal:  "SIGINT",
 		StopTimeout: 1500 * time.Millisecond,
-		Limits:      Limits{NanoCPUs: 5e8, Memory: 64 << 20, Restart: "on-failure:2"},
+		Limits:      docker.Limits{NanoCPUs: 5e8, Memory: 64 << 20, Restart: "on-failure:2"},
 		Networks:    []string{"front", "back"},
 		Aliases:     map[string][]string{"front": {"web", "www"}, "back": {"web"}},
 	}
@@ -114,7 +116,7 @@ func TestCreateOptionsSetEverythingExplicitly(t *testing.T) {
 		t.Errorf("front endpoint %+v, want aliases web, www", ep)
 	}
 
-	spec.Healthcheck, spec.Limits, spec.Networks, spec.StopTimeout = nil, Limits{}, nil, 0
+	spec.Healthcheck, spec.Limits, spec.Networks, spec.StopTimeout = nil, docker.Limits{}, nil, 0
 	o, err = createOptions(spec)
 	if err != nil {
 		t.Fatal(err)
@@ -126,8 +128,8 @@ func TestCreateOptionsSetEverythingExplicitly(t *testing.T) {
 		t.Errorf("no limits: swap %d, stop timeout %v, networking %v; want all unset", o.HostConfig.MemorySwap, o.Config.StopTimeout, o.NetworkingConfig)
 	}
 
-	for _, bad := range []PortSpec{{ContainerPort: 0}, {ContainerPort: 70000}, {ContainerPort: 80, HostPort: -1}, {ContainerPort: 80, HostIP: "localhost"}} {
-		spec.Ports = []PortSpec{bad}
+	for _, bad := range []docker.PortSpec{{ContainerPort: 0}, {ContainerPort: 70000}, {ContainerPort: 80, HostPort: -1}, {ContainerPort: 80, HostIP: "localhost"}} {
+		spec.Ports = []docker.PortSpec{bad}
 		if _, err := createOptions(spec); err == nil {
 			t.Errorf("createOptions with port %+v: nil error", bad)
 		}
@@ -157,22 +159,22 @@ func TestContainerFromInspect(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := containerFromInspect(r)
-	want := Container{
+	want := docker.Container{
 		ID:             r.ID,
 		Name:           "rollcall-web-0-abc",
 		Image:          "web:v1",
 		ImageID:        "sha256:feed",
 		Labels:         map[string]string{"rollcall.managed": "true"},
-		State:          StateExited,
-		Health:         HealthUnhealthy,
+		State:          docker.StateExited,
+		Health:         docker.HealthUnhealthy,
 		HasHealthcheck: true,
 		ExitCode:       137,
 		OOMKilled:      true,
 		Created:        time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC),
 		StartedAt:      time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC),
 		RestartCount:   2,
-		Limits:         Limits{NanoCPUs: 5e8, Memory: 64 << 20, Restart: "on-failure:4"},
-		Ports: []PublishedPort{
+		Limits:         docker.Limits{NanoCPUs: 5e8, Memory: 64 << 20, Restart: "on-failure:4"},
+		Ports: []docker.PublishedPort{
 			{ContainerPort: 53, Proto: "udp", HostPort: 5353},
 			{ContainerPort: 8080, Proto: "tcp", HostIP: "127.0.0.1", HostPort: 32768},
 			{ContainerPort: 8080, Proto: "tcp", HostIP: "::1", HostPort: 32768},
@@ -216,12 +218,12 @@ func TestEventCursorDropsRepeats(t *testing.T) {
 func TestParseLogLine(t *testing.T) {
 	tests := []struct {
 		in   string
-		want LogLine
+		want docker.LogLine
 	}{
-		{"2026-01-02T03:04:05.123456789Z hello world", LogLine{Time: time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC), Stream: "stdout", Text: "hello world"}},
-		{"2026-01-02T03:04:05Z ", LogLine{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Stream: "stdout", Text: ""}},
-		{"no timestamp here", LogLine{Stream: "stdout", Text: "no timestamp here"}},
-		{"", LogLine{Stream: "stdout"}},
+		{"2026-01-02T03:04:05.123456789Z hello world", docker.LogLine{Time: time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC), Stream: "stdout", Text: "hello world"}},
+		{"2026-01-02T03:04:05Z ", docker.LogLine{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Stream: "stdout", Text: ""}},
+		{"no timestamp here", docker.LogLine{Stream: "stdout", Text: "no timestamp here"}},
+		{"", docker.LogLine{Stream: "stdout"}},
 	}
 	for _, tt := range tests {
 		if got := parseLogLine("stdout", tt.in); got != tt.want {
@@ -253,9 +255,9 @@ func mobyOn(t *testing.T, h http.Handler) *Moby {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	m, err := NewMoby(context.Background(), "tcp://"+srv.Listener.Addr().String())
+	m, err := New(context.Background(), "tcp://"+srv.Listener.Addr().String())
 	if err != nil {
-		t.Fatalf("NewMoby against the stand-in: %v", err)
+		t.Fatalf("New against the stand-in: %v", err)
 	}
 	t.Cleanup(func() { m.Close() })
 	return m
@@ -412,7 +414,7 @@ func TestLogsDemultiplexInOrder(t *testing.T) {
 			w.Write(f)
 		}
 	})
-	lines, err := m.Logs(context.Background(), "abc", LogOptions{Tail: 5, Follow: true})
+	lines, err := m.Logs(context.Background(), "abc", docker.LogOptions{Tail: 5, Follow: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +447,7 @@ func TestLogsStopWhenTheReaderGoes(t *testing.T) {
 		}
 	})
 	ctx, cancel := context.WithCancel(context.Background())
-	lines, err := m.Logs(ctx, "abc", LogOptions{Follow: true})
+	lines, err := m.Logs(ctx, "abc", docker.LogOptions{Follow: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -471,10 +473,10 @@ func TestEngineErrMarksNotFoundOnly(t *testing.T) {
 		w.Write([]byte(`{"message":"No such container: abc"}`))
 	})
 	_, err := m.Inspect(context.Background(), "abc")
-	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "inspect abc: ") || !strings.Contains(err.Error(), "No such container") {
+	if !errors.Is(err, docker.ErrNotFound) || !strings.Contains(err.Error(), "inspect abc: ") || !strings.Contains(err.Error(), "No such container") {
 		t.Errorf("Inspect of a missing container: %v, want ErrNotFound with the verb and the engine's message", err)
 	}
-	if errors.Is(err, ErrConflict) {
+	if errors.Is(err, docker.ErrConflict) {
 		t.Errorf("not-found error %v also matches ErrConflict", err)
 	}
 }

@@ -1,4 +1,4 @@
-package docker
+package moby
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/client"
+
+	"github.com/rollcall/rollcall/engine/docker"
 )
 
 // execOutputMax bounds the output Exec keeps: the end of it, where a
@@ -21,15 +23,15 @@ const execOutputMax = 4 << 10
 // error returned; the command may still be running in the container.
 func (m *Moby) Exec(ctx context.Context, id string, cmd []string) (int, string, error) {
 	if len(cmd) == 0 {
-		return 0, "", fmt.Errorf("exec %s: empty command", shortID(id))
+		return 0, "", fmt.Errorf("exec %s: empty command", docker.ShortID(id))
 	}
 	created, err := m.cli.ExecCreate(ctx, id, client.ExecCreateOptions{Cmd: cmd, AttachStdout: true, AttachStderr: true})
 	if err != nil {
-		return 0, "", fmt.Errorf("exec %s in %s: %w", cmd[0], shortID(id), engineErr(err))
+		return 0, "", fmt.Errorf("exec %s in %s: %w", cmd[0], docker.ShortID(id), engineErr(err))
 	}
 	att, err := m.cli.ExecAttach(ctx, created.ID, client.ExecAttachOptions{})
 	if err != nil {
-		return 0, "", fmt.Errorf("exec %s in %s: %w", cmd[0], shortID(id), engineErr(err))
+		return 0, "", fmt.Errorf("exec %s in %s: %w", cmd[0], docker.ShortID(id), engineErr(err))
 	}
 	// A hijacked connection does not watch ctx: close it when ctx ends.
 	stop := context.AfterFunc(ctx, att.Close)
@@ -38,14 +40,14 @@ func (m *Moby) Exec(ctx context.Context, id string, cmd []string) (int, string, 
 	stop()
 	att.Close()
 	if err := ctx.Err(); err != nil {
-		return 0, out.String(), fmt.Errorf("exec %s in %s: %w", cmd[0], shortID(id), err)
+		return 0, out.String(), fmt.Errorf("exec %s in %s: %w", cmd[0], docker.ShortID(id), err)
 	}
 	if cerr != nil && !errors.Is(cerr, io.EOF) {
-		return 0, out.String(), fmt.Errorf("exec %s in %s: read output: %w", cmd[0], shortID(id), cerr)
+		return 0, out.String(), fmt.Errorf("exec %s in %s: read output: %w", cmd[0], docker.ShortID(id), cerr)
 	}
 	res, err := m.cli.ExecInspect(ctx, created.ID, client.ExecInspectOptions{})
 	if err != nil {
-		return 0, out.String(), fmt.Errorf("exec %s in %s: %w", cmd[0], shortID(id), engineErr(err))
+		return 0, out.String(), fmt.Errorf("exec %s in %s: %w", cmd[0], docker.ShortID(id), engineErr(err))
 	}
 	return res.ExitCode, out.String(), nil
 }

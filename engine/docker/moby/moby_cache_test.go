@@ -1,16 +1,18 @@
-package docker
+package moby
 
 import (
 	"testing"
 	"time"
 
 	"github.com/moby/moby/api/types/container"
+
+	"github.com/rollcall/rollcall/engine/docker"
 )
 
 func TestListCacheHoldsOnlyWhileNothingChanged(t *testing.T) {
 	now := time.Now()
 	item := container.Summary{ID: "c1", State: "running", Status: "Up 5 minutes (healthy)"}
-	c := Container{ID: "c1", State: StateRunning, StartedAt: now.Add(-5 * time.Minute), Labels: map[string]string{ManagedLabel("rc"): "true"}}
+	c := docker.Container{ID: "c1", State: docker.StateRunning, StartedAt: now.Add(-5 * time.Minute), Labels: map[string]string{docker.ManagedLabel("rc"): "true"}}
 	fresh := func() *listCache {
 		lc := newListCache()
 		lc.connected("rc", +1)
@@ -75,11 +77,11 @@ func TestListCacheServesACallInFlightUntilItEnds(t *testing.T) {
 	lc.connected("rc", +1)
 	item := container.Summary{ID: "c1", State: "created", Status: "Created", ImageID: "sha256:2222"}
 	// Served from what the create asked for, before its own inspect.
-	end := lc.starting(Container{ID: "c1", State: StateCreated, Labels: map[string]string{ManagedLabel("rc"): "true"}})
+	end := lc.starting(docker.Container{ID: "c1", State: docker.StateCreated, Labels: map[string]string{docker.ManagedLabel("rc"): "true"}})
 	if c, ok := lc.lookup("rc", item); !ok || !c.Starting || c.ImageID != "sha256:2222" {
 		t.Fatalf("before its inspect: served %v, starting %v, image %q; want served, starting, the list's image", ok, c.Starting, c.ImageID)
 	}
-	lc.created(Container{ID: "c1", State: StateCreated, ImageID: "sha256:2222", Labels: map[string]string{ManagedLabel("rc"): "true"}})
+	lc.created(docker.Container{ID: "c1", State: docker.StateCreated, ImageID: "sha256:2222", Labels: map[string]string{docker.ManagedLabel("rc"): "true"}})
 	lc.keep(map[string]bool{}, "rc") // a list that began before the create
 	lc.connected("rc", -1)           // the event stream broke meanwhile
 	c, ok := lc.lookup("rc", item)
