@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -119,12 +118,14 @@ func runApply(ctx context.Context, e env, g *globals, o applyOpts) error {
 		runCtx, cancel = context.WithTimeout(ctx, o.timeout)
 		defer cancel()
 	}
+	prog := &progress{out: out}
 	s := session.New(session.Options{
 		Client: client, Source: source, Mode: session.ModeAuto, Prefix: g.prefix,
 		Journal: j, JournalMode: "apply", Lock: lock, Now: e.now, StateDir: g.stateDir(),
 		SkipHealth: o.skipHealth, Recreate: o.recreate,
 		Unattended: &session.Unattended{AllowMassStop: o.allowMassStop},
-		Log:        slog.New(&progress{out: out}),
+		Log:        slog.New(prog),
+		Events:     prog.event,
 	})
 	defer abandonOn(e.abandon, s)() // a second signal cuts the step in flight short
 	res := session.Converge(runCtx, s)
@@ -164,8 +165,8 @@ func applyFinal(res session.Outcome, timeout time.Duration) string {
 		}
 		return s
 	}
-	if rest, ok := strings.CutPrefix(res.Reason, "timed out"); ok {
-		return fmt.Sprintf("failed: timed out after %s%s", timeout, rest)
+	if res.TimedOut {
+		return fmt.Sprintf("failed: timed out after %s; left: %s", timeout, res.Last.Plan.Summary())
 	}
 	return "failed: " + res.Reason
 }
@@ -230,10 +231,11 @@ func readLine(ctx context.Context, r io.Reader) (string, error) {
 	}
 }
 
-// progress renders the session's log lines for a human: one line per step
-// as it starts and as it ends, then whatever else the session reports
-// (waits, refusals, the engine going away). Every value may come from a
-// container's labels or the engine, so each passes termSafe.
+// progress renders what the session reports for a human: a line per step
+// as it starts, drains and ends, and its waits, from the typed events; then
+// whatever else the session logs (refusals, the engine going away). Every
+// value may come from a container's labels or the engine, so each passes
+// termSafe.
 type progress struct {
 	out screen
 	mu  sync.Mutex
@@ -246,74 +248,75 @@ func (p *progress) WithAttrs([]slog.Attr) slog.Handler { return p }
 
 func (p *progress) WithGroup(string) slog.Handler { return p }
 
+// event renders one of the session's typed events as a line.
+func (p *progress) event(e session.Event) {
+	st := p.out.st
+	s := e.Step
+	line := func(glyph, text string) string {
+		return fmt.Sprintf("%s %s %-8s %s  %s", glyph, p.out.render(st.Action(string(s.Action)), fmt.Sprintf("%-7s", termSafe(string(s.Action)))),
+			termSafe(s.Target()), p.out.render(st.Muted, termSafe(s.Container)), text)
+	}
+	var text string
+	switch e.Kind {
+	case session.EventStepStarted:
+		reason := termSafe(s.Reason)
+		if s.Downtime {
+			reason = p.out.render(st.Warn, reason)
+		}
+		text = line(st.Glyphs.Running, reason)
+	case session.EventStepDone:
+		text = line(p.out.render(st.OK, st.Glyphs.Done), e.Duration.Round(time.Millisecond).String())
+	case session.EventWaiting:
+		text = line(st.Glyphs.Waiting, p.out.render(st.Muted, termSafe(s.Reason)))
+	case session.EventDraining, session.EventDrained:
+		d := e.Drain
+		what := "draining"
+		if d.PreStopRan {
+			what = "draining: pre_stop ran"
+		}
+		if d.PreStopErr != nil {
+			what = "draining: pre_stop failed (" + d.PreStopErr.Error() + "); stopping after the drain anyway"
+		}
+		if e.Kind == session.EventDrained {
+			what = "drained: " + d.Ended
+		}
+		text = line(st.Glyphs.Waiting, p.out.render(st.Muted, termSafe(what)))
+	case session.EventStepFailed:
+		text = line(p.out.render(st.Bad, st.Glyphs.Failed), p.out.render(st.Bad, e.Duration.Round(time.Millisecond).String()+": "+termSafe(e.Err.Error())))
+	default:
+		return
+	}
+	p.print(text)
+}
+
+// Handle renders any other line the session logs: its message, its
+// attributes but those that name the session, at its level.
 func (p *progress) Handle(_ context.Context, r slog.Record) error {
-	a := map[string]string{}
 	var rest []string
 	r.Attrs(func(at slog.Attr) bool {
-		a[at.Key] = at.Value.String()
-		switch at.Key {
-		case "prefix", "engine", "action", "target", "container", "reason", "duration_ms", "downtime",
-			"pre_stop_ran", "pre_stop_error", "until", "ended":
-		default:
+		if at.Key != "prefix" && at.Key != "engine" {
 			rest = append(rest, at.Key+"="+at.Value.String())
 		}
 		return true
 	})
 	st := p.out.st
-	line := func(glyph, text string) string {
-		return fmt.Sprintf("%s %s %-8s %s  %s", glyph, p.out.render(st.Action(a["action"]), fmt.Sprintf("%-7s", termSafe(a["action"]))),
-			termSafe(a["target"]), p.out.render(st.Muted, termSafe(a["container"])), text)
+	msg := termSafe(r.Message)
+	if len(rest) > 0 {
+		msg += ": " + termSafe(strings.Join(rest, " "))
 	}
-	var text string
-	switch r.Message {
-	case "step started":
-		reason := termSafe(a["reason"])
-		if a["downtime"] == "true" {
-			reason = p.out.render(st.Warn, reason)
-		}
-		text = line(st.Glyphs.Running, reason)
-	case "step done":
-		text = line(p.out.render(st.OK, st.Glyphs.Done), took(a["duration_ms"]))
-	case "waiting":
-		text = line(st.Glyphs.Waiting, p.out.render(st.Muted, termSafe(a["reason"])))
-	case "draining", "drained":
-		what := "draining"
-		if a["pre_stop_ran"] == "true" {
-			what = "draining: pre_stop ran"
-		}
-		if e := a["pre_stop_error"]; e != "" {
-			what = "draining: pre_stop failed (" + e + "); stopping after the drain anyway"
-		}
-		if r.Message == "drained" {
-			what = "drained: " + a["ended"]
-		}
-		text = line(st.Glyphs.Waiting, p.out.render(st.Muted, termSafe(what)))
-	case "step failed":
-		text = line(p.out.render(st.Bad, st.Glyphs.Failed), p.out.render(st.Bad, took(a["duration_ms"])+": "+termSafe(a["error"])))
+	switch {
+	case r.Level >= slog.LevelError:
+		p.print(p.out.render(st.Bad, st.Glyphs.Warning+" "+msg))
+	case r.Level >= slog.LevelWarn:
+		p.print(p.out.render(st.Warn, st.Glyphs.Warning+" "+msg))
 	default:
-		msg := termSafe(r.Message)
-		if len(rest) > 0 {
-			msg += ": " + termSafe(strings.Join(rest, " "))
-		}
-		switch {
-		case r.Level >= slog.LevelError:
-			text = p.out.render(st.Bad, st.Glyphs.Warning+" "+msg)
-		case r.Level >= slog.LevelWarn:
-			text = p.out.render(st.Warn, st.Glyphs.Warning+" "+msg)
-		default:
-			text = p.out.render(st.Muted, st.Glyphs.Waiting+" "+msg)
-		}
+		p.print(p.out.render(st.Muted, st.Glyphs.Waiting+" "+msg))
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.out.printf("%s\n", text)
 	return nil
 }
 
-func took(ms string) string {
-	n, err := strconv.ParseInt(ms, 10, 64)
-	if err != nil {
-		return ms
-	}
-	return (time.Duration(n) * time.Millisecond).String()
+func (p *progress) print(text string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.out.printf("%s\n", text)
 }

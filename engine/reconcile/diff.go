@@ -264,7 +264,7 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 			default:
 				for _, c := range s.stale {
 					add(Step{Action: ActRoll, Workload: w.Name, Slot: i, Container: c.Name, ContainerID: c.ID, Grace: w.StopGrace,
-						Reason: staleWhy(prefix, w, c, recreate) + "; " + p.Name + " is healthy"})
+						Replacement: p.Name, Reason: rollReason(staleWhy(prefix, w, c, recreate), p.Name, false)})
 				}
 			}
 			for _, c := range s.fresh[1:] {
@@ -562,6 +562,16 @@ func specChanges(prefix string, w *spec.Resolved, slots []slot, surplus map[int]
 	}
 	sort.Strings(out)
 	return out
+}
+
+// rollReason is a roll's reason: what makes the old container stale and
+// the container that replaces it, healthy now or, for a then row, once it
+// is.
+func rollReason(why, replacement string, pending bool) string {
+	if pending {
+		return why + "; once " + replacement + " is healthy"
+	}
+	return why + "; " + replacement + " is healthy"
 }
 
 // isNew reports whether c is new in its slot (DESIGN §1): created after a

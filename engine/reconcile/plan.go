@@ -42,6 +42,9 @@ type Step struct {
 	Wait     WaitKind  // wait: what it waits for
 	Downtime bool      // stop-first: the slot is down until the new container is healthy
 	Hold     string    // rollback: put this spec hash on hold once the step succeeds
+	// Replacement is, for a roll, the up-to-date container that serves
+	// the slot once this one goes.
+	Replacement string
 
 	Create *docker.CreateSpec // start
 	Grace  time.Duration      // stop, roll, restart

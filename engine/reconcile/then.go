@@ -1,8 +1,6 @@
 package reconcile
 
 import (
-	"strings"
-
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/spec"
 )
@@ -96,10 +94,10 @@ func projectThen(d *spec.ResolvedDesired, w *spec.Resolved, o *Observed, cur Wor
 			}
 			seen[s.Key()] = true
 			s.Then = true
-			if r, ok := strings.CutSuffix(s.Reason, " is healthy"); ok && s.Action == ActRoll {
-				// Not yet: the roll waits for it.
-				if i := strings.LastIndex(r, "; "); i >= 0 {
-					s.Reason = r[:i] + "; once " + r[i+2:] + " is healthy"
+			if s.Action == ActRoll && s.Replacement != "" {
+				// Not yet: the roll waits for its replacement.
+				if c := containerByID(o.Containers, s.ContainerID); c != nil {
+					s.Reason = rollReason(staleWhy(d.Prefix, w, c, o.RecreateBefore[w.Name]), s.Replacement, true)
 				}
 			}
 			then = append(then, s)
@@ -187,4 +185,14 @@ func advance(w *spec.Resolved, o *Observed, cur WorkloadPlan) bool {
 	}
 	o.Now = now
 	return changed
+}
+
+// containerByID is the container of cs with id, or nil.
+func containerByID(cs []docker.Container, id string) *docker.Container {
+	for i := range cs {
+		if cs[i].ID == id {
+			return &cs[i]
+		}
+	}
+	return nil
 }

@@ -228,8 +228,7 @@ func (l *loop) runStep(s reconcile.Step, began time.Time) {
 	if l.mode.Acting() && l.lock != nil {
 		c = l.scoped()
 	}
-	l.log(levelInfo, "step started", "action", string(s.Action), "target", s.Target(), "container", s.Container,
-		"reason", s.Reason, "downtime", s.Downtime)
+	l.event(Event{Kind: EventStepStarted, Step: s})
 	mode, jr, listed := l.mode, l.opts.Journal, l.planListed
 	entry := l.entry(l.journalMode())
 	run := reconcile.RunOptions{OnDrain: l.onDrain, Released: l.released(s)}
@@ -296,7 +295,6 @@ func (l *loop) onStepDone(d stepDone) {
 		l.recent = l.recent[len(l.recent)-maxRecent:]
 	}
 	delete(l.confirmed, key)
-	attrs := []any{"action", string(s.Action), "target", s.Target(), "container", s.Container, "duration_ms", d.duration.Milliseconds()}
 	if d.err != nil {
 		r := l.retries[key]
 		if r == nil {
@@ -308,10 +306,10 @@ func (l *loop) onStepDone(d stepDone) {
 		r.at = time.Now().Add(wait)
 		l.note("%s %s failed: %v", s.Action, s.Target(), d.err)
 		l.endRollout(fmt.Sprintf("%s %s failed", s.Action, s.Target()))
-		l.log(levelError, "step failed", append(attrs, "error", d.err.Error(), "retry_in", wait.String())...)
+		l.event(Event{Kind: EventStepFailed, Step: s, Duration: d.duration, Err: d.err, RetryIn: wait})
 	} else {
 		delete(l.retries, key)
-		l.log(levelInfo, "step done", attrs...)
+		l.event(Event{Kind: EventStepDone, Step: s, Duration: d.duration})
 		if s.Hold != "" && !operator {
 			// failure_action's rollback: its spec goes on hold now, and
 			// it is listed. The operator's put the spec on hold as it
@@ -353,15 +351,11 @@ func (l *loop) onDrained(p reconcile.DrainProgress) {
 		return
 	}
 	r.Drain = &p
-	attrs := []any{"action", string(p.Step.Action), "target", p.Step.Target(), "container", p.Step.Container, "pre_stop_ran", p.PreStopRan}
-	if p.PreStopErr != nil {
-		attrs = append(attrs, "pre_stop_error", p.PreStopErr.Error())
+	kind := EventDraining
+	if p.Ended != "" {
+		kind = EventDrained
 	}
-	if p.Ended == "" {
-		l.log(levelInfo, "draining", append(attrs, "until", p.Until.Format(time.RFC3339))...)
-	} else {
-		l.log(levelInfo, "drained", append(attrs, "ended", p.Ended)...)
-	}
+	l.event(Event{Kind: kind, Step: p.Step, Drain: &p})
 }
 
 // halt stops every step for good: the journal cannot be written, and

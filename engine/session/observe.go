@@ -342,7 +342,7 @@ func (l *loop) armWake() {
 // backoff, the next slot's turn) as it changes, for a session nobody
 // watches: each wait once, and again when its reason changes.
 func (l *loop) logWaits() {
-	if l.opts.Log == nil {
+	if l.opts.Log == nil && l.opts.Events == nil {
 		return
 	}
 	now := map[string]string{}
@@ -352,7 +352,7 @@ func (l *loop) logWaits() {
 		}
 		now[s.Key()] = s.Reason
 		if l.waitsLogged[s.Key()] != s.Reason {
-			l.log(levelInfo, "waiting", "action", string(s.Action), "target", s.Target(), "container", s.Container, "reason", s.Reason)
+			l.event(Event{Kind: EventWaiting, Step: s})
 		}
 	}
 	l.waitsLogged = now

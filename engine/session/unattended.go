@@ -15,6 +15,9 @@ type Outcome struct {
 	// Reason says why not: paused, refused, rolled back, on hold, cannot
 	// converge, halted, timed out or interrupted. "" when Converged.
 	Reason string
+	// TimedOut: the run ended at its context's deadline, not converged;
+	// Last.Plan is what was left.
+	TimedOut bool
 	// Plans counts the fresh plans the session diffed while it ran.
 	Plans int
 	// Steps are the steps it ran, in order.
@@ -83,7 +86,7 @@ loop:
 			case !untilSteady:
 				ended = true
 			case ctx.Err() == context.DeadlineExceeded:
-				verdict = "timed out; left: " + out.Last.Plan.Summary()
+				verdict, out.TimedOut = "timed out; left: "+out.Last.Plan.Summary(), true
 			default:
 				verdict = "interrupted; left: " + out.Last.Plan.Summary()
 			}
@@ -98,7 +101,7 @@ loop:
 		verdict = err.Error()
 	}
 	if h := out.Last.Halted; h != "" {
-		verdict = "halted: " + h
+		verdict, out.TimedOut = "halted: "+h, false
 	}
 	out.Converged = verdict == "" && (ended || !untilSteady)
 	if !out.Converged && verdict == "" {

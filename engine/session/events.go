@@ -1,0 +1,68 @@
+package session
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/rollcall/rollcall/engine/reconcile"
+)
+
+// EventKind is what a session reports of a step (DESIGN §7): typed, so a
+// view renders it from its fields and never reads a log message's words.
+type EventKind int
+
+const (
+	EventStepStarted EventKind = iota + 1
+	EventStepDone
+	EventStepFailed
+	EventWaiting  // a wait of the plan, each time its reason changes
+	EventDraining // a stop or roll drains: its pre_stop ran (or failed), the wait goes on
+	EventDrained  // the drain's wait ended (Drain.Ended says why)
+)
+
+// Event is one thing a session reports of a step. Options.Events gets
+// each; without it each is a structured log line on Options.Log, as the
+// agent writes them.
+type Event struct {
+	Kind     EventKind
+	Step     reconcile.Step
+	Duration time.Duration            // done, failed
+	Err      error                    // failed
+	RetryIn  time.Duration            // failed: auto tries it again after this
+	Drain    *reconcile.DrainProgress // draining, drained
+}
+
+// event reports e: to Options.Events when set, else to the log.
+func (l *loop) event(e Event) {
+	if l.opts.Events != nil {
+		l.opts.Events(e)
+		return
+	}
+	msg, level, attrs := e.logLine()
+	l.log(level, msg, attrs...)
+}
+
+// logLine is e as a structured log line: message, level and attributes.
+func (e Event) logLine() (string, slog.Level, []any) {
+	s := e.Step
+	attrs := []any{"action", string(s.Action), "target", s.Target(), "container", s.Container}
+	switch e.Kind {
+	case EventStepStarted:
+		return "step started", levelInfo, append(attrs, "reason", s.Reason, "downtime", s.Downtime)
+	case EventStepDone:
+		return "step done", levelInfo, append(attrs, "duration_ms", e.Duration.Milliseconds())
+	case EventStepFailed:
+		return "step failed", levelError, append(attrs, "duration_ms", e.Duration.Milliseconds(), "error", e.Err.Error(), "retry_in", e.RetryIn.String())
+	case EventWaiting:
+		return "waiting", levelInfo, append(attrs, "reason", s.Reason)
+	}
+	p := e.Drain
+	attrs = append(attrs, "pre_stop_ran", p.PreStopRan)
+	if p.PreStopErr != nil {
+		attrs = append(attrs, "pre_stop_error", p.PreStopErr.Error())
+	}
+	if e.Kind == EventDrained {
+		return "drained", levelInfo, append(attrs, "ended", p.Ended)
+	}
+	return "draining", levelInfo, append(attrs, "until", p.Until.Format(time.RFC3339))
+}
