@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,24 +16,6 @@ import (
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/session"
 )
-
-// lockedBuffer is a log written from the session's goroutines, read here.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestRealEngineOperatorRollbackThroughCaddy (issue 19 item 3): an operator
 // rollback (the console's r) mid-roll, through Caddy with clients sending
@@ -76,7 +57,7 @@ func TestRealEngineOperatorRollbackThroughCaddy(t *testing.T) {
 
 	// A step-mode session, as the console's: v2 desired, one start approved.
 	write("v2")
-	var logs lockedBuffer
+	var logs syncBuffer
 	s := session.New(session.Options{
 		Client: m, Source: session.FileSource(file), Mode: session.ModeStep, User: "tester",
 		LockPath: filepath.Join(dir, "rollcall.lock"), StateDir: filepath.Join(dir, "state"), Settle: -1,

@@ -297,27 +297,19 @@ func sweepRuns(ctx context.Context, runs map[string]bool) error {
 // sweepContainers force-removes every container whose names and labels
 // (as docker ps prints them) of says yes to.
 func sweepContainers(ctx context.Context, of func(names, labels string) bool) error {
-	out, err := CLI(ctx, "ps", "-a", "--no-trunc", "--format", "{{.ID}}\t{{.Names}}\t{{.Labels}}")
-	if err != nil {
-		return err
-	}
-	var ids []string
-	for _, line := range lines(out) {
-		fields := strings.SplitN(line, "\t", 3)
-		if len(fields) == 3 && of(fields[1], fields[2]) {
-			ids = append(ids, fields[0])
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	return ignoreGone(CLI(ctx, append([]string{"rm", "-f", "-v"}, ids...)...))
+	return sweepListed(ctx, []string{"ps", "-a"}, "{{.Names}}", []string{"rm", "-f", "-v"}, of)
 }
 
 // sweepNetworks removes every network whose name and labels of says yes
 // to. Its containers must be gone first.
 func sweepNetworks(ctx context.Context, of func(names, labels string) bool) error {
-	out, err := CLI(ctx, "network", "ls", "--no-trunc", "--format", "{{.ID}}\t{{.Name}}\t{{.Labels}}")
+	return sweepListed(ctx, []string{"network", "ls"}, "{{.Name}}", []string{"network", "rm"}, of)
+}
+
+// sweepListed lists with the docker CLI's list command, by ID, name and
+// labels, and hands the IDs that of says yes to to its remove command.
+func sweepListed(ctx context.Context, list []string, name string, remove []string, of func(names, labels string) bool) error {
+	out, err := CLI(ctx, append(list, "--no-trunc", "--format", "{{.ID}}\t"+name+"\t{{.Labels}}")...)
 	if err != nil {
 		return err
 	}
@@ -331,7 +323,7 @@ func sweepNetworks(ctx context.Context, of func(names, labels string) bool) erro
 	if len(ids) == 0 {
 		return nil
 	}
-	return ignoreGone(CLI(ctx, append([]string{"network", "rm"}, ids...)...))
+	return ignoreGone(CLI(ctx, append(remove, ids...)...))
 }
 
 // sweepImages removes the tags of runs, which removes each image whose
