@@ -326,7 +326,7 @@ func headerOf(s session.Snapshot) headerInfo {
 	if px := s.Proxy; px != nil {
 		h.proxy = true
 		if px.Err != "" {
-			h.proxyErr = proxyErrText(firstLine(px.Err))
+			h.proxyErr = firstLine(px.Cause)
 		}
 	}
 	switch {
@@ -368,19 +368,6 @@ func headerOf(s session.Snapshot) headerInfo {
 		}
 	}
 	return h
-}
-
-// proxyErrText is the proxy's error as the header has room for it: the
-// cause, without the call around it ("caddy upstreams: Get \"…\": "),
-// which names the address the cause names too.
-func proxyErrText(err string) string {
-	err = strings.TrimPrefix(err, "caddy upstreams: ")
-	if rest, ok := strings.CutPrefix(err, `Get "`); ok {
-		if _, cause, ok := strings.Cut(rest, `": `); ok {
-			err = cause
-		}
-	}
-	return err
 }
 
 func stepOf(st reconcile.Step, s session.Snapshot) stepRow {

@@ -344,6 +344,7 @@ func proxyDown() session.Snapshot {
 	s := converged()
 	s.Desired = &spec.Desired{Prefix: pfx, Proxy: &spec.Proxy{CaddyAdmin: "http://127.0.0.1:2019"}}
 	s.Proxy = &session.ProxyView{Admin: "http://127.0.0.1:2019", At: t0,
-		Err: `caddy upstreams: Get "http://127.0.0.1:2019/reverse_proxy/upstreams": dial tcp 127.0.0.1:2019: connect: connection refused`}
+		Err:   `caddy upstreams: Get "http://127.0.0.1:2019/reverse_proxy/upstreams": dial tcp 127.0.0.1:2019: connect: connection refused`,
+		Cause: "dial tcp 127.0.0.1:2019: connect: connection refused"}
 	return s
 }

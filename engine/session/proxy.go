@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"net/url"
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
@@ -36,6 +37,10 @@ const (
 type ProxyView struct {
 	Admin string    // the admin API asked (proxy.caddy_admin)
 	Err   string    // the last question failed; ByContainer is then nil
+	// Cause is Err without the call around it: the transport's own error
+	// ("dial tcp 127.0.0.1:2019: connect: connection refused") when the
+	// request never got an answer, else Err whole.
+	Cause string
 	At    time.Time // by Options.Now: when it last answered or failed; zero before the first answer
 	// ByContainer is what the proxy holds for each running container with
 	// a known address, by container ID. A container absent here is not
@@ -83,6 +88,7 @@ type proxyState struct {
 	at    time.Time
 	ups   []proxy.Upstream
 	err   string
+	cause string // ProxyView.Cause
 	down  bool // the failure is noted; the next answer says it is back
 }
 
@@ -131,7 +137,7 @@ func (l *loop) onProxied(r proxyResult) {
 	}
 	p.at = l.now()
 	if r.err != nil {
-		p.ups, p.err = nil, r.err.Error()
+		p.ups, p.err, p.cause = nil, r.err.Error(), proxyCause(r.err)
 		if !p.down && l.ctx.Err() == nil {
 			p.down = true
 			l.note("proxy: %s; until it answers, drains end on unhealthy or at their deadline", p.err)
@@ -159,7 +165,7 @@ func (l *loop) proxyView() *ProxyView {
 	if p.admin == "" {
 		return nil
 	}
-	v := &ProxyView{Admin: p.admin, Err: p.err, At: p.at}
+	v := &ProxyView{Admin: p.admin, Err: p.err, Cause: p.cause, At: p.at}
 	if p.err != "" || p.at.IsZero() {
 		return v
 	}
@@ -256,4 +262,14 @@ func (l *loop) released(s reconcile.Step) func(context.Context, reconcile.Step) 
 		}
 		return true, nil
 	}
+}
+
+// proxyCause is the cause of a failed question to the proxy, read from the
+// error's type, never its words: the transport's error of a request that
+// got no answer (a *url.Error wraps it), else the error whole.
+func proxyCause(err error) string {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		return ue.Err.Error()
+	}
+	return err.Error()
 }
