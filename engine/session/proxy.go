@@ -35,8 +35,8 @@ const (
 
 // ProxyView is what the proxy in front routes to, as last asked.
 type ProxyView struct {
-	Admin string    // the admin API asked (proxy.caddy_admin)
-	Err   string    // the last question failed; ByContainer is then nil
+	Admin string // the admin API asked (proxy.caddy_admin)
+	Err   string // the last question failed; ByContainer is then nil
 	// Cause is Err without the call around it: the transport's own error
 	// ("dial tcp 127.0.0.1:2019: connect: connection refused") when the
 	// request never got an answer, else Err whole.
@@ -89,7 +89,7 @@ type proxyState struct {
 	ups   []proxy.Upstream
 	err   string
 	cause string // ProxyView.Cause
-	down  bool // the failure is noted; the next answer says it is back
+	down  bool   // the failure is noted; the next answer says it is back
 }
 
 // proxyAdmin is the admin API the desired state names; "" for none.
