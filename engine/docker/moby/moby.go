@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,35 +40,55 @@ const inspectParallelism = 8
 
 // Moby is the Client for a real Docker engine. It is safe for concurrent use.
 type Moby struct {
-	cli   *client.Client
-	cache *listCache
+	cli      *client.Client
+	cache    *listCache
+	endpoint string // how it was reached, for Info: the host URL (ssh://…, not the client's)
 }
 
 var _ docker.Client = (*Moby)(nil)
 
 // New connects to the engine at host ("unix:///var/run/docker.sock",
-// "tcp://1.2.3.4:2376"). An empty host is taken from the environment as the
-// docker CLI does (DOCKER_HOST, DOCKER_CERT_PATH, DOCKER_TLS_VERIFY,
-// DOCKER_API_VERSION); docker contexts and ssh:// hosts are not supported.
-// The API version is negotiated with the engine (API 1.40 at least). It pings
-// the engine first, so an engine that is not there is an error within a few
-// seconds.
+// "tcp://1.2.3.4:2376", "ssh://deploy@edge-1"). The environment is read as
+// the docker CLI reads it: DOCKER_HOST when host is empty, DOCKER_CERT_PATH
+// and DOCKER_TLS_VERIFY for a tcp:// host, DOCKER_API_VERSION; the CLI's
+// current context is not (see Dial for a context by name). The API version
+// is negotiated with the engine (API 1.40 at least). It pings the engine
+// first, so an engine that is not there is an error within a few seconds.
 func New(ctx context.Context, host string) (*Moby, error) {
-	opts := []client.Opt{client.FromEnv}
-	if host != "" {
-		opts = append(opts, client.WithHost(host))
-	}
-	cli, err := client.New(opts...)
+	r, err := envRoute(host, os.Getenv)
 	if err != nil {
 		return nil, fmt.Errorf("connect to docker engine %s: %w", hostOrDefault(host), err)
 	}
-	pctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	return dial(ctx, r)
+}
+
+// Dial connects to the engine ep names (see Endpoint), negotiating the API
+// version and pinging it as New does; over ssh the ping may take longer
+// (the login). The zero Endpoint is New(ctx, "").
+func Dial(ctx context.Context, ep Endpoint) (*Moby, error) {
+	r, err := ep.resolve(os.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("connect to docker engine %s: %w", ep, err)
+	}
+	return dial(ctx, r)
+}
+
+func dial(ctx context.Context, r route) (*Moby, error) {
+	opts, timeout, err := r.clientOpts()
+	if err != nil {
+		return nil, fmt.Errorf("connect to docker engine %s: %w", r.name, err)
+	}
+	cli, err := client.New(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connect to docker engine %s: %w", r.name, err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if _, err := cli.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
 		cli.Close()
-		return nil, fmt.Errorf("connect to docker engine %s: %w", cli.DaemonHost(), err)
+		return nil, fmt.Errorf("connect to docker engine %s: %w", r.name, err)
 	}
-	return &Moby{cli: cli, cache: newListCache()}, nil
+	return &Moby{cli: cli, cache: newListCache(), endpoint: r.name}, nil
 }
 
 func hostOrDefault(host string) string {
@@ -82,8 +103,9 @@ func (m *Moby) Close() error {
 	return m.cli.Close()
 }
 
-// Info describes the engine: its endpoint, server version and the API
-// version negotiated with it.
+// Info describes the engine: its identity (the ID of `docker info`, one for
+// every endpoint that reaches it), the endpoint it was reached by, its
+// server version and the API version negotiated with it.
 func (m *Moby) Info(ctx context.Context) (docker.EngineInfo, error) {
 	v, err := m.cli.ServerVersion(ctx, client.ServerVersionOptions{})
 	if err != nil {
@@ -95,7 +117,7 @@ func (m *Moby) Info(ctx context.Context) (docker.EngineInfo, error) {
 	}
 	return docker.EngineInfo{
 		ID:         sys.Info.ID,
-		Endpoint:   m.cli.DaemonHost(),
+		Endpoint:   m.endpoint,
 		Version:    v.Version,
 		APIVersion: m.cli.ClientVersion(),
 	}, nil
