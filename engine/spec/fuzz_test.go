@@ -22,6 +22,7 @@ func FuzzParse(f *testing.F) {
 		"workloads:\n  web: {image: x, healthcheck: {test: CMD-SHELL true, disable: true}}\n",
 		"workloads:\n  web: {image: x, resources: {cpus: .inf, memory: 1.5GiB}}\n",
 		"workloads: {}\nproxy: {caddy_admin: \"http://127.0.0.1:2019\"}\n",
+		"workloads:\n  web: {image: x}\nhosts:\n  a: {endpoint: \"ssh://d@a\", replicas: {web: 2}}\n  b: {context: bb}\nfleet: {canary: [b], batch: 50%, wait: 1m, on_failure: continue, max_failed_hosts: 1}\n",
 		"a: *x\n",
 		"workloads:\n\tweb: {}\n",
 		"- [\n",

@@ -30,8 +30,8 @@ func Load(path string) (*Desired, error) {
 // by position; each entry has the file, a 1-based line and column, and
 // usually a hint. The rules:
 //
-//   - The document is one YAML mapping with the keys prefix, workloads and
-//     proxy.
+//   - The document is one YAML mapping with the keys prefix, workloads,
+//     proxy, hosts and fleet.
 //     An empty document, or one without workloads, is an error: stopping
 //     everything takes an explicit `workloads: {}`.
 //   - Unknown keys are errors at every level, with the closest valid key
@@ -64,6 +64,17 @@ func Load(path string) (*Desired, error) {
 //     (proxy.go).
 //   - stop_signal is SIGNAME or a number; restart is "no", always,
 //     unless-stopped, on-failure or on-failure:N; update.parallelism >= 1.
+//   - hosts (hosts.go) maps host names (DNS labels) to exactly one of
+//     endpoint (ssh://[user@]host[:port][/socket], tcp://host:port,
+//     unix:///path) and context (a docker context's name), with tls (a
+//     certificate directory, or false for plain TCP: a tcp endpoint needs
+//     one, nothing else takes it) and replicas (workload -> count >= 0,
+//     naming a workload of the document). An empty hosts is an error, and
+//     so is one endpoint or context named by two hosts.
+//   - fleet needs hosts: canary names hosts (default: the first), batch is
+//     a count >= 1 or a share "1%".."100%" (default 1), wait a duration,
+//     on_failure pause, rollback_all or continue, and max_failed_hosts
+//     (>= 1, default 1) goes with continue only.
 //
 // Every default (spec.go) is filled in on success, and findings that are
 // allowed but doubtful are returned in Desired.Warnings.
@@ -132,9 +143,15 @@ func (l *loader) document(root *yaml.Node) *Desired {
 		l.fail(root, "", "expected a mapping with a workloads key, got %s", describe(root))
 		return d
 	}
-	var workloads *field
-	for _, f := range l.fields(root, "", []string{"prefix", "workloads", "proxy"}) {
+	var workloads, hosts, fleet *field
+	for _, f := range l.fields(root, "", []string{"prefix", "workloads", "proxy", "hosts", "fleet"}) {
 		switch f.name {
+		case "hosts":
+			if !isNull(f.val) {
+				hosts = &f
+			}
+		case "fleet":
+			fleet = &f
 		case "prefix":
 			if !isNull(f.val) {
 				l.readPrefix(f)
@@ -167,6 +184,11 @@ func (l *loader) document(root *yaml.Node) *Desired {
 		}
 		l.checkHostPorts(ports)
 	}
+	// Hosts name workloads in their overrides, and fleet names hosts.
+	if hosts != nil {
+		l.readHosts(*hosts, d)
+	}
+	l.readFleet(fleet, d)
 	return d
 }
 

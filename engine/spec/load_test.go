@@ -365,28 +365,34 @@ func TestParseErrors(t *testing.T) {
 		{"prefix is a string", "prefix: [a]\nworkloads: {}\n", "1:9", "prefix: expected a string, got a list", ""},
 	}
 	for _, tt := range tests {
-		t.Run(tt.rule, func(t *testing.T) {
-			d, err := Parse("test.yaml", []byte(tt.src))
-			if err == nil {
-				t.Fatalf("no error; got %s", dump(d))
-			}
-			var list ErrorList
-			if !errors.As(err, &list) {
-				t.Fatalf("error %T is not an ErrorList: %v", err, err)
-			}
-			for _, e := range list {
-				if e.File != "test.yaml" || e.Line < 1 || e.Col < 1 {
-					t.Errorf("entry without a position: %#v", e)
-				}
-			}
-			for _, e := range list {
-				if fmt.Sprintf("%d:%d", e.Line, e.Col) == tt.pos && strings.Contains(e.Msg, tt.msg) && strings.Contains(e.Hint, tt.hint) {
-					return
-				}
-			}
-			t.Errorf("want an error at %s with %q (hint %q); got:\n%v", tt.pos, tt.msg, tt.hint, err)
-		})
+		t.Run(tt.rule, func(t *testing.T) { wantParseError(t, tt.src, tt.pos, tt.msg, tt.hint) })
 	}
+}
+
+// wantParseError checks that src fails to parse with, among its errors,
+// one at pos ("line:col") whose message holds msg and whose hint holds
+// hint, and that every error has a position.
+func wantParseError(t *testing.T, src, pos, msg, hint string) {
+	t.Helper()
+	d, err := Parse("test.yaml", []byte(src))
+	if err == nil {
+		t.Fatalf("no error; got %s", dump(d))
+	}
+	var list ErrorList
+	if !errors.As(err, &list) {
+		t.Fatalf("error %T is not an ErrorList: %v", err, err)
+	}
+	for _, e := range list {
+		if e.File != "test.yaml" || e.Line < 1 || e.Col < 1 {
+			t.Errorf("entry without a position: %#v", e)
+		}
+	}
+	for _, e := range list {
+		if fmt.Sprintf("%d:%d", e.Line, e.Col) == pos && strings.Contains(e.Msg, msg) && strings.Contains(e.Hint, hint) {
+			return
+		}
+	}
+	t.Errorf("want an error at %s with %q (hint %q); got:\n%v", pos, msg, hint, err)
 }
 
 func TestParseCollectsEveryErrorSortedByPosition(t *testing.T) {

@@ -42,6 +42,14 @@ type Desired struct {
 	// Proxy is the reverse proxy in front, when the file names one
 	// (proxy.caddy_admin); nil otherwise.
 	Proxy *Proxy
+	// Hosts are the engines a rollout crosses, in file order (hosts.go);
+	// nil: the one engine of --docker-host / DOCKER_HOST. Fleet is set,
+	// with its defaults, whenever Hosts is.
+	Hosts []*Host
+	Fleet *Fleet
+	// Host names the host this desired state is for, in the copy ForHost
+	// makes; "" otherwise.
+	Host string
 	// Warnings are findings that do not stop a load but deserve a look,
 	// e.g. a CMD-SHELL healthcheck, which a scratch image cannot run.
 	Warnings []*Error

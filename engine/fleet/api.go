@@ -1,0 +1,106 @@
+package fleet
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/engine/spec"
+)
+
+// The fleet's runtime: one session per host of the desired file's hosts:,
+// and a loop above them that feeds Decide and applies its verdicts. What
+// the console and the headless commands read of it is a Snapshot; what
+// they ask of it is an Intent.
+
+// Dialer reaches a host's engine. The fleet closes what it returns when
+// it ends, if it has a Close method.
+type Dialer func(ctx context.Context, h *spec.Host) (docker.Client, error)
+
+// Options configure a Fleet. Source and Dial are required; the source's
+// desired state must have hosts:.
+type Options struct {
+	Source session.Source // the desired file, with hosts: and fleet:
+	Dial   Dialer
+	Mode   session.Mode // "" means ModeStep
+	// SkipUnreachable leaves a host that does not answer at preflight out
+	// of the rollout (journaled), unless it is a canary host.
+	SkipUnreachable bool
+	// Journal gets every host's lines, each with its host and the
+	// rollout's ID, and the fleet's own decisions.
+	Journal     *journal.Journal
+	JournalMode string
+	User        string
+	// LockDir holds one host lock per engine ID and prefix; "" is the
+	// session's default place.
+	LockDir  string
+	StateDir string
+	Now      func() time.Time
+	// Unattended: agent and apply (no questions; see session.Unattended).
+	Unattended *session.Unattended
+	Log        *slog.Logger
+	Settle     time.Duration
+	Resync     time.Duration
+	Coalesce   time.Duration
+}
+
+// Snapshot is the fleet at one moment: a value, never changed after it
+// is sent.
+type Snapshot struct {
+	Seq       uint64
+	At        time.Time
+	Source    string
+	Desired   *spec.Desired // the last good desired state; nil until one loads
+	SourceErr error
+	Mode      session.Mode
+	// RolloutID is on every journal line of this rollout, on every host;
+	// "" before one began.
+	RolloutID string
+	Decision  Decision   // the last decision: phase, waves and their waits, each host's verdict
+	Hosts     []HostView // in file order
+	// Approved are the waves approved in step mode; All: the whole rollout (A).
+	Approved    map[int]bool
+	ApprovedAll bool
+	// Steady: every host's session is steady and the rollout is done (or
+	// watch mode sees nothing to do): what apply waits for.
+	Steady bool
+	Notes  []session.Note // the fleet's own, oldest first
+}
+
+// HostView is one host: how it is reached and its session's snapshot.
+type HostView struct {
+	Name     string
+	Endpoint string // as written: "ssh://deploy@edge-1", or "context edge-3"
+	Dialed   bool   // a client was made (the host may still not answer)
+	DialErr  string // why the client could not be made
+	// Session is the host's own snapshot: engine, connection, lock, slots,
+	// plan, progress. Zero until its session sent one.
+	Session session.Snapshot
+	Verdict Verdict // the last decision's for this host
+}
+
+// Intent is something the operator asks of the fleet, sent with Do.
+type Intent interface{ fleetIntent() }
+
+type (
+	// ApproveWave approves wave Index in step mode.
+	ApproveWave struct{ Index int }
+	// ApproveAll approves the whole fleet rollout (A), every wave.
+	ApproveAll struct{}
+	// SetMode changes the mode of the fleet and every host's session.
+	SetMode struct{ Mode session.Mode }
+	// ToHost passes a session intent to one host's session (approve a step
+	// there, inspect, retry, ...).
+	ToHost struct {
+		Host   string
+		Intent session.Intent
+	}
+)
+
+func (ApproveWave) fleetIntent() {}
+func (ApproveAll) fleetIntent()  {}
+func (SetMode) fleetIntent()     {}
+func (ToHost) fleetIntent()      {}
