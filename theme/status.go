@@ -17,6 +17,7 @@ const (
 	Paused     Status = "paused"
 	Stopped    Status = "stopped" // exited cleanly, or being removed
 	Missing    Status = "missing" // a desired slot with no container
+	Drained    Status = "drained" // its pre_stop ran: leaving, gets no traffic
 )
 
 // Step statuses.
@@ -41,6 +42,7 @@ var statusGlyphs = map[Status]string{
 	Paused:     "⏸",
 	Stopped:    "■",
 	Missing:    "○",
+	Drained:    "⇣",
 	Queued:     "…",
 	Planned:    "·",
 	Approved:   "☑",
@@ -73,7 +75,7 @@ func (s Styles) StatusStyle(st Status) lipgloss.Style {
 		return s.Bad
 	case Running:
 		return s.Heading
-	default: // Paused, Stopped, Queued, Planned, Skipped
+	default: // Paused, Stopped, Drained, Queued, Planned, Skipped
 		return s.Muted
 	}
 }

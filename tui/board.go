@@ -94,6 +94,7 @@ type slotRow struct {
 	desired  *desiredInfo
 	cs       []containerRow
 	changes  []string // the workload's spec diff lines from the plan
+	ready    bool     // Diff's: a desired slot served up to date and healthy
 	hay      string   // lower-case text the filter searches
 }
 
@@ -110,9 +111,9 @@ type containerRow struct {
 	image    string
 	state    string
 	health   theme.Status
-	status   session.ContainerStatus // what it is to its slot, as the session placed it
-	relation string                  // status, sanitized: up-to-date, stale, ...
-	age      time.Duration           // since created
+	relation reconcile.Relation // what it is to its slot, as Diff classified it
+	serves   bool               // it serves its slot (Diff's)
+	age      time.Duration      // since created
 	running  bool
 	up       time.Duration // running: since its last start; else since it stopped
 	restarts int
@@ -204,7 +205,7 @@ func newBoard(s session.Snapshot) board {
 		}
 		changes[w.Name] = blk.changes
 		for _, f := range w.Failures {
-			blk.failures = append(blk.failures, sanitize(fmt.Sprintf("%s/%d %s: %s (failure_action %s)", f.Workload, f.Slot, f.Container, f.Reason, f.Action)))
+			blk.failures = append(blk.failures, sanitize(f.Text()))
 		}
 		for _, n := range w.Notes {
 			blk.notes = append(blk.notes, sanitize(n))
@@ -225,20 +226,14 @@ func newBoard(s session.Snapshot) board {
 			blk.steps = append(blk.steps, row)
 		}
 		one := reconcile.Plan{Workloads: []reconcile.WorkloadPlan{{Steps: w.Steps, Then: w.Then}}}
-		blk.summary = one.Summary()
-		if t := one.ThenSummary(); t != "" {
-			blk.summary += " · then " + t
-		}
+		blk.summary = one.SummaryLine()
 		blk.hay = strings.ToLower(blk.name + " " + blk.err + " " + strings.Join(blk.changes, " ") + " " + strings.Join(blk.failures, " "))
 		b.blocks = append(b.blocks, blk)
 	}
 	for _, n := range s.Plan.Notes {
 		b.notes = append(b.notes, sanitize(n))
 	}
-	b.summary = s.Plan.Summary()
-	if t := s.Plan.ThenSummary(); t != "" {
-		b.summary += " · then " + t
-	}
+	b.summary = s.Plan.SummaryLine()
 	if r := s.Running; r != nil {
 		b.doing = sanitize(string(r.Step.Action) + " " + r.Step.Target())
 		if r.Drain != nil { // "draining web-0-73f3 (pre_stop ran, 3s left)"
@@ -253,9 +248,8 @@ func newBoard(s session.Snapshot) board {
 
 	b.slots = make([]slotRow, 0, len(s.Slots))
 	lt := limitTexts{}
-	j := judgeOf(s)
 	for _, v := range s.Slots {
-		b.slots = append(b.slots, slotOf(v, s.Prefix, s.At, changes[v.Workload], lt, s.Proxy, j))
+		b.slots = append(b.slots, slotOf(v, s.Prefix, s.At, changes[v.Workload], lt, s.Proxy))
 	}
 	b.header.progress = progressOf(b.slots)
 
@@ -404,43 +398,11 @@ func stepOf(st reconcile.Step, s session.Snapshot) stepRow {
 	return row
 }
 
-// judge is what the slots pane asks Diff's judgement of a container
-// with: the resolved desired state, and the moment and mode the plan was
-// diffed at.
-type judge struct {
-	resolved   *spec.ResolvedDesired
-	now        time.Time
-	skipHealth bool
-}
-
-func judgeOf(s session.Snapshot) judge {
-	return judge{resolved: s.Resolved, now: cmp.Or(s.PlanAt, s.At), skipHealth: s.SkipHealth}
-}
-
-// workload is the desired workload name, or nil (none desired, or not
-// resolved yet: Diff's defaults judge its containers).
-func (j judge) workload(name string) *spec.Workload {
-	if j.resolved == nil {
-		return nil
-	}
-	if r := j.resolved.Workload(name); r != nil {
-		return r.Workload
-	}
-	return nil
-}
-
-// upToDate is the state of a slot's row as the slots pane shows it: a
-// desired slot served by an up-to-date container, healthy (or counted
-// healthy, unverified). The header's count and the slots title count
-// these rows, so they never disagree with them: a needs-update row is
-// not up to date.
-func (r *slotRow) upToDate() bool {
-	if r.desired == nil || len(r.cs) == 0 {
-		return false
-	}
-	c := &r.cs[0]
-	return c.status == session.StatusUpToDate && (c.health == theme.Healthy || c.health == theme.Unverified)
-}
+// upToDate is Diff's word on a slot's row: a desired slot served by an
+// up-to-date container, healthy (or counted healthy, unverified). The
+// header's count and the slots title count these rows, so they never
+// disagree with them.
+func (r *slotRow) upToDate() bool { return r.ready }
 
 // progressOf counts the desired slots and the rows of them up to date.
 func progressOf(rows []slotRow) session.Progress {
@@ -456,8 +418,8 @@ func progressOf(rows []slotRow) session.Progress {
 	return p
 }
 
-func slotOf(v session.SlotView, prefix string, at time.Time, changes []string, lt limitTexts, px *session.ProxyView, j judge) slotRow {
-	r := slotRow{workload: v.Workload, slot: v.Slot, changes: changes}
+func slotOf(v session.SlotView, prefix string, at time.Time, changes []string, lt limitTexts, px *session.ProxyView) slotRow {
+	r := slotRow{workload: v.Workload, slot: v.Slot, changes: changes, ready: v.Ready && v.Desired != nil}
 	if v.Slot == reconcile.NoSlot {
 		r.target = sanitize(v.Workload) + "/-"
 	} else {
@@ -470,23 +432,22 @@ func slotOf(v session.SlotView, prefix string, at time.Time, changes []string, l
 			limits: lt.text(d.Limits), err: firstLine(d.Err), rawLimits: d.Limits}
 		hay.WriteString(" " + r.desired.image + " " + r.desired.version)
 	}
-	w := j.workload(v.Workload)
 	for _, c := range v.Containers {
-		cr := containerOf(c, v.Desired, prefix, at, lt)
-		cr.health = healthOf(c, reconcile.ConditionOf(&c.Container, w, j.now, j.skipHealth))
+		cr := containerOf(c, prefix, at)
+		cr.health = healthOf(c)
 		if r, ok := px.Route(c.ID); ok {
 			cr.proxy = &r
 		}
-		hay.WriteString(" " + cr.name + " " + cr.image + " " + cr.relation + " " + string(cr.health))
+		hay.WriteString(" " + cr.name + " " + cr.image + " " + string(cr.relation) + " " + string(cr.health))
 		r.cs = append(r.cs, cr)
 	}
 	r.hay = strings.ToLower(hay.String())
 	return r
 }
 
-func containerOf(c session.ContainerView, d *session.DesiredSlot, prefix string, at time.Time, lt limitTexts) containerRow {
+func containerOf(c session.ContainerView, prefix string, at time.Time) containerRow {
 	cr := containerRow{id: c.ID, shortID: sanitize(shortID(c.ID)), name: sanitize(c.Name), short: sanitize(strings.TrimPrefix(c.Name, prefix+"-")), image: sanitize(c.Image),
-		state: sanitize(string(c.State)), status: c.Status, relation: sanitize(string(c.Status)), age: at.Sub(c.Created),
+		state: sanitize(string(c.State)), relation: c.Relation, serves: c.Serves, age: at.Sub(c.Created),
 		restarts: c.RestartCount, exitCode: c.ExitCode, oom: c.OOMKilled, running: c.State == docker.StateRunning}
 	switch {
 	case cr.running && !c.StartedAt.IsZero():
@@ -517,23 +478,8 @@ func containerOf(c session.ContainerView, d *session.DesiredSlot, prefix string,
 		ports = append(ports, sanitize(fmt.Sprintf("%s:%d→%d/%s", cmp.Or(p.HostIP, "0.0.0.0"), p.HostPort, p.ContainerPort, p.Proto)))
 	}
 	cr.ports = strings.Join(ports, " ")
-	if d != nil && d.Err == "" {
-		if c.Image != d.Image {
-			cr.diff = append(cr.diff, sanitize("~ image: "+c.Image+" → "+d.Image))
-		} else if c.ImageID != d.ImageID {
-			cr.diff = append(cr.diff, sanitize("~ image ID: "+shortID(c.ImageID)+" → "+shortID(d.ImageID)))
-		}
-		if v := c.Labels[docker.VersionLabel(prefix)]; v != d.Version {
-			cr.diff = append(cr.diff, sanitize("~ version: "+quoteEmpty(v)+" → "+quoteEmpty(d.Version)))
-		}
-		if h, ok := c.Labels[docker.SpecLabel(prefix)]; !ok {
-			cr.diff = append(cr.diff, "~ legacy: no spec label")
-		} else if h != d.Hash {
-			cr.diff = append(cr.diff, sanitize("~ spec: "+shortHash(h)+" → "+shortHash(d.Hash)))
-		}
-		if have, want := lt.text(c.Limits), lt.text(d.Limits); have != want {
-			cr.diff = append(cr.diff, "~ limits: "+have+" → "+want)
-		}
+	for _, d := range c.Drift { // Diff's: how it differs from its desired spec
+		cr.diff = append(cr.diff, sanitize(d.Line()))
 	}
 	return cr
 }
@@ -541,19 +487,19 @@ func containerOf(c session.ContainerView, d *session.DesiredSlot, prefix string,
 // healthOf is a container's status as the slots pane shows it: Diff's
 // condition of it (a slow starter is booting until its health_deadline,
 // DESIGN §1), in the console's words. Only what the condition leaves
-// open is told apart here: a healthy container with no healthcheck's
-// word is unverified, a clean exit or a removal is stopped.
-func healthOf(c session.ContainerView, cond reconcile.Condition) theme.Status {
-	switch cond {
+// open is told apart here: a clean exit or a removal is stopped.
+func healthOf(c session.ContainerView) theme.Status {
+	switch c.Condition {
 	case reconcile.ConditionHealthy:
-		if c.Unverified {
-			return theme.Unverified
-		}
 		return theme.Healthy
+	case reconcile.ConditionUnverified:
+		return theme.Unverified
 	case reconcile.ConditionBooting:
 		return theme.Booting
 	case reconcile.ConditionPaused:
 		return theme.Paused
+	case reconcile.ConditionDrained:
+		return theme.Drained
 	case reconcile.ConditionRestarting:
 		if c.State == docker.StateRemoving {
 			return theme.Stopped
@@ -621,11 +567,4 @@ func shortHash(h string) string {
 		return h[:8]
 	}
 	return h
-}
-
-func quoteEmpty(s string) string {
-	if s == "" {
-		return `""`
-	}
-	return s
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/spec"
 	"github.com/rollcall/rollcall/theme"
@@ -24,12 +25,20 @@ import (
 // health_deadline is deadline.
 func slowStarter(deadline time.Duration) session.Snapshot {
 	s := midRoll()
-	w := &spec.Workload{Name: "web", Update: spec.UpdatePolicy{MinReady: 5 * time.Second, HealthDeadline: deadline}}
+	w := &spec.Workload{Name: "web", Image: "web:v2", Version: "2", Replicas: 3, Restart: "unless-stopped",
+		Resources: spec.Resources{NanoCPUs: limits().NanoCPUs, Memory: limits().Memory},
+		Update:    spec.UpdatePolicy{Parallelism: 1, MinReady: 5 * time.Second, HealthDeadline: deadline}}
 	s.Resolved = &spec.ResolvedDesired{Prefix: pfx, Workloads: []spec.Resolved{{Workload: w, ImageID: "sha256:2222", Hash: hashV2}}}
-	v := &s.Slots[0].Containers[0]
-	v.Health, v.HealthySinceStart, v.Healthy = docker.HealthUnhealthy, false, false
-	s.Slots[0].Ready = false
-	s.Progress = session.Progress{Ready: 0, Total: 4}
+	var cs []docker.Container
+	for _, v := range s.Slots[:3] {
+		for _, c := range v.Containers {
+			cs = append(cs, c.Container)
+		}
+	}
+	cs[0].Health, cs[0].HealthySinceStart = docker.HealthUnhealthy, false
+	plan := reconcile.Diff(s.Resolved, &reconcile.Observed{Now: t0, Containers: cs})
+	s.Containers = cs
+	s.Slots, s.Progress = session.SlotViews(s.Resolved, &plan, cs)
 	return s
 }
 
@@ -63,8 +72,9 @@ func TestSlowStarterIsBootingInTheSlotsPane(t *testing.T) {
 // needs-update row is not one, whatever the session's count says.
 func TestHeaderCountsTheRowsItSitsBeside(t *testing.T) {
 	s := converged()
-	s.Slots[1].Containers[0].Status = session.StatusNeedsUpdate // its limits change in place
-	s.Slots[2].Containers[0].Status = session.StatusStale
+	s.Slots[1].Containers[0].Relation = reconcile.RelNeedsUpdate // its limits change in place
+	s.Slots[2].Containers[0].Relation = reconcile.RelStale
+	s.Slots[1].Ready, s.Slots[2].Ready = false, false // as Diff has it
 	s.Progress = session.Progress{Ready: 3, Total: 4} // the session counts needs-update as ready
 	s.Fresh, s.Steady = true, false
 	screen := ansi.Strip(sized(theme.Mono, 120, 40, s).View().Content)

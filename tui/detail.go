@@ -37,6 +37,10 @@ func (p *detailPane) move(delta int) {
 func (p *detailPane) Render(f frame, sel *slotRow, sub int, step *stepRow, logs *logTail, w, h int, focused bool) string {
 	var lines []string
 	var info string
+	if step != nil {
+		// the selected step's slot and container, whichever mode
+		sel, sub = stepSlot(f.b, step)
+	}
 	if p.mode == detailLogs {
 		info, lines = p.logLines(f, sel, sub, logs)
 		// the tail follows: show the last lines, unless scrolled back
@@ -115,7 +119,7 @@ func (p *detailPane) diffLines(f frame, sel *slotRow, sub int) (string, []string
 	for j, c := range sel.cs {
 		out = append(out, containerMark(j == sub)+st.StatusStyle(c.health).Render(c.health.Label())+" "+c.name)
 		out = append(out, "  "+st.Muted.Render(strings.Join(incidentFacts(&c), " · ")))
-		out = append(out, "  "+st.Muted.Render(c.relation+" · created "+age(c.age)+" ago · id "+c.shortID))
+		out = append(out, "  "+st.Muted.Render(string(c.relation)+" · created "+age(c.age)+" ago · id "+c.shortID))
 		if c.image != "" && (sel.desired == nil || c.image != sel.desired.image) {
 			out = append(out, "  "+st.Muted.Render("image "+c.image))
 		}
@@ -166,14 +170,34 @@ func (p *detailPane) stepLines(f frame, s *stepRow, w int) (string, []string) {
 	if !s.retryAt.IsZero() && s.status == theme.Failed {
 		out = append(out, "  "+st.Muted.Render("retry "+countdown(f.now, s.retryAt)))
 	}
-	for i := range f.b.slots {
-		if r := &f.b.slots[i]; r.workload == s.workload && r.slot == s.slot {
-			_, slot := p.diffLines(f, r, -1)
-			out = append(append(out, ""), slot...)
-			break
-		}
+	if r, _ := stepSlot(f.b, s); r != nil {
+		_, slot := p.diffLines(f, r, -1)
+		out = append(append(out, ""), slot...)
 	}
 	return info, out
+}
+
+// stepSlot is the slot of step s and the index of its container there: the
+// container it names, else the slot's first (a start names the container it
+// will make), -1 when the slot has none; nil when the slot is not on the
+// board.
+func stepSlot(b *board, s *stepRow) (*slotRow, int) {
+	for i := range b.slots {
+		r := &b.slots[i]
+		if r.workload != s.workload || r.slot != s.slot {
+			continue
+		}
+		for j := range r.cs {
+			if r.cs[j].name == s.container {
+				return r, j
+			}
+		}
+		if len(r.cs) == 0 {
+			return r, -1
+		}
+		return r, 0
+	}
+	return nil, -1
 }
 
 // wrapIndent wraps text at w cells, the lines after the first indented

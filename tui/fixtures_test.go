@@ -48,8 +48,21 @@ func ctr(w string, slot int, image, imageID, hash, version string, ago time.Dura
 	}
 }
 
-func view(c docker.Container, status session.ContainerStatus, healthy bool) session.ContainerView {
-	return session.ContainerView{Container: c, Status: status, Healthy: healthy}
+// view is c in its slot as Diff would judge it with the default
+// min_ready and health_deadline at t0; a fresh healthy one serves.
+func view(c docker.Container, rel reconcile.Relation, healthy bool) session.ContainerView {
+	v := session.ContainerView{Container: c, Relation: rel, Condition: reconcile.ConditionOf(&c, nil, t0, false)}
+	if healthy && !v.Condition.Healthy() {
+		v.Condition = reconcile.ConditionHealthy
+	}
+	v.Serves = rel.Fresh() && v.Condition.Healthy()
+	if d := webV2(); rel == reconcile.RelStale && c.Labels[docker.WorkloadLabel(pfx)] == "web" && c.Image != d.Image {
+		// as Diff words an old web container's drift from web:v2
+		v.Drift = []reconcile.Drift{{Field: reconcile.DriftImage, Have: c.Image, Want: d.Image},
+			{Field: reconcile.DriftVersion, Have: c.Labels[docker.VersionLabel(pfx)], Want: d.Version},
+			{Field: reconcile.DriftSpec, Have: c.Labels[docker.SpecLabel(pfx)][:8], Want: d.Hash[:8]}}
+	}
+	return v
 }
 
 func webV2() *session.DesiredSlot {
@@ -78,11 +91,11 @@ func worker(crashed bool) session.SlotView {
 	c.HasHealthcheck, c.Health = false, docker.HealthNone
 	c.Limits = docker.Limits{Restart: "unless-stopped"}
 	c.Ports = nil
-	v := view(c, session.StatusUpToDate, true)
-	v.Unverified = true
+	v := view(c, reconcile.RelUpToDate, true)
+	v.Condition = reconcile.ConditionUnverified
 	if crashed {
 		v.State, v.ExitCode, v.OOMKilled, v.FinishedAt = docker.StateExited, 137, true, t0.Add(-5*time.Second)
-		v.Healthy, v.Unverified = false, false
+		v.Condition, v.Serves = reconcile.ConditionCrashed, false
 	}
 	return session.SlotView{Workload: "worker", Slot: 0, Desired: workerDesired(), Containers: []session.ContainerView{v}, Ready: !crashed}
 }
@@ -93,7 +106,7 @@ func converged() session.Snapshot {
 	for i := range 3 {
 		c := ctr("web", i, "web:v2", "sha256:2222", hashV2, "2", time.Duration(10+i)*time.Minute)
 		s.Slots = append(s.Slots, session.SlotView{Workload: "web", Slot: i, Desired: webV2(),
-			Containers: []session.ContainerView{view(c, session.StatusUpToDate, true)}, Ready: true})
+			Containers: []session.ContainerView{view(c, reconcile.RelUpToDate, true)}, Ready: true})
 	}
 	s.Slots = append(s.Slots, worker(false))
 	s.Progress = session.Progress{Ready: 4, Total: 4}
@@ -119,10 +132,10 @@ func midRoll() session.Snapshot {
 		old.ID = fmt.Sprintf("%x01d", i+1) + old.ID[4:]
 		v := session.SlotView{Workload: "web", Slot: i, Desired: webV2()}
 		if i == 0 {
-			v.Containers = []session.ContainerView{view(new0, session.StatusUpToDate, true), view(old, session.StatusStale, true)}
+			v.Containers = []session.ContainerView{view(new0, reconcile.RelUpToDate, true), view(old, reconcile.RelStale, true)}
 			v.Ready = true
 		} else {
-			v.Containers = []session.ContainerView{view(old, session.StatusStale, true)}
+			v.Containers = []session.ContainerView{view(old, reconcile.RelStale, true)}
 		}
 		views = append(views, v)
 	}
@@ -177,9 +190,9 @@ func paused() session.Snapshot {
 		old := ctr("web", i, "web:v1", "sha256:1111", hashV1, "1", 2*time.Hour)
 		v := session.SlotView{Workload: "web", Slot: i, Desired: webV2()}
 		if i == 0 {
-			v.Containers = []session.ContainerView{view(new0, session.StatusUpToDate, false), view(old, session.StatusStale, true)}
+			v.Containers = []session.ContainerView{view(new0, reconcile.RelUpToDate, false), view(old, reconcile.RelStale, true)}
 		} else {
-			v.Containers = []session.ContainerView{view(old, session.StatusStale, true)}
+			v.Containers = []session.ContainerView{view(old, reconcile.RelStale, true)}
 		}
 		views = append(views, v)
 	}
@@ -272,7 +285,7 @@ func staged() session.Snapshot {
 	for i := range 2 {
 		old := ctr("web", i, "web:v1", "sha256:1111", hashV1, "1", 2*time.Hour)
 		s.Slots = append(s.Slots, session.SlotView{Workload: "web", Slot: i, Desired: webV2(),
-			Containers: []session.ContainerView{view(old, session.StatusStale, true)}})
+			Containers: []session.ContainerView{view(old, reconcile.RelStale, true)}})
 	}
 	s.Slots = append(s.Slots, worker(false))
 	s.Progress = session.Progress{Ready: 1, Total: 3}

@@ -161,6 +161,39 @@ func (m *Model) setFocus(p pane) {
 	}
 }
 
+// detailStep is the step the detail pane shows while it follows the plan
+// (its cursor), nil while it follows the slots.
+func (m *Model) detailStep() *stepRow {
+	if !m.stepDetail {
+		return nil
+	}
+	return m.plan.selected(&m.board)
+}
+
+// detailSlot is the slot the detail pane shows: the selected step's while
+// it follows the plan, else the selected slot.
+func (m *Model) detailSlot() *slotRow {
+	if s := m.detailStep(); s != nil {
+		r, _ := stepSlot(&m.board, s)
+		return r
+	}
+	return m.slots.selected(&m.board)
+}
+
+// selectedContainer is the container the keys that read or act on one
+// (l, i, y, x) mean: the selected step's while the detail pane follows
+// the plan, else the one selected in the slots pane.
+func (m *Model) selectedContainer() *containerRow {
+	if s := m.detailStep(); s != nil {
+		r, j := stepSlot(&m.board, s)
+		if r == nil || j < 0 {
+			return nil
+		}
+		return &r.cs[j]
+	}
+	return m.slots.container(&m.board)
+}
+
 // approveSelected approves the step under the plan's cursor: only a step
 // the operator can see (the filter hides the others from the cursor), and
 // only one that acts. The cursor then rests on the next step that acts.
@@ -291,6 +324,7 @@ func (m *Model) moveCursor(delta int) tea.Cmd {
 		default:
 			m.plan.move(b, delta)
 		}
+		return m.followLogs()
 	case paneDetail:
 		switch {
 		case delta < -1 && m.detail.mode == detailDiff, delta > 1 && m.detail.mode == detailLogs:

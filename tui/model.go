@@ -42,7 +42,8 @@ type Model struct {
 	focus         pane
 	// stepDetail: the plan pane was focused last of the two lists, so the
 	// detail pane shows its selected step (its whole reason) and that
-	// step's slot; else the selected slot.
+	// step's slot, and l, i, y and x mean the step's container; else the
+	// selected slot and container.
 	stepDetail bool
 
 	header header
@@ -62,9 +63,11 @@ type Model struct {
 	resolved *spec.ResolvedDesired // the snapshot's: what the reader's field-by-field diff compares with
 	prefix   string
 
-	now     time.Time // the latest of the snapshot's time and the clock's tick
-	seenAt  time.Time // the last snapshot taken while the engine answered
-	ticking bool      // a clock tick is on its way
+	now      time.Time          // the latest of the snapshot's time and the clock's (clock.go)
+	agedTo   time.Time          // the time the board's ages are measured at
+	seenAt   time.Time          // the last snapshot taken while the engine answered
+	tickAt   time.Time          // the clock's timer is armed for then; zero: none is
+	tickStop context.CancelFunc // stops it
 }
 
 // Messages from the session.
@@ -150,8 +153,21 @@ func (m *Model) send(i session.Intent) tea.Cmd {
 	return func() tea.Msg { do(i); return nil }
 }
 
-// Update handles one message.
+// Update handles one message, then points the log tail at the container
+// shown and arms the clock for the next change of a figure on screen: the
+// message may have brought either into view.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	next, cmd := m.handle(msg)
+	nm, ok := next.(Model)
+	if !ok {
+		return next, cmd
+	}
+	// The log tail follows the container the detail pane or the reader
+	// shows, whichever pane's cursor moved it (a key, a click, a snapshot).
+	return nm, tea.Batch(cmd, nm.followLogs(), nm.armClock())
+}
+
+func (m Model) handle(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
@@ -210,6 +226,8 @@ func (m Model) onSnapshot(s session.Snapshot) (tea.Model, tea.Cmd) {
 	if s.At.After(m.now) || m.now.IsZero() {
 		m.now = s.At
 	}
+	m.agedTo = m.board.at
+	m.ageBoard() // the clock may have moved past the snapshot's time
 	if s.Connected {
 		m.seenAt = s.At
 	}
@@ -243,12 +261,12 @@ func (m Model) onSnapshot(s session.Snapshot) (tea.Model, tea.Cmd) {
 	m.plan.setRows(&m.board, m.filter)
 	m.relayout()
 
-	cmds := []tea.Cmd{waitSnapshot(m.opts.Snapshots), m.armClock()}
+	cmds := []tea.Cmd{waitSnapshot(m.opts.Snapshots)}
 	if m.board.busy && !m.spinning {
 		m.spinning = true
 		cmds = append(cmds, m.spin.Tick)
 	}
-	cmds = append(cmds, m.followLogs())
+	cmds = append(cmds, m.followLogs(), m.reinspect(s.Connected))
 	return m, tea.Batch(cmds...)
 }
 
@@ -280,7 +298,8 @@ func sessionDialog(q *confirmInfo) *dialog {
 }
 
 // followLogs points the log tail at the container the reader shows, or
-// the selected container while the detail pane shows logs, and at nothing
+// the selected container (the selected step's while the detail pane
+// follows the plan) while the detail pane shows logs, and at nothing
 // otherwise.
 func (m *Model) followLogs() tea.Cmd {
 	id := ""
@@ -288,7 +307,7 @@ func (m *Model) followLogs() tea.Cmd {
 	case m.reader.open:
 		id = m.reader.id
 	case m.detail.mode == detailLogs:
-		if c := m.slots.container(&m.board); c != nil {
+		if c := m.selectedContainer(); c != nil {
 			id = c.id
 		}
 	}

@@ -30,9 +30,10 @@ type reader struct {
 	name   string // sanitized
 	offset int    // first wrapped line drawn
 
-	detail  *inspected // nil until inspect answers
-	loading bool
-	err     string
+	detail   *inspected // nil until inspect answers
+	loading  bool       // the first inspect has not answered
+	inflight bool       // an inspect is on its way
+	err      string
 }
 
 // inspected is a container's inspect, sanitized.
@@ -70,13 +71,26 @@ func (r *reader) onInspect(msg inspectMsg, changes []string) {
 	if !r.open || msg.id != r.id {
 		return // closed, or another container since
 	}
-	r.loading = false
+	r.loading, r.inflight = false, false
 	if msg.err != nil {
 		r.err = firstLine(msg.err.Error())
 		return
 	}
+	r.err = ""
 	r.detail = inspectedOf(msg.detail)
 	r.detail.changes = changes
+}
+
+// reinspect reads the reader's container again for a new snapshot, so its
+// health probes (and state) move while the reader is open: one inspect at
+// a time, and none while the engine does not answer.
+func (m *Model) reinspect(connected bool) tea.Cmd {
+	r := &m.reader
+	if !r.open || r.inflight || !connected || m.opts.Inspect == nil {
+		return nil
+	}
+	r.inflight = true
+	return inspectCmd(m.ctx, m.opts.Inspect, r.id)
 }
 
 // specDiff is the field-by-field diff of the desired workload against the
@@ -150,12 +164,13 @@ func quoteArgs(args []string) string {
 
 // openReader opens the reader on the selected container.
 func (m *Model) openReader() tea.Cmd {
-	c := m.slots.container(&m.board)
+	c := m.selectedContainer()
 	if c == nil {
 		m.flash = "no container selected"
 		return nil
 	}
-	m.reader = reader{open: true, id: c.id, name: c.name, loading: m.opts.Inspect != nil}
+	inspect := m.opts.Inspect != nil
+	m.reader = reader{open: true, id: c.id, name: c.name, loading: inspect, inflight: inspect}
 	return tea.Batch(inspectCmd(m.ctx, m.opts.Inspect, c.id), m.followLogs())
 }
 
@@ -221,7 +236,7 @@ func (m *Model) readerLines(w int) []string {
 		raw = append(raw, st.Heading.Render("container"))
 		fact("name", c.name)
 		fact("id", c.shortID)
-		fact("slot", slot.target+" · "+c.relation)
+		fact("slot", slot.target+" · "+string(c.relation))
 		fact("image", c.image)
 		state := c.state
 		if c.running {
@@ -350,7 +365,7 @@ func (m *Model) renderReader(f frame) string {
 func (m *Model) copyID() tea.Cmd {
 	id, short := m.reader.id, ""
 	if !m.reader.open {
-		c := m.slots.container(&m.board)
+		c := m.selectedContainer()
 		if c == nil {
 			m.flash = "no container selected"
 			return nil
@@ -383,7 +398,7 @@ func (s shellDoneMsg) text() string {
 // shell runs the configured shell command on the terminal (the program
 // steps aside until it ends). Off in watch mode and when none is set.
 func (m *Model) shell() tea.Cmd {
-	c := m.slots.container(&m.board)
+	c := m.selectedContainer()
 	if m.reader.open {
 		_, c = m.readerContainer()
 	}

@@ -43,7 +43,7 @@ func hostile() session.Snapshot {
 	s.Slots[0].Desired.Image = "web:v2" + evil
 	s.Slots[0].Desired.Version = "2" + evil
 	s.Slots = append(s.Slots, session.SlotView{Workload: "evil" + evil, Slot: 0, Containers: []session.ContainerView{
-		view(docker.Container{ID: "ab" + evil, Name: "x" + evil, Image: "y" + evil, State: docker.StateExited, ExitCode: 1, Error: "no" + evil}, session.StatusExtra, false)}})
+		view(docker.Container{ID: "ab" + evil, Name: "x" + evil, Image: "y" + evil, State: docker.StateExited, ExitCode: 1, Error: "no" + evil}, reconcile.RelExtra, false)}})
 	s.Source = "rollcall.yaml" + evil
 	s.Engine.Endpoint = "unix:///var/run/docker.sock" + evil
 	s.Engine.Version = "27" + evil

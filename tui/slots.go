@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/theme"
 )
 
@@ -361,7 +362,7 @@ func (p *slotsPane) rowLine(f frame, c slotColumns, r *slotRow, ct *containerRow
 			}
 			b.WriteString(" " + paint(ink, fit(rst, c.restarts)))
 		}
-		b.WriteString(" " + paint(relationInk(k, ct.relation), fit(ct.relation, c.relation)))
+		b.WriteString(" " + paint(relationInk(k, ct.relation), fit(string(ct.relation), c.relation)))
 		if c.proxy > 0 {
 			b.WriteString(" " + paint(proxyInk(k, ct), fit(proxyCell(ct, c.proxy), c.proxy)))
 		}
@@ -386,11 +387,11 @@ func compactLimits(d *desiredInfo) string {
 	return strings.Join(parts, " ")
 }
 
-func relationInk(k *inks, rel string) ink {
+func relationInk(k *inks, rel reconcile.Relation) ink {
 	switch rel {
-	case "up-to-date":
+	case reconcile.RelUpToDate, reconcile.RelRevert:
 		return k.ok
-	case "unknown":
+	case reconcile.RelUnknown:
 		return k.bad
 	default:
 		return k.warn

@@ -425,7 +425,7 @@ func TestAgesShareTheSnapshotsTime(t *testing.T) {
 	at := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
 	c := session.ContainerView{Container: docker.Container{ID: "abc", Name: "rollcall-web-0-1", State: docker.StateRunning,
 		Created: at.Add(-5 * time.Minute), StartedAt: at.Add(-time.Minute)}}
-	cr := containerOf(c, nil, "rollcall", at, limitTexts{})
+	cr := containerOf(c, "rollcall", at)
 	if cr.age != 5*time.Minute || cr.up != time.Minute {
 		t.Errorf("age %s, up %s; want 5m0s and 1m0s at the snapshot's time", cr.age, cr.up)
 	}

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -250,5 +252,69 @@ func TestApplyRefusesWhileTheHostLockIsHeld(t *testing.T) {
 	lock.Release()
 	if res := h.run("", "apply", "--yes", "--allow-mass-stop", "-f", path); res.code != exitOK {
 		t.Fatalf("after release: exit %d\n%s", res.code, res.stderr)
+	}
+}
+
+// removesFirstStart is an engine where someone removes the first
+// container a start makes as soon as it is made (by hand, say): the
+// session starts the slot again, under the same name.
+type removesFirstStart struct {
+	docker.Client
+	mu  sync.Mutex
+	ids []string // what Create answered, in order
+}
+
+func (c *removesFirstStart) Create(ctx context.Context, spec docker.CreateSpec) (string, error) {
+	id, err := c.Client.Create(ctx, spec)
+	if err != nil {
+		return id, err
+	}
+	c.mu.Lock()
+	first := len(c.ids) == 0
+	c.ids = append(c.ids, id)
+	c.mu.Unlock()
+	if first {
+		if err := c.Client.Stop(ctx, id, 0); err != nil {
+			return "", err
+		}
+		if err := c.Client.Remove(ctx, id); err != nil {
+			return "", err
+		}
+	}
+	return id, nil
+}
+
+// TestApplyJSONStartIDIsTheCreatedOne: a start's container_id is the ID the
+// engine gave the container it made, not whatever bears its name at the
+// end: the first start's container was removed and the slot started again
+// under the same name, and each start names its own.
+func TestApplyJSONStartIDIsTheCreatedOne(t *testing.T) {
+	h := newHarness(t, docker.NewManualClock(t0))
+	path := seedMixed(t, h)
+	engine := &removesFirstStart{Client: h.fake}
+	var stdout, stderr syncBuffer
+	e := h.env(strings.NewReader(""), &stdout, &stderr)
+	e.connect = func(context.Context, string) (docker.Client, error) { return engine, nil }
+	if code := run(context.Background(), e, []string{"--journal", h.journal, "apply", "--yes", "--allow-mass-stop", "--json", "-f", path}); code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	var doc applyDoc
+	if err := json.Unmarshal([]byte(stdout.String()), &doc); err != nil {
+		t.Fatalf("stdout is not the JSON document: %v\n%s", err, stdout.String())
+	}
+	var got []string
+	for _, s := range doc.Steps {
+		if s.Action == string(reconcile.ActStart) {
+			got = append(got, s.ContainerID)
+		}
+	}
+	engine.mu.Lock()
+	want := slices.Clone(engine.ids)
+	engine.mu.Unlock()
+	if len(want) != 2 || want[0] == want[1] {
+		t.Fatalf("the engine made %v, want two containers (the first removed, the slot started again)", want)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the starts' container_id are %q, want the IDs the engine gave, in order: %q", got, want)
 	}
 }

@@ -16,10 +16,11 @@ import (
 // indented, followed by a newline. The schema is stable: fields are only
 // ever added, never renamed or removed, and every field is always present
 // (arrays are [] rather than null when empty). schema_version counts the
-// additions: 2 added schema_version, field_changes and then; 3 added holds.
+// additions: 2 added schema_version, field_changes and then; 3 added holds;
+// 4 added hosts and waves.
 //
 //	{
-//	  "schema_version": int  3
+//	  "schema_version": int  4
 //	  "source":    string   the desired-state file
 //	  "prefix":    string   the label prefix in force (after --prefix)
 //	  "converged": bool     every slot runs the desired spec, healthy (exit 0): nothing
@@ -72,7 +73,24 @@ import (
 //	  ],
 //	  "notes":    [string]   containers that belong to no workload (left alone)
 //	  "warnings": [string]   doubtful but accepted findings in the file, "file:line:col: message"
+//	  "waves": [[string]]    with hosts: the waves of the rollout, canary first, each the
+//	                         names of its hosts in file order; [] without hosts:
+//	  "hosts": [             with hosts: one per host, in file order; [] without hosts:
+//	    {"name": string, "endpoint": string (as the file writes it, "context NAME" for a
+//	                     docker context),
+//	     "wave": int (the index of its wave in waves: 0 is the canary wave),
+//	     "engine_id": string, "engine_version": string ("" when it did not answer),
+//	     "reachable": bool, "error": string ("" when it answered, else why not),
+//	     "plan": object|null  the host's own plan: this document, of the host's own
+//	                          desired state (its replica overrides applied), with hosts
+//	                          and waves []; null when it did not answer}
+//	  ]
 //	}
+//
+// With hosts:, the top level is the fleet: converged is true only when
+// every host answers and is converged; summary counts the hosts by state
+// ("3 hosts: 1 converged · 1 not converged · 1 unreachable"); holds,
+// workloads and notes are [], each host's being in its plan.
 type planDoc struct {
 	SchemaVersion int           `json:"schema_version"`
 	Source        string        `json:"source"`
@@ -83,6 +101,20 @@ type planDoc struct {
 	Workloads     []workloadDoc `json:"workloads"`
 	Notes         []string      `json:"notes"`
 	Warnings      []string      `json:"warnings"`
+	Waves         [][]string    `json:"waves"`
+	Hosts         []hostDoc     `json:"hosts"`
+}
+
+// hostDoc is one host of a fleet plan (planDoc.Hosts).
+type hostDoc struct {
+	Name          string   `json:"name"`
+	Endpoint      string   `json:"endpoint"`
+	Wave          int      `json:"wave"`
+	EngineID      string   `json:"engine_id"`
+	EngineVersion string   `json:"engine_version"`
+	Reachable     bool     `json:"reachable"`
+	Error         string   `json:"error"`
+	Plan          *planDoc `json:"plan"`
 }
 
 type workloadDoc struct {
@@ -105,7 +137,7 @@ type fieldChangeDoc struct {
 }
 
 // planSchemaVersion is planDoc's schema_version.
-const planSchemaVersion = 3
+const planSchemaVersion = 4
 
 type holdDoc struct {
 	Workload string     `json:"workload"`
@@ -139,7 +171,7 @@ func newPlanDoc(d *spec.Desired, p reconcile.Plan, fields map[string][]reconcile
 	doc := planDoc{
 		SchemaVersion: planSchemaVersion,
 		Source:        d.Source, Prefix: d.Prefix, Converged: converged(p), Holds: []holdDoc{}, Summary: p.Summary(),
-		Workloads: []workloadDoc{}, Notes: list(p.Notes), Warnings: []string{},
+		Workloads: []workloadDoc{}, Notes: list(p.Notes), Warnings: []string{}, Waves: [][]string{}, Hosts: []hostDoc{},
 	}
 	held := heldSlots(p)
 	for _, h := range holds {
@@ -219,8 +251,8 @@ func writeJSON(w io.Writer, v any) error {
 //	  "error":     string    "" when converged, else why not
 //	  "steps": [             every executed step, in order: the step fields of
 //	                         plan --json (but a start that succeeded has the
-//	                         container_id of the container it created, as the
-//	                         session last listed it; "" if gone by then), plus
+//	                         container_id the engine gave the container it
+//	                         created, even if gone since), plus
 //	    {..., "result": "ok"|"failed", "error": string, "duration_ms": int}
 //	  ],
 //	  "pending": [step]      the last plan's steps when not converged, else []
@@ -252,19 +284,14 @@ func newApplyDoc(d *spec.Desired, res session.Outcome, summary string) applyDoc 
 			doc.Pending = append(doc.Pending, newStepDoc(s))
 		}
 	}
-	// A start's step has no container ID: the container it created is
-	// found by its name (unique on the engine, and the step's) in the
-	// session's last list.
-	created := map[string]string{}
-	for _, c := range res.Last.Containers {
-		created[c.Name] = c.ID
-	}
 	for _, r := range res.Steps {
 		rd := resultDoc{stepDoc: newStepDoc(r.Step), Result: journal.ResultOK, DurationMS: r.Duration.Milliseconds()}
 		if r.Err != "" {
 			rd.Result, rd.Error = journal.ResultFailed, oneLine(r.Err)
 		} else if r.Step.Action == reconcile.ActStart {
-			rd.ContainerID = created[r.Step.Container]
+			// A start's step has no container ID: it is the one the
+			// engine gave the container the start made.
+			rd.ContainerID = r.Created
 		}
 		doc.Steps = append(doc.Steps, rd)
 	}

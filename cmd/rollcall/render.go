@@ -145,41 +145,18 @@ func (s screen) tree(items []item) string {
 	return boundLines(b.String())
 }
 
-// planTree is the tree of p and holds, as data.
+// planTree is the tree of p (reconcile's Plan.Tree) and then holds, as
+// data: the same tree Plan.String draws plain.
 func planTree(p reconcile.Plan, holds []session.Hold) []item {
 	var items []item
 	top := func(spans ...span) { items = append(items, item{spans: spans}) }
-	nest := func(spans ...span) { items = append(items, item{spans: spans, nested: true}) }
-	for _, w := range p.Workloads {
-		if w.Error != "" {
-			top(styled(heading, w.Name), styled(bad, "  ! "+w.Error))
-		} else {
-			top(styled(heading, w.Name))
+	for _, l := range p.Tree() {
+		it := item{nested: l.Nested}
+		for _, sp := range l.Spans {
+			it.spans = append(it.spans, span{text: sp.Text, style: toneStyle(sp)})
 		}
-		for _, c := range w.Changes {
-			nest(styled(change, c))
-		}
-		for _, f := range w.Failures {
-			nest(styled(bad, fmt.Sprintf("! %s/%d %s: %s (failure_action %s)", f.Workload, f.Slot, f.Container, f.Reason, f.Action)))
-		}
-		for _, step := range w.Steps {
-			nest(stepSpans(step)...)
-		}
-		for _, step := range w.Then {
-			nest(stepSpans(step)...)
-		}
-		for _, n := range w.Notes {
-			nest(styled(note, n))
-		}
+		items = append(items, it)
 	}
-	for _, n := range p.Notes {
-		top(styled(note, "note: "+n))
-	}
-	sum := p.Summary()
-	if t := p.ThenSummary(); t != "" {
-		sum += " · then " + t
-	}
-	top(styled(summary, sum))
 	held := heldSlots(p)
 	for _, h := range holds {
 		top(styled(warn, holdLine(h)))
@@ -195,29 +172,27 @@ func planTree(p reconcile.Plan, holds []session.Hold) []item {
 	return items
 }
 
-// stepSpans is one step line: "roll    0   web-0-…  reason (pre_stop …,
-// drain ≤5s)"; a then row reads "then roll …", a wait says until when.
-func stepSpans(step reconcile.Step) []span {
-	var spans []span
-	if step.Then {
-		spans = append(spans, styled(muted, "then "))
+// toneStyle is the style of a tree span's tone on a terminal.
+func toneStyle(sp reconcile.Span) func(theme.Styles) lipgloss.Style {
+	switch sp.Tone {
+	case reconcile.ToneHeading:
+		return heading
+	case reconcile.ToneMuted:
+		return muted
+	case reconcile.ToneChange:
+		return change
+	case reconcile.ToneBad:
+		return bad
+	case reconcile.ToneWarn:
+		return warn
+	case reconcile.ToneNote:
+		return note
+	case reconcile.ToneSummary:
+		return summary
+	case reconcile.ToneAction:
+		return actionStyle(sp.Action)
 	}
-	reason := plainSpan(step.Reason)
-	if step.Downtime {
-		reason = styled(warn, step.Reason)
-	}
-	spans = append(spans,
-		styled(actionStyle(step.Action), fmt.Sprintf("%-7s", step.Action)),
-		plainSpan(" "+fmt.Sprintf("%-3s", slotText(step.Slot))+" "),
-		styled(muted, step.Container),
-		plainSpan("  "), reason)
-	if step.Action == reconcile.ActWait && !step.Until.IsZero() {
-		spans = append(spans, styled(muted, " (until "+step.Until.UTC().Format(time.TimeOnly)+")"))
-	}
-	if d := step.DrainText(); d != "" {
-		spans = append(spans, styled(muted, " ("+d+")"))
-	}
-	return spans
+	return nil
 }
 
 // holdLine is a hold's heading: its spec, since when, by whom and why.

@@ -120,10 +120,12 @@ type Options struct {
 	MaxBytes int64
 }
 
-// Journal appends entries to one file. It is safe for concurrent use.
+// Journal appends entries to one file (Open), or to a writer (NewWriter).
+// It is safe for concurrent use.
 type Journal struct {
 	path string
 	max  int64
+	w    io.Writer // NewWriter's: no file, no rotation
 
 	mu     sync.Mutex
 	f      *os.File
@@ -147,7 +149,14 @@ func Open(path string, opts Options) (*Journal, error) {
 	return j, nil
 }
 
-// Path is the file the journal writes to.
+// NewWriter is a journal that appends its lines to w: one Write of a
+// whole line per Append, then w.Sync() if w has one, and nothing else (no
+// file to follow or rotate). A write or sync error fails the Append. Close
+// does not close w. It stands in for the file where the disk itself is the
+// subject: a writer that blocks is a hung disk.
+func NewWriter(w io.Writer) *Journal { return &Journal{w: w} }
+
+// Path is the file the journal writes to; "" for a NewWriter journal.
 func (j *Journal) Path() string { return j.path }
 
 // open opens the current file and finds out whether it ends mid-line.
@@ -189,6 +198,9 @@ func (j *Journal) Append(e Entry) error {
 	if j.closed {
 		return fmt.Errorf("journal %s: closed", j.path)
 	}
+	if j.w != nil {
+		return j.appendTo(j.w, line)
+	}
 	if err := j.follow(); err != nil {
 		return err
 	}
@@ -210,6 +222,20 @@ func (j *Journal) Append(e Entry) error {
 	j.torn = false
 	if err := j.f.Sync(); err != nil {
 		return fmt.Errorf("journal %s: sync: %w", j.path, err)
+	}
+	return nil
+}
+
+// appendTo writes one line to a NewWriter journal's writer, then syncs it
+// if it can.
+func (j *Journal) appendTo(w io.Writer, line []byte) error {
+	if _, err := w.Write(line); err != nil {
+		return fmt.Errorf("journal: write: %w", err)
+	}
+	if s, ok := w.(interface{ Sync() error }); ok {
+		if err := s.Sync(); err != nil {
+			return fmt.Errorf("journal: sync: %w", err)
+		}
 	}
 	return nil
 }
@@ -257,6 +283,9 @@ func (j *Journal) Close() error {
 		return nil
 	}
 	j.closed = true
+	if j.f == nil {
+		return nil // a NewWriter journal: the writer is the caller's
+	}
 	if err := j.f.Close(); err != nil {
 		return fmt.Errorf("close journal %s: %w", j.path, err)
 	}

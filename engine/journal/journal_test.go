@@ -291,3 +291,59 @@ func TestDefaultPath(t *testing.T) {
 		t.Errorf("without XDG_STATE_HOME: %q, %v", got, err)
 	}
 }
+
+// recorder is a writer that keeps each Write and counts its syncs, and
+// fails them while broken.
+type recorder struct {
+	writes []string
+	syncs  int
+	broken error
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	if r.broken != nil {
+		return 0, r.broken
+	}
+	r.writes = append(r.writes, string(p))
+	return len(p), nil
+}
+
+func (r *recorder) Sync() error { r.syncs++; return r.broken }
+
+func (r *recorder) Close() error { return errors.New("the journal closed its writer") }
+
+// A journal over a writer writes each entry as one whole line in one
+// Write, syncs after each, fails an Append whose write fails, and does not
+// close the writer.
+func TestJournalOverAWriter(t *testing.T) {
+	w := &recorder{}
+	j := NewWriter(w)
+	if j.Path() != "" {
+		t.Errorf("path %q, want none", j.Path())
+	}
+	for _, a := range []string{"start", "stop"} {
+		if err := j.Append(Entry{Action: a, Result: ResultOK}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(w.writes) != 2 || w.syncs != 2 {
+		t.Fatalf("%d writes, %d syncs; want 2 of each", len(w.writes), w.syncs)
+	}
+	for i, line := range w.writes {
+		var e Entry
+		if !strings.HasSuffix(line, "\n") || decodeLine([]byte(strings.TrimSuffix(line, "\n")), &e) != nil || e.Action != []string{"start", "stop"}[i] {
+			t.Errorf("write %d is %q, want one whole entry line", i, line)
+		}
+	}
+	w.broken = errors.New("disk gone")
+	if err := j.Append(Entry{Action: "start"}); err == nil || !strings.Contains(err.Error(), "disk gone") {
+		t.Errorf("append to a broken writer: %v", err)
+	}
+	w.broken = nil
+	if err := j.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	if err := j.Append(Entry{Action: "start"}); err == nil {
+		t.Error("append after close succeeded")
+	}
+}

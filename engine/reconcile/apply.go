@@ -88,15 +88,17 @@ func RunWith(ctx context.Context, c docker.Client, s Step, opts RunOptions) erro
 			return fmt.Errorf("start %s: %w", s.Target(), err)
 		}
 		cctx, cancel := carried(ctx, 0)
-		_, err := c.Create(cctx, *s.Create)
+		id, err := c.Create(cctx, *s.Create)
 		cancel()
 		if errors.Is(err, docker.ErrConflict) {
-			return sameStart(ctx, c, s)
+			id, err = sameStart(ctx, c, s)
+		} else if err != nil {
+			err = fmt.Errorf("start %s: %w", s.Target(), err)
 		}
-		if err != nil {
-			return fmt.Errorf("start %s: %w", s.Target(), err)
+		if err == nil && opts.Created != nil {
+			opts.Created(id)
 		}
-		return nil
+		return err
 	case ActStop, ActRoll:
 		var drained error
 		if len(s.PreStop) > 0 || s.Drain > 0 {
@@ -158,18 +160,19 @@ func RunWith(ctx context.Context, c docker.Client, s Step, opts RunOptions) erro
 // carries every label the start would give it, the start already happened and
 // is a no-op. Anything else (another prefix's container, one created by hand)
 // is an error: counting it as done would leave the slot empty for good.
-func sameStart(ctx context.Context, c docker.Client, s Step) error {
+// It returns that container's ID.
+func sameStart(ctx context.Context, c docker.Client, s Step) (string, error) {
 	d, err := c.Inspect(ctx, s.Create.Name)
 	if err != nil {
-		return fmt.Errorf("start %s: name %s is taken, and inspecting it failed: %w", s.Target(), s.Create.Name, err)
+		return "", fmt.Errorf("start %s: name %s is taken, and inspecting it failed: %w", s.Target(), s.Create.Name, err)
 	}
 	for k, v := range s.Create.Labels {
 		if d.Labels[k] != v {
-			return fmt.Errorf("start %s: name %s is taken by a container that is not this slot's (label %s): %w",
+			return "", fmt.Errorf("start %s: name %s is taken by a container that is not this slot's (label %s): %w",
 				s.Target(), s.Create.Name, k, docker.ErrConflict)
 		}
 	}
-	return nil
+	return d.ID, nil
 }
 
 // carrySlack bounds an engine call carried past the end of its step's

@@ -20,9 +20,27 @@ const (
 	ConditionRestarting = Condition(condRestarting) // the engine restarts it, or removes it
 	ConditionPaused     = Condition(condPaused)
 	ConditionCrashed    = Condition(condCrashed)
+	// ConditionUnverified: counted healthy without a healthcheck's word
+	// (no healthcheck, past min_ready; or emergency mode).
+	ConditionUnverified = Condition(condCrashed + 1)
+	// ConditionDrained: an old container whose pre_stop ran: it is
+	// leaving, gets no traffic and never counts as healthy.
+	ConditionDrained = Condition(condCrashed + 2)
 )
 
-func (c Condition) String() string { return condition(c).String() }
+func (c Condition) String() string {
+	switch c {
+	case ConditionUnverified:
+		return "unverified"
+	case ConditionDrained:
+		return "drained"
+	}
+	return condition(c).String()
+}
+
+// Healthy reports whether the condition counts as healthy: healthy, or
+// unverified.
+func (c Condition) Healthy() bool { return c == ConditionHealthy || c == ConditionUnverified }
 
 // ConditionOf is Diff's judgement of container c of workload w at now:
 // a running container that has not been healthy since its start is

@@ -54,6 +54,11 @@ func Diff(d *spec.ResolvedDesired, o *Observed) Plan {
 	sort.Strings(names)
 
 	plan.Workloads = make([]WorkloadPlan, 0, len(names))
+	nslots := 0
+	for i := range d.Workloads {
+		nslots += max(d.Workloads[i].Replicas, 0) + 1
+	}
+	plan.Slots = make([]SlotState, 0, nslots+len(byWorkload))
 	for _, name := range names {
 		cs := byWorkload[name]
 		slices.SortFunc(cs, func(a, b *docker.Container) int {
@@ -64,10 +69,11 @@ func Diff(d *spec.ResolvedDesired, o *Observed) Plan {
 		})
 		var wp WorkloadPlan
 		if w := desired[name]; w != nil {
-			wp = diffWorkload(prefix, w, cs, o)
+			wp, plan.Slots = diffWorkload(plan.Slots, prefix, w, cs, o)
 			addDrains(prefix, &wp, cs, w.Update.Drain)
 		} else {
 			wp = diffExtra(prefix, name, cs)
+			plan.Slots = unjudgedStates(plan.Slots, prefix, name, nil, cs, o)
 			addDrains(prefix, &wp, cs, 0)
 		}
 		sortSteps(wp.Steps)
@@ -82,6 +88,7 @@ func Diff(d *spec.ResolvedDesired, o *Observed) Plan {
 type slot struct {
 	fresh   []*docker.Container // up-to-date, best first: primary is fresh[0]
 	stale   []*docker.Container // stale and legacy
+	drift   [][]Drift           // of each stale container, in order
 	cond    condition           // of fresh[0]
 	ready   time.Time           // min_ready moment of a booting fresh[0] without healthcheck
 	failed  bool                // fresh[0] missed its health deadline
@@ -95,11 +102,12 @@ func (s *slot) primary() *docker.Container {
 	return s.fresh[0]
 }
 
-func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Observed) WorkloadPlan {
+// The workload's slot states are appended to states.
+func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*docker.Container, o *Observed) (WorkloadPlan, []SlotState) {
 	wp := WorkloadPlan{Name: w.Name}
 	if w.Err != nil {
 		wp.Error = w.Err.Error() + ": nothing of this workload is started or stopped"
-		return wp
+		return wp, unjudgedStates(states, prefix, w.Name, w, cs, o)
 	}
 	n := w.Replicas
 	recreate := o.RecreateBefore[w.Name]
@@ -120,6 +128,7 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 			slots[idx].fresh = append(slots[idx].fresh, c)
 		default:
 			slots[idx].stale = append(slots[idx].stale, c)
+			slots[idx].drift = append(slots[idx].drift, driftOf(prefix, w, c, recreate))
 		}
 	}
 
@@ -222,20 +231,20 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 				start.Reason = fmt.Sprintf("missing: slot %d of %d", i, n)
 				add(start)
 			case blueGreen:
-				start.Reason = fmt.Sprintf("blue-green: %s; %s keeps serving", staleWhy(prefix, w, s.stale[0], recreate), s.stale[0].Name)
+				start.Reason = fmt.Sprintf("blue-green: %s; %s keeps serving", staleWhy(s.drift[0], w.Image), s.stale[0].Name)
 				add(start)
 			case len(inFlight) >= par:
 				add(Step{Action: ActWait, Wait: WaitQueue, Workload: w.Name, Slot: i, Container: s.stale[0].Name,
 					Reason: fmt.Sprintf("queued: parallelism %d, rolling first: %s", par, strings.Join(inFlight, ", "))})
 			case order == spec.OrderStopFirst:
 				inFlight = append(inFlight, slotName(w.Name, i))
-				for _, c := range s.stale {
+				for k, c := range s.stale {
 					add(Step{Action: ActRoll, Workload: w.Name, Slot: i, Container: c.Name, ContainerID: c.ID, Grace: w.StopGrace, Downtime: true,
-						Reason: "stop-first: slot down until the new container is healthy; " + staleWhy(prefix, w, c, recreate)})
+						Reason: "stop-first: slot down until the new container is healthy; " + staleWhy(s.drift[k], w.Image)})
 				}
 			default:
 				inFlight = append(inFlight, slotName(w.Name, i))
-				start.Reason = fmt.Sprintf("roll: %s; %s keeps serving", staleWhy(prefix, w, s.stale[0], recreate), s.stale[0].Name)
+				start.Reason = fmt.Sprintf("roll: %s; %s keeps serving", staleWhy(s.drift[0], w.Image), s.stale[0].Name)
 				add(start)
 			}
 			continue
@@ -262,9 +271,9 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 				add(Step{Action: ActWait, Wait: WaitBlueGreen, Workload: w.Name, Slot: i, Container: s.stale[0].Name,
 					Reason: fmt.Sprintf("blue-green: old containers drain once all %d slots are healthy", n)})
 			default:
-				for _, c := range s.stale {
+				for k, c := range s.stale {
 					add(Step{Action: ActRoll, Workload: w.Name, Slot: i, Container: c.Name, ContainerID: c.ID, Grace: w.StopGrace,
-						Replacement: p.Name, Reason: rollReason(staleWhy(prefix, w, c, recreate), p.Name, false)})
+						Replacement: p.Name, Reason: rollReason(staleWhy(s.drift[k], w.Image), p.Name, false)})
 				}
 			}
 			for _, c := range s.fresh[1:] {
@@ -347,7 +356,7 @@ func diffWorkload(prefix string, w *spec.Resolved, cs []*docker.Container, o *Ob
 	if len(wp.Steps) > 0 || len(wp.Failures) > 0 {
 		wp.Changes = specChanges(prefix, w, slots, surplus, orphans, recreate)
 	}
-	return wp
+	return wp, slotStates(states, len(cs), prefix, w, slots, surplus, orphans, wp.Held, wp.Steps, o)
 }
 
 // rollbackStops are the stops of the operator's rollback of spec hash
@@ -410,14 +419,6 @@ func upToDate(specKey string, w *spec.Resolved, c *docker.Container, recreate ti
 		!liftsLimit(c.Limits, want)
 }
 
-// SortFreshFor orders a slot's up-to-date containers best first, exactly as
-// Diff picks the one that serves the slot: healthy before booting before
-// crashed (by w's min_ready and health_deadline), then the first created.
-// The rest are duplicates.
-func SortFreshFor(cs []*docker.Container, w *spec.Workload, now time.Time, skipHealth bool) {
-	sortFresh(cs, w.Update.MinReady, w.Update.HealthDeadline, &Observed{Now: now, SkipHealth: skipHealth})
-}
-
 // sortFresh orders a slot's up-to-date containers best first: healthy before
 // booting before crashed, then the first created.
 func sortFresh(cs []*docker.Container, minReady, deadline time.Duration, o *Observed) {
@@ -459,32 +460,6 @@ func diffExtra(prefix, name string, cs []*docker.Container) WorkloadPlan {
 			Grace: spec.DefaultStopGrace, Reason: "extra: workload " + name + " is not in the desired state"})
 	}
 	return wp
-}
-
-// staleWhy says what makes a container stale.
-func staleWhy(prefix string, w *spec.Resolved, c *docker.Container, recreate time.Time) string {
-	if _, ok := c.Labels[docker.SpecLabel(prefix)]; !ok {
-		return "legacy: no spec label"
-	}
-	var why []string
-	if c.Image != w.Image {
-		why = append(why, "image "+c.Image+" → "+w.Image)
-	} else if c.ImageID != w.ImageID {
-		why = append(why, "image ID "+shortID(c.ImageID)+" → "+shortID(w.ImageID)+" ("+w.Image+" rebuilt)")
-	}
-	if v := c.Labels[docker.VersionLabel(prefix)]; v != w.Version {
-		why = append(why, "version "+quoteEmpty(v)+" → "+quoteEmpty(w.Version))
-	}
-	if len(why) == 0 {
-		if c.Labels[docker.SpecLabel(prefix)] == w.Hash && !recreate.IsZero() && c.Created.Before(recreate) {
-			return "recreate requested at " + recreate.UTC().Format(time.TimeOnly)
-		}
-		if c.Labels[docker.SpecLabel(prefix)] == w.Hash && liftsLimit(c.Limits, DesiredLimits(w.Workload)) {
-			return "limit lifted: " + LimitsText(c.Limits) + " → " + LimitsText(DesiredLimits(w.Workload)) + " (the engine cannot lift a limit in place)"
-		}
-		return "spec " + short(c.Labels[docker.SpecLabel(prefix)]) + " → " + short(w.Hash)
-	}
-	return strings.Join(why, ", ")
 }
 
 // bootReason is what a booting container waits for, with the healthcheck's
@@ -537,18 +512,14 @@ func specChanges(prefix string, w *spec.Resolved, slots []slot, surplus map[int]
 		if len(s.fresh) > 0 || len(s.stale) > 0 {
 			occupied++
 		}
-		for _, c := range s.stale {
-			if _, ok := c.Labels[docker.SpecLabel(prefix)]; !ok {
-				note("~ legacy containers (no spec label)")
-				continue
-			}
-			if c.Image != w.Image {
-				note("~ image: " + c.Image + " → " + w.Image)
-			} else if c.ImageID != w.ImageID {
-				note("~ image ID: " + shortID(c.ImageID) + " → " + shortID(w.ImageID) + " (tag rebuilt)")
-			}
-			if v := c.Labels[docker.VersionLabel(prefix)]; v != w.Version {
-				note("~ version: " + quoteEmpty(v) + " → " + quoteEmpty(w.Version))
+		for _, ds := range s.drift {
+			for _, d := range ds {
+				switch d.Field {
+				case DriftLegacy:
+					note("~ legacy containers (no spec label)")
+				case DriftImage, DriftImageID, DriftVersion:
+					note(d.Line())
+				}
 			}
 		}
 	}

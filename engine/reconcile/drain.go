@@ -126,6 +126,10 @@ type RunOptions struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Poll is how often the drain looks at the container (default 250ms).
 	Poll time.Duration
+	// Created, when set, is told the ID of the container a start made
+	// (or found made by the same start before: a name taken by this
+	// slot's container), once the start has succeeded.
+	Created func(id string)
 }
 
 // DrainProgress is where a step's drain stands.

@@ -36,6 +36,10 @@ type Observed struct {
 	// running container being restarted, and counts against rule 4's
 	// limit on restarts at once.
 	Restarting map[string]bool
+	// Draining holds the containers, by ID, whose pre_stop ran in a stop
+	// or roll in flight: they are leaving (drained, DESIGN §1), serve
+	// nothing and never count as healthy in the slot states.
+	Draining map[string]bool
 }
 
 // Held reports whether workload's spec hash is on hold.

@@ -86,6 +86,9 @@ const (
 	WaitRestarting WaitKind = "restarting"
 	// WaitPaused: the container is paused on the engine, left alone.
 	WaitPaused WaitKind = "paused"
+	// WaitHold: the slot is not started while its workload's desired spec
+	// is on hold (rule 9); only in a SlotState, never a step.
+	WaitHold WaitKind = "hold"
 )
 
 // Executable reports whether the step calls the engine: every action but
@@ -119,6 +122,13 @@ type Failure struct {
 	Reason    string
 }
 
+// Text is the failure as one line, without the plan's "! ": "web/0
+// rollcall-web-0-2222bbbb: booting, not healthy within health_deadline 1m
+// (failure_action pause)".
+func (f Failure) Text() string {
+	return fmt.Sprintf("%s/%d %s: %s (failure_action %s)", f.Workload, f.Slot, f.Container, f.Reason, f.Action)
+}
+
 // WorkloadPlan is one workload's block of the plan tree.
 type WorkloadPlan struct {
 	Name    string
@@ -147,6 +157,9 @@ type WorkloadPlan struct {
 type Plan struct {
 	Workloads []WorkloadPlan // only workloads with something to say, sorted by name
 	Notes     []string       // about containers that belong to no workload
+	// Slots is the state of every slot, as Diff classified it (DESIGN §5):
+	// every workload's, converged or not, by workload name then slot.
+	Slots []SlotState
 }
 
 // Steps returns every step in plan order.
@@ -205,6 +218,15 @@ func (p Plan) ThenSummary() string {
 	return summarize(n)
 }
 
+// SummaryLine is the summary with what follows once the waits end:
+// "1 roll · 2 wait · then 2 start · 2 roll".
+func (p Plan) SummaryLine() string {
+	if t := p.ThenSummary(); t != "" {
+		return p.Summary() + " · then " + t
+	}
+	return p.Summary()
+}
+
 // Failures returns every failure in plan order.
 func (p Plan) Failures() []Failure {
 	var out []Failure
@@ -252,60 +274,123 @@ func summarize(n map[Action]int) string {
 	return strings.Join(parts, " · ")
 }
 
-// String renders the plan as a plain tree: one block per workload with its
-// spec diff, its steps nested under it, and a summary line.
-func (p Plan) String() string {
+// Tone is how a piece of a tree line stands out where it is styled; a
+// plain rendering ignores it.
+type Tone int
+
+const (
+	TonePlain   Tone = iota
+	ToneHeading      // a workload's name
+	ToneMuted        // a container, a countdown, a then row's "then"
+	ToneChange       // a spec diff line
+	ToneBad          // a failure, a workload in error
+	ToneWarn         // a downtime step's reason
+	ToneNote         // a note
+	ToneSummary      // the summary line
+	ToneAction       // a step's action: styled by Span.Action
+)
+
+// Span is one piece of a tree line.
+type Span struct {
+	Text   string
+	Tone   Tone
+	Action Action // ToneAction: which
+}
+
+// TreeLine is one line of the plan tree: a top-level line, or, Nested, a
+// line under the workload before it, drawn with a branch glyph.
+type TreeLine struct {
+	Spans  []Span
+	Nested bool
+}
+
+// Text is the line's words, without its branch glyph.
+func (l TreeLine) Text() string {
 	var b strings.Builder
-	for _, w := range p.Workloads {
-		b.WriteString(w.Name)
-		if w.Error != "" {
-			b.WriteString("  ! " + w.Error)
-		}
-		b.WriteByte('\n')
-		var lines []string
-		lines = append(lines, w.Changes...)
-		for _, f := range w.Failures {
-			lines = append(lines, fmt.Sprintf("! %s/%d %s: %s (failure_action %s)", f.Workload, f.Slot, f.Container, f.Reason, f.Action))
-		}
-		for _, s := range w.Steps {
-			lines = append(lines, s.line())
-		}
-		for _, s := range w.Then {
-			lines = append(lines, s.line())
-		}
-		lines = append(lines, w.Notes...)
-		for i, l := range lines {
-			glyph := "├─ "
-			if i == len(lines)-1 {
-				glyph = "└─ "
-			}
-			b.WriteString("  " + glyph + l + "\n")
-		}
+	for _, s := range l.Spans {
+		b.WriteString(s.Text)
 	}
-	for _, n := range p.Notes {
-		b.WriteString("note: " + n + "\n")
-	}
-	b.WriteString(p.Summary())
-	if t := p.ThenSummary(); t != "" {
-		b.WriteString(" · then " + t)
-	}
-	b.WriteString("\n")
 	return b.String()
 }
 
-// line is the step's line in the tree; a then row reads "then roll …".
-func (s Step) line() string {
-	line := fmt.Sprintf("%-7s %-3s %s  %s", s.Action, slotText(s.Slot), s.Container, s.Reason)
-	if s.Then {
-		line = "then " + line
+// Tree is the plan as a tree, as data: one block per workload with its
+// spec diff, failures, steps, then rows and notes nested under it, the
+// plan's notes, and the summary line. Every rendering of a plan, plain
+// or styled, draws this tree.
+func (p Plan) Tree() []TreeLine {
+	var out []TreeLine
+	top := func(spans ...Span) { out = append(out, TreeLine{Spans: spans}) }
+	nest := func(spans ...Span) { out = append(out, TreeLine{Spans: spans, Nested: true}) }
+	for _, w := range p.Workloads {
+		if w.Error != "" {
+			top(Span{Text: w.Name, Tone: ToneHeading}, Span{Text: "  ! " + w.Error, Tone: ToneBad})
+		} else {
+			top(Span{Text: w.Name, Tone: ToneHeading})
+		}
+		for _, c := range w.Changes {
+			nest(Span{Text: c, Tone: ToneChange})
+		}
+		for _, f := range w.Failures {
+			nest(Span{Text: "! " + f.Text(), Tone: ToneBad})
+		}
+		for _, s := range w.Steps {
+			nest(s.spans()...)
+		}
+		for _, s := range w.Then {
+			nest(s.spans()...)
+		}
+		for _, n := range w.Notes {
+			nest(Span{Text: n, Tone: ToneNote})
+		}
 	}
+	for _, n := range p.Notes {
+		top(Span{Text: "note: " + n, Tone: ToneNote})
+	}
+	top(Span{Text: p.SummaryLine(), Tone: ToneSummary})
+	return out
+}
+
+// spans is the step's line in the tree: "roll    0   web-0-…  reason
+// (pre_stop …, drain ≤5s)"; a then row reads "then roll …", a wait says
+// until when.
+func (s Step) spans() []Span {
+	var out []Span
+	if s.Then {
+		out = append(out, Span{Text: "then ", Tone: ToneMuted})
+	}
+	reason := Span{Text: s.Reason}
+	if s.Downtime {
+		reason.Tone = ToneWarn
+	}
+	out = append(out,
+		Span{Text: fmt.Sprintf("%-7s", s.Action), Tone: ToneAction, Action: s.Action},
+		Span{Text: fmt.Sprintf(" %-3s ", slotText(s.Slot))},
+		Span{Text: s.Container, Tone: ToneMuted},
+		Span{Text: "  "}, reason)
 	if s.Action == ActWait && !s.Until.IsZero() {
-		line += " (until " + s.Until.UTC().Format(time.TimeOnly) + ")"
+		out = append(out, Span{Text: " (until " + s.Until.UTC().Format(time.TimeOnly) + ")", Tone: ToneMuted})
 	}
 	if d := s.DrainText(); d != "" {
-		line += " (" + d + ")"
+		out = append(out, Span{Text: " (" + d + ")", Tone: ToneMuted})
 	}
-	return line
+	return out
+}
+
+// String renders the plan's tree plain, for logs and tests.
+func (p Plan) String() string {
+	lines := p.Tree()
+	var b strings.Builder
+	for i, l := range lines {
+		if l.Nested {
+			glyph := "├─ "
+			if i == len(lines)-1 || !lines[i+1].Nested {
+				glyph = "└─ "
+			}
+			b.WriteString("  " + glyph)
+		}
+		b.WriteString(l.Text() + "\n")
+	}
+	return b.String()
 }
 
 func slotText(slot int) string {

@@ -272,3 +272,51 @@ func TestI6ApplyRunsEveryStep(t *testing.T) {
 		}
 	})
 }
+
+// Diff's slot states hold every managed container with a workload label
+// exactly once and no other (I5); at most one container serves a slot, a
+// drained one never; a ready slot is desired and served by an up-to-date,
+// healthy container.
+func TestSlotStatesHoldEveryContainerOnce(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		d := genDesired(t)
+		o := genObserved(t, d)
+		for i := range o.Containers {
+			if rapid.IntRange(0, 7).Draw(t, "draining") == 0 {
+				if o.Draining == nil {
+					o.Draining = map[string]bool{}
+				}
+				o.Draining[o.Containers[i].ID] = true
+			}
+		}
+		plan := Diff(d, o)
+		seen := map[string]int{}
+		for _, st := range plan.Slots {
+			serving := 0
+			for _, c := range st.Containers {
+				seen[c.ID]++
+				if c.Serves {
+					serving++
+				}
+				if c.Serves && (c.Condition == ConditionDrained || !c.Condition.Healthy()) {
+					t.Fatalf("%s/%d: %s serves, %s", st.Workload, st.Slot, c.Name, c.Condition)
+				}
+			}
+			if serving > 1 {
+				t.Fatalf("%s/%d: %d containers serve", st.Workload, st.Slot, serving)
+			}
+			if st.Ready && (!st.Desired || st.Containers[0].Relation == RelNeedsUpdate || !st.Containers[0].Relation.Fresh() || !st.Containers[0].Serves) {
+				t.Fatalf("%s/%d ready: %+v", st.Workload, st.Slot, st)
+			}
+		}
+		for _, c := range o.Containers {
+			want := 0
+			if c.Labels[docker.ManagedLabel(pfx)] == "true" && c.Labels[docker.WorkloadLabel(pfx)] != "" {
+				want = 1
+			}
+			if seen[c.ID] != want {
+				t.Fatalf("%s is in %d slot states, want %d", c.Name, seen[c.ID], want)
+			}
+		}
+	})
+}

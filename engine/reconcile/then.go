@@ -97,7 +97,7 @@ func projectThen(d *spec.ResolvedDesired, w *spec.Resolved, o *Observed, cur Wor
 			if s.Action == ActRoll && s.Replacement != "" {
 				// Not yet: the roll waits for its replacement.
 				if c := containerByID(o.Containers, s.ContainerID); c != nil {
-					s.Reason = rollReason(staleWhy(d.Prefix, w, c, o.RecreateBefore[w.Name]), s.Replacement, true)
+					s.Reason = rollReason(staleWhy(driftOf(d.Prefix, w, c, o.RecreateBefore[w.Name]), w.Image), s.Replacement, true)
 				}
 			}
 			then = append(then, s)

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -26,17 +27,27 @@ const maxRecent = 20
 
 // act runs the next step, if any may run: decide says which. It is called
 // whenever a plan may have become actionable.
+//
+// Nothing new runs while the session ends, nor while a journal line or a
+// holds write is pending: the snapshot says what it waits for.
 func (l *loop) act() {
+	if l.ctx.Err() != nil {
+		return
+	}
+	if why := l.diskWait(); why != "" {
+		l.waiting = why
+		return
+	}
 	fresh := l.planEpoch == l.epoch && !l.loading
 	if fresh && !l.anyStale() {
 		l.dropVanished()
-		if l.mode.Acting() && l.lock != nil && l.connected && l.halted == "" {
+		if l.mode.Acting() && l.lockHeld() && l.connected && l.halted == "" {
 			l.checkBlast() // only when it could act: watching weighs nothing
 		}
 	}
 	g := gate{
 		Now: time.Now(), Mode: l.mode, Unattended: l.opts.Unattended != nil,
-		LockHeld: l.lock != nil, Connected: l.connected,
+		LockHeld: l.lockHeld(), Connected: l.connected,
 		Fresh: fresh, Busy: map[string]bool{}, Stale: l.staleSlots(), Room: maxParallelSteps - len(l.running),
 		Halted: l.halted != "", Paused: l.pause != nil,
 		Blast:      l.refusal != nil || (l.confirm != nil && l.confirm.Kind == ConfirmBlast),
@@ -207,65 +218,177 @@ type stepDone struct {
 	step     reconcile.Step
 	listed   time.Time
 	mode     Mode
-	began    time.Time // wall clock
+	entry    journal.Entry // who, how and where, for its journal lines
+	began    time.Time     // wall clock
 	err      error
 	duration time.Duration
-	ran      bool  // false: the journal refused the step's first line, so it never ran
-	jerr     error // the journal could not be written
+	// ran is false for a step that never reached the engine: its first
+	// journal line could not be written, or what it waited for changed.
+	ran         bool
+	interrupted bool   // cut short by Abandon
+	created     string // a start: the ID of the container it made (RunOptions.Created)
 }
 
-// runStep runs s beside the loop with the client the mode allows. The
-// journal gets a line before the step starts and another when it ends;
-// a step whose first line cannot be written does not run.
+// journalWait is a journal line handed to the journal worker: when it was
+// (wall clock), and what the loop does once it is written (err nil) or
+// could not be.
+type journalWait struct {
+	since time.Time
+	then  func(err error)
+}
+
+// errJournalGone is a line the session ended without: the disk never took
+// it.
+var errJournalGone = errors.New("not written: the session ended first")
+
+// writeJournal has the journal worker append e, and then runs then (if
+// set) on the loop with the outcome: no audit, no action, so what hangs on
+// a line waits for it. A line that cannot be written halts the session.
+// Without a journal, then runs at once.
+func (l *loop) writeJournal(e journal.Entry, then func(error)) {
+	switch {
+	case l.opts.Journal == nil:
+		if then != nil {
+			then(nil)
+		}
+		return
+	case l.diskGone:
+		if then != nil {
+			then(errJournalGone)
+		}
+		return
+	}
+	l.jwait = append(l.jwait, journalWait{since: time.Now(), then: then})
+	l.journalW.push(e)
+}
+
+// onJournaled takes in the lines the journal worker wrote, in order.
+func (l *loop) onJournaled(errs []error) {
+	for _, err := range errs {
+		if len(l.jwait) == 0 {
+			return // given up on as the session ended
+		}
+		w := l.jwait[0]
+		l.jwait = l.jwait[1:]
+		if err != nil {
+			l.halt("journal: " + err.Error())
+		}
+		if w.then != nil {
+			w.then(err)
+		}
+	}
+	if len(l.jwait) == 0 {
+		l.diskDone("journal")
+	}
+	l.act() // what waited for the journal may run
+}
+
+// decisionThen journals an operator's decision, and once its line is
+// written runs then (if set). It fails like a step would: a decision that
+// cannot be journaled halts the session, and then never runs.
+func (l *loop) decisionThen(action, workload, about string, then func()) {
+	e := l.entry(l.journalMode())
+	e.Time = time.Now() // the journal is on the wall clock, as the steps' lines
+	e.Action, e.Workload, e.Reason, e.Result = action, workload, about, journal.ResultDecision
+	l.writeJournal(e, func(err error) {
+		if err == nil && then != nil {
+			then()
+		}
+	})
+}
+
+// runStep starts s: it is running from now on (its slot is busy), its
+// first journal line goes to the journal, and once that is written launch
+// hands it to the engine. A step whose first line cannot be written never
+// runs.
 func (l *loop) runStep(s reconcile.Step, began time.Time) {
-	now := l.now()
-	l.running[s.Key()] = &StepRun{Step: s, Since: now, Listed: l.planListed}
+	l.running[s.Key()] = &StepRun{Step: s, Since: l.now(), Listed: l.planListed}
 	delete(l.approved, s.Key())
+	d := stepDone{step: s, mode: l.mode, listed: l.planListed, entry: l.entry(l.journalMode()), began: began}
+	e := journal.FromResult(reconcile.Result{Step: s}, began, d.entry.User, d.entry.Mode)
+	e.Engine, e.Prefix, e.Result = d.entry.Engine, d.entry.Prefix, journal.ResultStarted
+	l.writeJournal(e, func(err error) {
+		switch why := l.launchRefused(s); {
+		case err != nil:
+			l.onStepDone(d) // never ran; the session halted
+		case why != "":
+			l.notRun(d, why)
+		default:
+			l.launch(d)
+		}
+	})
+}
+
+// launchRefused is why a step whose first journal line was just written
+// no longer runs: the session stopped acting, or the operator held it,
+// while the line was written. "" means it runs.
+func (l *loop) launchRefused(s reconcile.Step) string {
+	switch {
+	case l.ctx.Err() != nil:
+		return "the session is ending"
+	case l.halted != "":
+		return "halted"
+	case !l.mode.Acting() || !l.lockHeld():
+		return "the session stopped acting"
+	case l.pause != nil && !l.rollbackStops[s.Key()]:
+		return "paused"
+	case l.skipped[s.Key()]:
+		return "skipped"
+	}
+	return ""
+}
+
+// notRun ends a step whose first line is written but that never reached
+// the engine: its last line says so.
+func (l *loop) notRun(d stepDone, why string) {
+	s := d.step
+	l.note("%s %s not run: %s before it began", s.Action, s.Target(), why)
+	e := journal.FromResult(reconcile.Result{Step: s, Err: errors.New("not run: " + why)}, d.began, d.entry.User, d.entry.Mode)
+	e.Engine, e.Prefix, e.Result = d.entry.Engine, d.entry.Prefix, journal.ResultInterrupted
+	l.writeJournal(e, func(error) { l.onStepDone(d) })
+}
+
+// launch runs a step beside the loop with the client the mode allows; its
+// result comes back on stepped.
+func (l *loop) launch(d stepDone) {
+	s := d.step
+	now := l.now()
+	if r := l.running[s.Key()]; r != nil {
+		r.Since = now
+	}
 	if l.opts.OnStep != nil {
 		l.opts.OnStep(s, now)
 	}
 	c := l.ro
-	if l.mode.Acting() && l.lock != nil {
+	if l.mode.Acting() && l.lockHeld() {
 		c = l.scoped()
 	}
 	l.event(Event{Kind: EventStepStarted, Step: s})
-	mode, jr, listed := l.mode, l.opts.Journal, l.planListed
-	entry := l.entry(l.journalMode())
-	run := reconcile.RunOptions{OnDrain: l.onDrain, Released: l.released(s)}
+	var created string // set by RunWith, on the step's goroutine, before it returns
+	run := reconcile.RunOptions{OnDrain: l.onDrain, Released: l.released(s), Created: func(id string) { created = id }}
 	// Not goReport: the result must reach the loop even while the session
 	// ends, so that the step is journaled and finishStep sees it end.
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
-		d := l.step(c, s, run, mode, jr, entry, began)
-		d.listed = listed
+		d.ran = true
+		d.err = reconcile.RunWith(l.stepCtx, c, s, run)
+		d.duration = time.Since(d.began)
+		d.interrupted = d.err != nil && l.stepCtx.Err() != nil
+		d.created = created
 		l.stepped <- d
 	}()
 }
 
-// step runs s and journals it: a line before, a line after. It runs beside
-// the loop and touches none of its state.
-func (l *loop) step(c docker.Client, s reconcile.Step, run reconcile.RunOptions, mode Mode, jr *journal.Journal, entry journal.Entry, began time.Time) stepDone {
-	d := stepDone{step: s, mode: mode, began: began}
-	if jr != nil {
-		e := journal.FromResult(reconcile.Result{Step: s}, began, entry.User, entry.Mode)
-		e.Engine, e.Prefix, e.Result = entry.Engine, entry.Prefix, journal.ResultStarted
-		if d.jerr = jr.Append(e); d.jerr != nil {
-			return d
-		}
+// onStepped takes a step's end from its goroutine: its last journal line
+// is written first, and the step ends (onStepDone) once it is.
+func (l *loop) onStepped(d stepDone) {
+	e := journal.FromResult(reconcile.Result{Step: d.step, Err: d.err, Duration: d.duration}, d.began, d.entry.User, d.entry.Mode)
+	e.Engine, e.Prefix = d.entry.Engine, d.entry.Prefix
+	if d.interrupted {
+		e.Result = journal.ResultInterrupted
 	}
-	d.ran = true
-	d.err = reconcile.RunWith(l.stepCtx, c, s, run)
-	d.duration = time.Since(began)
-	if jr != nil {
-		e := journal.FromResult(reconcile.Result{Step: s, Err: d.err, Duration: d.duration}, began, entry.User, entry.Mode)
-		e.Engine, e.Prefix = entry.Engine, entry.Prefix
-		if d.err != nil && l.stepCtx.Err() != nil {
-			e.Result = journal.ResultInterrupted
-		}
-		d.jerr = jr.Append(e)
-	}
-	return d
+	l.writeJournal(e, func(error) { l.onStepDone(d) })
 }
 
 func (l *loop) onStepDone(d stepDone) {
@@ -278,14 +401,15 @@ func (l *loop) onStepDone(d stepDone) {
 		l.epoch++ // what every slot's plan hangs on moved: a failure, a hold
 	}
 	delete(l.running, key)
-	if d.jerr != nil {
-		l.halt("journal: " + d.jerr.Error())
+	if l.releaseAfterStep && len(l.running) == 0 {
+		l.releaseAfterStep = false
+		l.releaseLock()
 	}
 	if !d.ran {
 		l.requestFetch()
 		return
 	}
-	res := StepResult{Step: s, Mode: d.mode, Began: d.began, Duration: d.duration, Listed: d.listed, ends: l.ends}
+	res := StepResult{Step: s, Mode: d.mode, Began: d.began, Duration: d.duration, Listed: d.listed, Created: d.created, ends: l.ends}
 	if d.err != nil {
 		res.Err = d.err.Error()
 	}
@@ -328,10 +452,6 @@ func (l *loop) onStepDone(d stepDone) {
 			l.restarts[s.ContainerID]++
 		}
 	}
-	if l.releaseAfterStep && len(l.running) == 0 {
-		l.releaseAfterStep = false
-		l.releaseLock()
-	}
 	l.requestFetch()
 }
 
@@ -349,6 +469,9 @@ func (l *loop) onDrained(p reconcile.DrainProgress) {
 	r := l.running[p.Step.Key()]
 	if r == nil {
 		return
+	}
+	if r.Drain == nil { // its drain began: Diff's slots say it is leaving
+		l.plan = l.plan.WithDrained(p.Step.ContainerID)
 	}
 	r.Drain = &p
 	kind := EventDraining

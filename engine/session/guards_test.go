@@ -2,11 +2,14 @@ package session
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +17,7 @@ import (
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
+	"github.com/rollcall/rollcall/engine/state"
 )
 
 // These tests each keep one guard of the session. Each was checked by
@@ -227,7 +231,7 @@ func TestEveryStepIsJournaledBeforeAndAfter(t *testing.T) {
 func TestJournalFailureHalts(t *testing.T) {
 	f, clock := newEngine()
 	h := newHarness(t, f, clock, desiredYAML("web:v1", 2), ModeAuto)
-	path := h.withJournal()
+	h.withJournal()
 	h.opts.Journal.Close() // every Append now fails
 	h.start()
 	snap := h.waitFor("the halt", func(s Snapshot) bool { return s.Halted != "" })
@@ -238,7 +242,6 @@ func TestJournalFailureHalts(t *testing.T) {
 	if !strings.Contains(snap.Halted, "journal") {
 		t.Errorf("halted %q", snap.Halted)
 	}
-	_ = path
 }
 
 // Crash backoff: the restarts rollcall issued count until the container has
@@ -616,5 +619,361 @@ func TestNoStepInASlotFromAListOlderThanItsStep(t *testing.T) {
 	}
 	if starts != 1 {
 		t.Errorf("slot 0 was started %d times, want once", starts)
+	}
+}
+
+// gatedJournal is a journal's disk: a line that block picks waits in its
+// Write until release is closed, as on a hung disk; entered is closed as
+// the first such write begins to wait.
+type gatedJournal struct {
+	block   func(e journal.Entry) bool
+	fail    func(e journal.Entry) error // nil: no line fails
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+
+	mu    sync.Mutex
+	lines []journal.Entry
+}
+
+func newGatedJournal(block func(journal.Entry) bool) *gatedJournal {
+	return &gatedJournal{block: block, entered: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (g *gatedJournal) Write(p []byte) (int, error) {
+	var e journal.Entry
+	if err := json.Unmarshal(p, &e); err != nil {
+		return 0, err
+	}
+	if g.block(e) {
+		g.once.Do(func() { close(g.entered) })
+		<-g.release
+	}
+	if g.fail != nil {
+		if err := g.fail(e); err != nil {
+			return 0, err
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.lines = append(g.lines, e)
+	return len(p), nil
+}
+
+// written are the lines written so far.
+func (g *gatedJournal) written() []journal.Entry {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.lines)
+}
+
+// auditedClient calls seen at each create and stop, before the engine
+// does it.
+type auditedClient struct {
+	docker.Client
+	seen func(call, name string)
+}
+
+func (a *auditedClient) Create(ctx context.Context, s docker.CreateSpec) (string, error) {
+	a.seen("create", s.Name)
+	return a.Client.Create(ctx, s)
+}
+
+func (a *auditedClient) Stop(ctx context.Context, id string, grace time.Duration) error {
+	a.seen("stop", id)
+	return a.Client.Stop(ctx, id, grace)
+}
+
+// answerLimit is how soon a loop that does not wait on the disk answers
+// an intent with a snapshot.
+const answerLimit = time.Second
+
+// answers checks that the loop answers: after a Refresh, a new snapshot
+// comes within answerLimit. A loop that waits on the disk does not.
+func (h *harness) answers(what string) Snapshot {
+	h.t.Helper()
+	select {
+	case snap := <-h.s.Snapshots(): // one published before: not an answer
+		h.last = snap
+	default:
+	}
+	h.s.Do(Refresh{})
+	select {
+	case snap, ok := <-h.s.Snapshots():
+		if !ok {
+			h.t.Fatalf("%s: the session ended", what)
+		}
+		h.last = snap
+		return snap
+	case <-time.After(answerLimit):
+		h.t.Fatalf("%s: no snapshot within %s of a refresh: the loop waits", what, answerLimit)
+	}
+	return Snapshot{}
+}
+
+// stallsOnTheDisk checks the session while a write of kind hangs: the loop
+// keeps answering, the snapshot says what it waits for, it is not fresh,
+// nothing reaches the engine, and once the write is slow a note says so.
+func stallsOnTheDisk(t *testing.T, h *harness, kind string, launched *atomic.Int32) {
+	t.Helper()
+	began := time.Now()
+	for time.Since(began) < diskSlowAfter+500*time.Millisecond {
+		snap := h.answers(kind + " write hung")
+		if !strings.Contains(snap.Waiting, kind+" write pending") || snap.Fresh {
+			t.Fatalf("while the %s write hangs: waiting %q, fresh %v; want the write named, not fresh", kind, snap.Waiting, snap.Fresh)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if m := h.fake.Mutations(); len(m) != 0 || launched.Load() != 0 {
+		t.Fatalf("while the %s write hangs: %d step(s) launched, mutations %q", kind, launched.Load(), m)
+	}
+	snap := h.answers(kind + " write slow")
+	if !hasNote(snap, kind+" write pending for") || !strings.Contains(snap.Waiting, "pending for") {
+		t.Errorf("no word of the slow %s write: waiting %q\n%s", kind, snap.Waiting, describe(snap))
+	}
+}
+
+// TestNothingRunsWithoutItsJournalLine: the journal's disk hangs, on a
+// step's first line or on an operator decision's line. The loop keeps
+// answering and says what it waits for, nothing reaches the engine, and
+// once the disk lets go the step runs, its first line written before its
+// first engine call.
+func TestNothingRunsWithoutItsJournalLine(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		mode  Mode
+		block func(journal.Entry) bool
+	}{
+		{"the step's first line", ModeAuto, func(e journal.Entry) bool { return e.Result == journal.ResultStarted }},
+		{"the approval's line", ModeStep, func(e journal.Entry) bool { return e.Action == "approve" }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f, clock := newEngine()
+			gj := newGatedJournal(tt.block)
+			defer close(gj.release) // were the test to fail first
+			h := newHarness(t, f, clock, desiredYAML("web:v1", 1), tt.mode)
+			h.opts.Journal = journal.NewWriter(gj)
+			var atCreate []journal.Entry
+			h.opts.Client = &auditedClient{Client: f, seen: func(call, _ string) {
+				if call == "create" && atCreate == nil {
+					atCreate = gj.written()
+				}
+			}}
+			var launched atomic.Int32
+			h.opts.OnStep = func(reconcile.Step, time.Time) { launched.Add(1) }
+			h.start()
+			if tt.mode == ModeStep {
+				snap := h.waitFor("the start in the plan", func(s Snapshot) bool {
+					return s.Fresh && s.Lock.Held && len(s.Plan.Executable()) == 1
+				})
+				h.s.Do(ApproveStep{Key: snap.Plan.Executable()[0].Key()})
+			}
+			select {
+			case <-gj.entered:
+			case <-time.After(waitLimit):
+				t.Fatalf("the blocked line was never written:\n%s", describe(h.last))
+			}
+
+			stallsOnTheDisk(t, h, "journal", &launched)
+
+			gj.release <- struct{}{} // the one blocked write goes through
+			h.drive("the start", func(s Snapshot) bool { return running(s, "web:v1") == 1 && s.Running == nil })
+			started := slices.IndexFunc(atCreate, func(e journal.Entry) bool {
+				return e.Result == journal.ResultStarted && e.Action == "start" && e.Workload == "web"
+			})
+			if started < 0 {
+				t.Fatalf("the create ran before the step's first line was written: journal then %+v", atCreate)
+			}
+			if tt.mode == ModeStep && !slices.ContainsFunc(atCreate[:started], func(e journal.Entry) bool { return e.Action == "approve" }) {
+				t.Errorf("the step's line came before its approval's: %+v", atCreate)
+			}
+			if !hasNote(h.last, "journal write ended after") {
+				t.Errorf("no word that the slow write ended:\n%s", describe(h.last))
+			}
+		})
+	}
+}
+
+// TestNothingRunsWhileTheHoldsWriteHangs: the holds file's write waits (on
+// its lock, held by another rollcall) after an operator rollback put a
+// spec on hold. The loop keeps answering and says what it waits for, and
+// the rollback's stop does not run; once the write ends, the stop runs,
+// with the hold on disk by then.
+func TestNothingRunsWhileTheHoldsWriteHangs(t *testing.T) {
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 1))
+	d, _ := spec.Parse("v2.yaml", []byte(desiredYAML("web:v2", 1)))
+	r := spec.Resolve(context.Background(), d, f)
+	hash := r.Workload("web").Hash
+	if _, err := f.Create(context.Background(), *reconcile.CreateSpec(pfx, r.Workload("web"), 0)); err != nil {
+		t.Fatal(err)
+	}
+	f.ResetCalls()
+	dir := t.TempDir()
+	info, _ := notSimulated{f}.Info(context.Background())
+	h := newHarness(t, f, clock, desiredYAML("web:v2", 1), ModeStep)
+	h.opts.StateDir = dir
+	var heldAtStop []Hold
+	h.opts.Client = &auditedClient{Client: notSimulated{f}, seen: func(call, _ string) {
+		if call == "stop" && heldAtStop == nil {
+			heldAtStop, _ = ListHolds(dir, info, pfx)
+			heldAtStop = append(heldAtStop, Hold{}) // not nil: seen
+		}
+	}}
+	var launched atomic.Int32
+	h.opts.OnStep = func(reconcile.Step, time.Time) { launched.Add(1) }
+	h.start()
+	h.waitFor("the plan", func(s Snapshot) bool { return s.Fresh && s.Lock.Held })
+
+	// Another rollcall holds the holds file's lock.
+	held, release := make(chan struct{}), make(chan struct{})
+	other := make(chan error, 1)
+	go func() {
+		_, err := state.UpdateHoldsFile(state.HoldsPath(dir, info, pfx), state.HoldsLockWait, func(state.Holds) bool {
+			close(held)
+			<-release
+			return false
+		})
+		other <- err
+	}()
+	<-held
+	var once sync.Once
+	letGo := func() { once.Do(func() { close(release) }) }
+	defer letGo()
+	h.s.Do(Rollback{Workload: "web"})
+	h.waitFor("the hold", func(s Snapshot) bool { return len(s.Holds["web"]) == 1 })
+
+	stallsOnTheDisk(t, h, "holds", &launched)
+
+	letGo()
+	if err := <-other; err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("the rollback", func(s Snapshot) bool { return hasNote(s, "rollback of web done") })
+	if heldAtStop == nil {
+		t.Fatalf("the rollback's stop never ran: %q", f.Mutations())
+	}
+	if !slices.ContainsFunc(heldAtStop, func(h Hold) bool { return h.Workload == "web" && h.Hash == hash }) {
+		t.Errorf("the stop ran before the hold was written: holds file then %+v", heldAtStop)
+	}
+}
+
+// TestAStepHeldWhileItsLineIsWrittenDoesNotRun: the operator pauses, or
+// turns to watch, while a step's first journal line hangs on the disk.
+// Once the line is written the step does not reach the engine, and its
+// last line says it never ran.
+func TestAStepHeldWhileItsLineIsWrittenDoesNotRun(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		do   Intent
+	}{
+		{"paused", Pause{}},
+		{"watch mode", SetMode{Mode: ModeWatch}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f, clock := newEngine()
+			gj := newGatedJournal(func(e journal.Entry) bool { return e.Result == journal.ResultStarted })
+			defer close(gj.release)
+			h := newHarness(t, f, clock, desiredYAML("web:v1", 1), ModeAuto)
+			h.opts.Journal = journal.NewWriter(gj)
+			h.start()
+			select {
+			case <-gj.entered:
+			case <-time.After(waitLimit):
+				t.Fatalf("the step's first line was never written:\n%s", describe(h.last))
+			}
+			h.s.Do(tt.do)
+			h.answers("the intent taken")
+			gj.release <- struct{}{}
+			snap := h.waitFor("the step not run", func(s Snapshot) bool { return hasNote(s, "not run") && s.Running == nil })
+			h.settle()
+			if m := f.Mutations(); len(m) != 0 {
+				t.Fatalf("the held step ran: %q", m)
+			}
+			var results []string
+			for _, e := range gj.written() {
+				if e.Action == "start" {
+					results = append(results, e.Result)
+					if e.Result == journal.ResultInterrupted && !strings.Contains(e.Error, "not run") {
+						t.Errorf("the last line says %q, want that it never ran", e.Error)
+					}
+				}
+			}
+			if !slices.Equal(results, []string{journal.ResultStarted, journal.ResultInterrupted}) {
+				t.Errorf("the step's lines %q, want started then interrupted\n%s", results, describe(snap))
+			}
+			if _, watch := tt.do.(SetMode); watch {
+				h.waitFor("the lock let go", func(s Snapshot) bool { return !s.Lock.Held })
+			}
+		})
+	}
+}
+
+// TestARetryWhoseLineFailsLiftsNothing: no audit, no action. The retry's
+// journal line cannot be written: the session halts, and the hold stands
+// in the session and in the holds file.
+func TestARetryWhoseLineFailsLiftsNothing(t *testing.T) {
+	f, clock := newEngine()
+	dir, info, _ := heldWeb(t, f, clock)
+	gj := newGatedJournal(func(journal.Entry) bool { return false })
+	gj.fail = func(e journal.Entry) error {
+		if e.Action == "retry" {
+			return errors.New("disk full")
+		}
+		return nil
+	}
+	h := newHarness(t, f, clock, desiredYAML("web:v2", 1), ModeStep)
+	h.opts.StateDir = dir
+	h.opts.Client = notSimulated{f}
+	h.opts.Journal = journal.NewWriter(gj)
+	h.start()
+	h.waitFor("the held plan", func(s Snapshot) bool { return s.Fresh && len(s.Holds["web"]) == 1 })
+	h.s.Do(Retry{Workload: "web"})
+	snap := h.waitFor("the halt", func(s Snapshot) bool { return s.Halted != "" })
+	h.settle()
+	if !strings.Contains(snap.Halted, "disk full") || len(h.last.Holds["web"]) != 1 {
+		t.Errorf("halted %q, holds %v: want the halt and the hold kept", snap.Halted, h.last.Holds)
+	}
+	if hs, err := ListHolds(dir, info, pfx); err != nil || len(hs) != 1 {
+		t.Errorf("holds file %+v %v: the hold was lifted without its line", hs, err)
+	}
+}
+
+// TestAnEndingSessionGivesUpOnAHungJournal: a session asked to end while
+// its journal's disk hangs waits for it a bounded time, then returns,
+// and the step whose first line never got written never ran.
+func TestAnEndingSessionGivesUpOnAHungJournal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out the ending's slack")
+	}
+	f, clock := newEngine()
+	gj := newGatedJournal(func(e journal.Entry) bool { return e.Result == journal.ResultStarted })
+	defer close(gj.release)
+	h := newHarness(t, f, clock, desiredYAML("web:v1", 1), ModeAuto)
+	h.opts.Journal = journal.NewWriter(gj)
+	s := New(h.opts)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	go func() { // a reader, as the console is
+		for range s.Snapshots() {
+		}
+	}()
+	select {
+	case <-gj.entered:
+	case <-time.After(waitLimit):
+		t.Fatal("the step's first line was never written")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2*stepFinishSlack + waitLimit):
+		t.Fatal("Run did not return while the journal hung")
+	}
+	if m := f.Mutations(); len(m) != 0 {
+		t.Errorf("the step ran without its line: %q", m)
 	}
 }

@@ -2,9 +2,7 @@ package session
 
 import (
 	"context"
-	"os"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -12,6 +10,7 @@ import (
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
+	"github.com/rollcall/rollcall/engine/state"
 )
 
 // heldWeb seeds web/0 on web:v1 and puts web:v2, the desired spec, on hold
@@ -31,9 +30,9 @@ func heldWeb(t *testing.T, f *docker.Fake, clock *docker.ManualClock) (string, d
 	}
 	dir := t.TempDir()
 	since := time.Date(2026, 4, 30, 3, 12, 0, 0, time.UTC)
-	recs := holdRecords{}
-	recs.add(Hold{Workload: "web", Hash: hash, Since: since, By: "night-shift", Reason: "web/0: rollback: not healthy"})
-	if err := writeHoldsFile(holdsFile(dir, info, pfx), recs); err != nil {
+	recs := state.Holds{}
+	recs.Add(Hold{Workload: "web", Hash: hash, Since: since, By: "night-shift", Reason: "web/0: rollback: not healthy"})
+	if err := state.WriteHoldsFile(state.HoldsPath(dir, info, pfx), recs); err != nil {
 		t.Fatal(err)
 	}
 	return dir, info, hash
@@ -149,6 +148,31 @@ func TestHoldLiftedOutsideTheSession(t *testing.T) {
 	h.drive("the held spec running", func(s Snapshot) bool { return running(s, "web:v2") == 1 })
 }
 
+// holdsLoop is a bare loop with its holds worker, for the bookkeeping of
+// the holds file alone: a relist it asks for only counts as asked.
+func holdsLoop(t *testing.T) *loop {
+	l := &loop{ctx: context.Background(), opts: Options{User: "tester", Now: time.Now}, holds: map[string]map[string]bool{},
+		rollbacks: map[string]string{}, infoOK: true, fetching: true, slowSaid: map[string]time.Time{}}
+	l.holdsW = startWorker(doHolds)
+	t.Cleanup(l.holdsW.close)
+	return l
+}
+
+// awaitHolds takes in the holds writes under way, as the loop would.
+func (l *loop) awaitHolds(t *testing.T) {
+	t.Helper()
+	for l.hs.writing != nil {
+		select {
+		case <-l.holdsW.ready:
+			for _, w := range l.holdsW.take() {
+				l.onHoldsWritten(w)
+			}
+		case <-time.After(waitLimit):
+			t.Fatal("the holds write did not end")
+		}
+	}
+}
+
 // TestASessionWriteKeepsALiftMadeOutside: a session that writes its holds
 // (a new hold) after `rollcall retry` lifted one and before it read the
 // file again writes only what it changed: the lifted hold stays lifted,
@@ -156,14 +180,13 @@ func TestHoldLiftedOutsideTheSession(t *testing.T) {
 func TestASessionWriteKeepsALiftMadeOutside(t *testing.T) {
 	dir := t.TempDir()
 	info := docker.EngineInfo{ID: "engine-1"}
-	path := holdsFile(dir, info, pfx)
-	recs := holdRecords{}
-	recs.add(Hold{Workload: "web", Hash: "aaaa1111"})
-	if err := writeHoldsFile(path, recs); err != nil {
+	path := state.HoldsPath(dir, info, pfx)
+	recs := state.Holds{}
+	recs.Add(Hold{Workload: "web", Hash: "aaaa1111"})
+	if err := state.WriteHoldsFile(path, recs); err != nil {
 		t.Fatal(err)
 	}
-	l := &loop{opts: Options{User: "tester", Now: time.Now}, holds: map[string]map[string]bool{},
-		rollbacks: map[string]string{}, infoOK: true}
+	l := holdsLoop(t)
 	l.onHoldsRead(&holdsRead{path: path, recs: recs})
 	if !l.holds["web"]["aaaa1111"] {
 		t.Fatalf("holds %v after the first read", l.holds)
@@ -174,6 +197,7 @@ func TestASessionWriteKeepsALiftMadeOutside(t *testing.T) {
 	}
 	l.holds["api"] = map[string]bool{"bbbb2222": true} // a rollback of api
 	l.saveHolds()
+	l.awaitHolds(t)
 	if l.holds["web"]["aaaa1111"] || !l.holds["api"]["bbbb2222"] {
 		t.Errorf("session holds %v, want api's only", l.holds)
 	}
@@ -189,46 +213,49 @@ func TestASessionWriteKeepsALiftMadeOutside(t *testing.T) {
 	if l.holds["web"]["aaaa1111"] {
 		t.Errorf("a read from before the write put the lifted hold back: %v", l.holds)
 	}
+	if !l.refetch {
+		t.Error("no relist asked for after the write: the plan in hand predates it")
+	}
 }
 
-// TestHoldsFileRead: a file of an older rollcall (hashes alone) reads as
-// holds without who and when; a FIFO in the file's place is an error, not
-// a hang; a torn file is an error naming the file.
-func TestHoldsFileRead(t *testing.T) {
+// TestHoldsChangedWhileAWriteIsUnderWay: the session's holds change while
+// its write of the holds file waits on the disk (here: on the file's lock,
+// held by another rollcall). The write in flight is not taken for a change
+// made outside, and the change follows it: a hold lifted meanwhile ends
+// lifted in the session and in the file, one put meanwhile ends held.
+func TestHoldsChangedWhileAWriteIsUnderWay(t *testing.T) {
 	dir := t.TempDir()
 	info := docker.EngineInfo{ID: "engine-1"}
-	path := holdsFile(dir, info, pfx)
-	if err := os.WriteFile(path, []byte(`{"web": ["aaaa1111", "bbbb2222"]}`), 0o600); err != nil {
+	path := state.HoldsPath(dir, info, pfx)
+	l := holdsLoop(t)
+	l.onHoldsRead(&holdsRead{path: path, recs: state.Holds{}})
+
+	release, held := make(chan struct{}), make(chan struct{})
+	other := make(chan error, 1)
+	go func() {
+		_, err := state.UpdateHoldsFile(path, state.HoldsLockWait, func(state.Holds) bool { close(held); <-release; return false })
+		other <- err
+	}()
+	<-held
+	l.holds["web"] = map[string]bool{"aaaa1111": true} // a rollback
+	l.saveHolds()
+	if l.hs.writing == nil {
+		t.Fatal("no write under way")
+	}
+	l.unhold("web", "aaaa1111")                        // a retry, while it waits
+	l.holds["api"] = map[string]bool{"bbbb2222": true} // and another rollback
+	l.saveHolds()
+	close(release)
+	if err := <-other; err != nil {
 		t.Fatal(err)
 	}
-	hs, err := ListHolds(dir, info, pfx)
-	if err != nil || len(hs) != 2 || hs[0].Hash != "aaaa1111" || !hs[0].Since.IsZero() || hs[0].By != "" {
-		t.Fatalf("old file: %+v %v", hs, err)
+	l.awaitHolds(t)
+	if l.holds["web"]["aaaa1111"] || !l.holds["api"]["bbbb2222"] {
+		t.Errorf("session holds %v, want api's only", l.holds)
 	}
-
-	if err := os.WriteFile(path, []byte(`{"web": [{"hash": "aa`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ListHolds(dir, info, pfx); err == nil || !strings.Contains(err.Error(), path) {
-		t.Errorf("torn file: %v, want an error naming %s", err, path)
-	}
-	if _, err := LiftHolds(dir, info, pfx, "web"); err == nil {
-		t.Errorf("a torn file was written over")
-	}
-
-	os.Remove(path)
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
-	done := make(chan error, 1)
-	go func() { _, err := ListHolds(dir, info, pfx); done <- err }()
-	select {
-	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
-			t.Errorf("FIFO: %v, want not a regular file", err)
-		}
-	case <-time.After(waitLimit):
-		t.Fatal("reading a FIFO in the holds file's place hangs")
+	got, err := ListHolds(dir, info, pfx)
+	if err != nil || len(got) != 1 || got[0].Workload != "api" {
+		t.Errorf("holds file %+v %v, want api's only", got, err)
 	}
 }
 
@@ -250,9 +277,9 @@ func TestHoldKeptWhileTheImageCannotBeResolved(t *testing.T) {
 	hash := spec.Resolve(context.Background(), d, other).Workload("web").Hash
 	info, _ := notSimulated{f}.Info(context.Background())
 	dir := t.TempDir()
-	recs := holdRecords{}
-	recs.add(Hold{Workload: "web", Hash: hash})
-	if err := writeHoldsFile(holdsFile(dir, info, pfx), recs); err != nil {
+	recs := state.Holds{}
+	recs.Add(Hold{Workload: "web", Hash: hash})
+	if err := state.WriteHoldsFile(state.HoldsPath(dir, info, pfx), recs); err != nil {
 		t.Fatal(err)
 	}
 

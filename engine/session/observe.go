@@ -253,11 +253,12 @@ func (l *loop) needResolve() bool {
 // diff makes the plan of the latest list and keeps the bookkeeping that
 // hangs on it current.
 func (l *loop) diff() {
+	obs := &reconcile.Observed{Now: l.planNow, Containers: l.containers, Holds: l.holds, RollingBack: l.rollbacks,
+		RecreateBefore: l.recreate, SkipHealth: l.skipHealth, Restarts: l.restarts, Restarting: l.restartsInFlight(),
+		Draining: l.drainingNow()}
 	if l.resolved == nil {
-		l.plan = reconcile.Plan{}
+		l.plan = reconcile.Unresolved(l.prefix, obs) // the slots only, judged by nothing
 	} else {
-		obs := &reconcile.Observed{Now: l.planNow, Containers: l.containers, Holds: l.holds, RollingBack: l.rollbacks,
-			RecreateBefore: l.recreate, SkipHealth: l.skipHealth, Restarts: l.restarts, Restarting: l.restartsInFlight()}
 		l.plan = reconcile.Diff(l.resolved, obs)
 		if l.opts.Unattended == nil {
 			// The console shows the whole roll: the steps that follow
@@ -270,6 +271,21 @@ func (l *loop) diff() {
 	l.forgetRestarts()
 	l.forgetGoneSteps()
 	l.checkFailures()
+}
+
+// drainingNow is the containers whose pre_stop ran in a stop or roll in
+// flight (drained, DESIGN §1); nil when there are none.
+func (l *loop) drainingNow() map[string]bool {
+	var out map[string]bool
+	for _, r := range l.running {
+		if r.Drain != nil { // its drain began: it is leaving
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[r.Step.ContainerID] = true
+		}
+	}
+	return out
 }
 
 // restartsInFlight is the containers whose restart step runs now, for
@@ -305,13 +321,11 @@ func (l *loop) forgetRestarts() {
 			delete(l.restarts, id)
 			continue
 		}
-		minReady := spec.DefaultMinReady
-		if l.resolved != nil {
-			if w := l.resolved.Workload(c.Labels[docker.WorkloadLabel(l.prefix)]); w != nil {
-				minReady = w.Update.MinReady
-			}
-		}
-		if reconcile.Healthy(c, minReady, l.planNow, false) && l.planNow.Sub(c.StartedAt) >= restartResetAfter {
+		// Diff's word on it: healthy by its healthcheck, or without one
+		// past min_ready (emergency's unverified does not count).
+		st, _ := l.plan.Container(id)
+		verified := st.Condition == reconcile.ConditionHealthy || (st.Condition == reconcile.ConditionUnverified && !l.skipHealth)
+		if verified && l.planNow.Sub(c.StartedAt) >= restartResetAfter {
 			delete(l.restarts, id)
 		}
 	}

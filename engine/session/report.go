@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"log/slog"
-	"time"
 
 	"github.com/rollcall/rollcall/engine/journal"
 )
@@ -47,18 +46,9 @@ func (l *loop) entry(mode string) journal.Entry {
 }
 
 // decision journals an operator's decision (approve, skip, confirm,
-// rollback ...). It fails like a step would: a decision that cannot be
-// journaled halts the session.
+// rollback ...), beside the loop (decisionThen).
 func (l *loop) decision(action, workload, about string) {
-	if l.opts.Journal == nil {
-		return
-	}
-	e := l.entry(l.journalMode())
-	e.Time = time.Now() // the journal is on the wall clock, as the steps' lines
-	e.Action, e.Workload, e.Reason, e.Result = action, workload, about, journal.ResultDecision
-	if err := l.opts.Journal.Append(e); err != nil {
-		l.halt("journal: " + err.Error())
-	}
+	l.decisionThen(action, workload, about, nil)
 }
 
 // setConnected records whether the engine answers, and says so once per

@@ -13,6 +13,7 @@ import (
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
+	"github.com/rollcall/rollcall/engine/state"
 )
 
 // Mode is how a session acts.
@@ -47,7 +48,9 @@ type Options struct {
 	// spec.DefaultPrefix.
 	Prefix string
 	// Journal receives a line before and after every step and one per
-	// operator decision; nil journals nothing.
+	// operator decision; nil journals nothing. The lines are written
+	// beside the loop, in order: a step starts only once its first line
+	// is written, and while a line is being written no new step starts.
 	Journal *journal.Journal
 	// JournalMode names the mode in the journal ("apply", "agent", "demo");
 	// "" means the session's mode.
@@ -199,6 +202,7 @@ func (s *Session) Run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	l := newLoop(ctx, s)
+	l.startWorkers()
 	s.abandonMu.Lock()
 	l.stepCtx, s.abandon = context.WithCancel(context.Background())
 	if s.abandoned {
@@ -211,6 +215,7 @@ func (s *Session) Run(ctx context.Context) error {
 		s.Abandon() // nothing runs any more; frees the step context
 		l.wg.Wait()
 		l.releaseLock()
+		l.closeWorkers()
 		close(s.snaps)
 	}()
 	l.start()
@@ -219,9 +224,11 @@ func (s *Session) Run(ctx context.Context) error {
 }
 
 // finishStep waits, as the session ends, for the step in flight to end,
-// journals it as any other, and abandons it after its grace and slack.
+// journals it as any other, and abandons it after its grace and slack. It
+// also lets the journal lines and the holds write under way end; a disk
+// that still has not taken them a slack later is given up on.
 func (l *loop) finishStep() {
-	if len(l.running) == 0 {
+	if len(l.running) == 0 && !l.diskBusy() {
 		return
 	}
 	var grace time.Duration
@@ -232,20 +239,32 @@ func (l *loop) finishStep() {
 	}
 	t := time.NewTimer(grace + stepFinishSlack)
 	defer t.Stop()
-	for len(l.running) > 0 {
+	abandoned := false
+	for len(l.running) > 0 || l.diskBusy() {
 		select {
 		case d := <-l.stepped:
-			l.onStepDone(d)
-			l.publish() // the end of the step is the last word
-			continue
+			l.onStepped(d)
+		case <-l.journalW.ready:
+			l.onJournaled(l.journalW.take())
+		case <-l.holdsW.ready:
+			for _, w := range l.holdsW.take() {
+				l.onHoldsWritten(w)
+			}
 		case <-t.C:
-			l.log(levelError, "ending: the running steps did not finish in time: abandoned", "steps", len(l.running))
-			l.s.Abandon()
+			if !abandoned {
+				abandoned = true
+				if len(l.running) > 0 {
+					l.log(levelError, "ending: the running steps did not finish in time: abandoned", "steps", len(l.running))
+					l.s.Abandon()
+				}
+				t.Reset(stepFinishSlack)
+				continue
+			}
+			// The steps were abandoned a slack ago and end promptly; the
+			// disk is what holds up now.
+			l.giveUpDisk()
 		}
-		for len(l.running) > 0 {
-			l.onStepDone(<-l.stepped)
-			l.publish()
-		}
+		l.publish() // the end of the step is the last word
 	}
 }
 
@@ -284,6 +303,22 @@ type loop struct {
 	drained chan reconcile.DrainProgress
 	details chan pauseDetail
 	proxied chan proxyResult
+
+	// The disk, beside the loop: each worker runs one kind of operation
+	// in order, and reports on its ready channel (worker).
+	journalW *worker[journal.Entry, error]
+	holdsW   *worker[holdsJob, holdsWritten]
+	locks    *worker[lockJob, lockDone]
+	// jwait are the journal lines handed to journalW and not yet written,
+	// in order, with what the loop does once each is.
+	jwait []journalWait
+	// diskGone: the session ended with writes the disk never took;
+	// nothing more is handed to it.
+	diskGone bool
+	// diskAlarm wakes the loop while a write is pending, to say so;
+	// slowSaid are the writes said to be slow, by kind, since when.
+	diskAlarm alarm
+	slowSaid  map[string]time.Time
 
 	// desired source
 	changes   <-chan struct{}
@@ -384,7 +419,11 @@ type loop struct {
 	hs          holdsState // the holds file as the loop knows it (holds.go)
 	lockPoll    alarm      // armed only while another session holds the lock
 
-	lock             *hostLock
+	lock             *state.Lock // held: this session acts under it
+	lockTaking       bool        // a take is under way (lock.go)
+	lockLetGo        bool        // a release of lock is under way: the session no longer acts under it
+	lockGen          uint64      // moves at each release: a take from before is let go of
+	holderReading    bool        // a read of who holds the lock is under way
 	lockPath         string
 	holder           *LockHolder
 	lockErr          string
@@ -407,6 +446,36 @@ func newLoop(ctx context.Context, s *Session) *loop {
 		restarts: map[string]int{}, approved: map[string]bool{}, skipped: map[string]bool{},
 		confirmed: map[string]bool{}, retries: map[string]*retry{}, results: map[string]StepResult{},
 		rollbacks: map[string]string{}, rollbackStops: map[string]bool{}, blastCheck: true, connected: false, running: map[string]*StepRun{}, slotEnded: map[string]uint64{},
+		slowSaid: map[string]time.Time{},
+	}
+}
+
+// startWorkers starts the loop's disk workers; closeWorkers ends them.
+func (l *loop) startWorkers() {
+	jr := l.opts.Journal
+	l.journalW = startWorker(func(e journal.Entry) error { return jr.Append(e) })
+	l.holdsW = startWorker(doHolds)
+	l.locks = startWorker(doLock)
+}
+
+// closeWorkers ends the disk workers once they are done with what they
+// were handed, as the session ends. The lock worker is waited for (up to
+// stepFinishSlack): the lock is let go of before Run returns. A lock it
+// took that the loop never saw is let go of here.
+func (l *loop) closeWorkers() {
+	l.journalW.close()
+	l.holdsW.close()
+	l.locks.close()
+	select {
+	case <-l.locks.done:
+	case <-time.After(stepFinishSlack):
+		l.log(levelError, "ending: the lock file did not answer: the host lock goes with the process")
+		return
+	}
+	for _, d := range l.locks.take() {
+		if d.lock != nil {
+			d.lock.Release()
+		}
 	}
 }
 
@@ -438,6 +507,7 @@ func (l *loop) start() {
 func (l *loop) run() {
 	defer l.resync.Stop()
 	defer l.lockPoll.stop()
+	defer l.diskAlarm.stop()
 	defer l.proxy.alarm.stop()
 	for {
 		select {
@@ -467,7 +537,7 @@ func (l *loop) run() {
 		case r := <-l.fetched:
 			l.onFetched(r)
 		case r := <-l.stepped:
-			l.onStepDone(r)
+			l.onStepped(r)
 		case d := <-l.details:
 			l.onDetail(d)
 		case p := <-l.drained:
@@ -493,8 +563,22 @@ func (l *loop) run() {
 		case <-l.lockPoll.c:
 			l.lockPoll.fired()
 			l.pollLock()
+		case <-l.journalW.ready:
+			l.onJournaled(l.journalW.take())
+		case <-l.holdsW.ready:
+			for _, w := range l.holdsW.take() {
+				l.onHoldsWritten(w)
+			}
+		case <-l.locks.ready:
+			for _, d := range l.locks.take() {
+				l.onLock(d)
+			}
+		case <-l.diskAlarm.c:
+			l.diskAlarm.fired()
+			l.onDiskAlarm()
 		}
 		l.armLockPoll()
+		l.watchDisk()
 		l.publish()
 	}
 }
@@ -560,3 +644,170 @@ func (a *alarm) stop() {
 
 func (a *alarm) fired()      { a.t, a.c = nil, nil }
 func (a *alarm) armed() bool { return a.c != nil }
+
+// worker runs one kind of disk operation beside the loop (journal lines,
+// holds writes, the lock file), one job at a time and in the order pushed,
+// on a goroutine of its own. push never blocks, nor does a report: the
+// reports queue up and ready says there are some to take. So a hung disk
+// holds up its worker, never the loop, which keeps answering and says what
+// it waits for. The loop counts what it handed over and what came back.
+type worker[J, R any] struct {
+	mu      sync.Mutex
+	jobs    []J
+	reports []R
+	closed  bool
+	wake    chan struct{} // a job was pushed, or close was called
+	ready   chan struct{} // reports wait to be taken
+	done    chan struct{} // closed when the goroutine returned
+}
+
+func startWorker[J, R any](do func(J) R) *worker[J, R] {
+	w := &worker[J, R]{wake: make(chan struct{}, 1), ready: make(chan struct{}, 1), done: make(chan struct{})}
+	go w.run(do)
+	return w
+}
+
+func (w *worker[J, R]) run(do func(J) R) {
+	defer close(w.done)
+	for {
+		w.mu.Lock()
+		if len(w.jobs) == 0 {
+			closed := w.closed
+			w.mu.Unlock()
+			if closed {
+				return
+			}
+			<-w.wake
+			continue
+		}
+		j := w.jobs[0]
+		w.jobs = w.jobs[1:]
+		w.mu.Unlock()
+		r := do(j)
+		w.mu.Lock()
+		w.reports = append(w.reports, r)
+		w.mu.Unlock()
+		signal(w.ready)
+	}
+}
+
+// push hands the worker a job.
+func (w *worker[J, R]) push(j J) {
+	w.mu.Lock()
+	w.jobs = append(w.jobs, j)
+	w.mu.Unlock()
+	signal(w.wake)
+}
+
+// take is the reports so far, oldest first.
+func (w *worker[J, R]) take() []R {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.reports
+	w.reports = nil
+	return out
+}
+
+// close lets the worker end once its jobs are done; done says when.
+func (w *worker[J, R]) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	signal(w.wake)
+}
+
+// diskSlowAfter is how long a write may be pending before the session
+// says so (a note and a log line); its snapshot says it from the start.
+const diskSlowAfter = time.Second
+
+// diskPending is the oldest write the loop waits for, if any: "journal" or
+// "holds", and since when (wall clock).
+func (l *loop) diskPending() (kind string, since time.Time) {
+	if len(l.jwait) > 0 {
+		kind, since = "journal", l.jwait[0].since
+	}
+	if l.hs.writing != nil && (kind == "" || l.hs.since.Before(since)) {
+		kind, since = "holds", l.hs.since
+	}
+	return kind, since
+}
+
+func (l *loop) diskBusy() bool { kind, _ := l.diskPending(); return kind != "" }
+
+// diskWait is why nothing new runs while a write is pending; "" when none
+// is.
+func (l *loop) diskWait() string {
+	kind, since := l.diskPending()
+	if kind == "" {
+		return ""
+	}
+	if d := time.Since(since); d >= time.Second {
+		return fmt.Sprintf("%s write pending for %s: nothing new runs until it is written", kind, d.Truncate(time.Second))
+	}
+	return fmt.Sprintf("%s write pending: nothing new runs until it is written", kind)
+}
+
+// watchDisk, at the end of each turn of the loop, says in the snapshot
+// that nothing new runs while a write is pending (act says it again once
+// the write ends), and keeps the disk alarm armed only while one is: for
+// the moment it turns slow, then for each second the wait shows.
+func (l *loop) watchDisk() {
+	kind, since := l.diskPending()
+	if kind != "" {
+		l.waiting = l.diskWait()
+	}
+	switch {
+	case kind == "":
+		l.diskAlarm.stop()
+	case !l.diskAlarm.armed():
+		age := time.Since(since)
+		next := diskSlowAfter - age
+		if age >= diskSlowAfter {
+			next = time.Second - age%time.Second
+		}
+		l.diskAlarm.set(max(next, time.Millisecond))
+	}
+}
+
+// onDiskAlarm says once that a write is slow, and brings what the session
+// waits for up to date.
+func (l *loop) onDiskAlarm() {
+	kind, since := l.diskPending()
+	if kind == "" {
+		return
+	}
+	if _, said := l.slowSaid[kind]; !said && time.Since(since) >= diskSlowAfter {
+		l.slowSaid[kind] = since
+		l.note("%s write pending for %s: nothing new runs until it is written", kind, time.Since(since).Truncate(100*time.Millisecond))
+		l.log(levelWarn, "a write is slow: nothing new runs until it is written", "write", kind, "pending", time.Since(since).String())
+	}
+	l.act()
+}
+
+// diskDone says that a write said to be slow ended.
+func (l *loop) diskDone(kind string) {
+	since, said := l.slowSaid[kind]
+	if !said {
+		return
+	}
+	delete(l.slowSaid, kind)
+	took := time.Since(since).Truncate(100 * time.Millisecond)
+	l.note("%s write ended after %s", kind, took)
+	l.log(levelInfo, "the slow write ended", "write", kind, "took", took.String())
+}
+
+// giveUpDisk is the end of an ending session's wait for the disk: what it
+// was still to write is dropped, said, and not waited for.
+func (l *loop) giveUpDisk() {
+	kind, since := l.diskPending()
+	l.log(levelError, "ending: the disk did not take the last writes: given up", "write", kind, "pending", time.Since(since).String())
+	l.diskGone = true
+	waits := l.jwait
+	l.jwait = nil
+	for _, w := range waits {
+		if w.then != nil {
+			w.then(errJournalGone)
+		}
+	}
+	l.hs.writing = nil
+}

@@ -88,7 +88,7 @@ func TestAutoConvergesRoll(t *testing.T) {
 		healthy := 0
 		for _, v := range s.Slots {
 			for _, c := range v.Containers {
-				if c.Healthy {
+				if c.Condition.Healthy() {
 					healthy++
 				}
 			}
@@ -106,7 +106,7 @@ func TestAutoConvergesRoll(t *testing.T) {
 		t.Errorf("mutations %q: want 3 creates and 3 stop+remove", m)
 	}
 	for _, v := range snap.Slots {
-		if !v.Ready || v.Desired == nil || v.Desired.Image != "web:v2" || len(v.Containers) != 1 || v.Containers[0].Status != StatusUpToDate {
+		if !v.Ready || v.Desired == nil || v.Desired.Image != "web:v2" || len(v.Containers) != 1 || v.Containers[0].Relation != reconcile.RelUpToDate {
 			t.Errorf("slot %s/%d: %+v", v.Workload, v.Slot, v)
 		}
 	}

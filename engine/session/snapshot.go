@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
@@ -151,6 +150,9 @@ type StepResult struct {
 	Began    time.Time // wall clock
 	Duration time.Duration
 	Err      string // "" when it succeeded
+	// Created is the ID the engine gave the container a start made ("" for
+	// any other step, and for a start that failed).
+	Created string
 	// Listed is when the engine list the step was planned from was taken
 	// (wall clock): always after every step that started before it, and
 	// after every step of its slot that ended before it began.
@@ -216,14 +218,18 @@ func (p Progress) String() string { return fmt.Sprintf("%d/%d", p.Ready, p.Total
 func (p Progress) Done() bool { return p.Ready == p.Total }
 
 // SlotView is one row of the console's slots pane: a slot of a workload,
-// what it should run and the containers in it. Surplus slots, extra
-// workloads and orphans (Slot reconcile.NoSlot) get rows with no Desired.
+// what it should run and the containers in it, as Diff classified them
+// (reconcile.SlotState). Surplus slots, extra workloads and orphans (Slot
+// reconcile.NoSlot) get rows with no Desired.
 type SlotView struct {
 	Workload   string
 	Slot       int
 	Desired    *DesiredSlot
-	Containers []ContainerView // the one serving the slot first, then the others
-	Ready      bool            // an up-to-date healthy container serves the slot
+	Containers []ContainerView // the up-to-date ones first, as Diff ranks them, then the others, oldest first
+	Ready      bool            // an up-to-date healthy container serves the slot (Diff's SlotState.Ready)
+	// Wait is what the slot waits for and until when (Diff's), if anything.
+	Wait  reconcile.WaitKind
+	Until time.Time
 }
 
 // DesiredSlot is what a slot should run.
@@ -236,27 +242,13 @@ type DesiredSlot struct {
 	Err     string // the image could not be resolved
 }
 
-// ContainerStatus is what a container is to its slot (DESIGN §1).
-type ContainerStatus string
-
-const (
-	StatusUpToDate    ContainerStatus = "up-to-date"
-	StatusNeedsUpdate ContainerStatus = "needs-update"
-	StatusStale       ContainerStatus = "stale"
-	StatusLegacy      ContainerStatus = "legacy"
-	StatusDuplicate   ContainerStatus = "duplicate"
-	StatusSurplus     ContainerStatus = "surplus"
-	StatusExtra       ContainerStatus = "extra"
-	StatusOrphan      ContainerStatus = "orphan"
-	StatusUnknown     ContainerStatus = "unknown" // the desired image is not resolved
-)
-
-// ContainerView is one container in a slot.
+// ContainerView is one container in a slot, with Diff's judgement of it.
 type ContainerView struct {
 	docker.Container
-	Status     ContainerStatus
-	Healthy    bool
-	Unverified bool // counted healthy without a healthcheck's word (min_ready, or emergency)
+	Relation  reconcile.Relation
+	Condition reconcile.Condition
+	Serves    bool // it serves its slot
+	Drift     []reconcile.Drift
 }
 
 func (l *loop) snapshot() Snapshot {
@@ -271,7 +263,7 @@ func (l *loop) snapshot() Snapshot {
 		Waiting: l.waiting, Settling: l.settleLeft(), Halted: l.halted,
 		RolledBack: slices.Clone(l.rolledBack), Proxy: l.proxyView(),
 	}
-	s.Fresh = l.planEpoch == l.epoch && !l.loading && !l.fetching && len(l.running) == 0 && !l.anyStale() && l.resolved != nil && l.connected
+	s.Fresh = l.planEpoch == l.epoch && !l.loading && !l.fetching && len(l.running) == 0 && !l.anyStale() && l.resolved != nil && l.connected && !l.diskBusy()
 	s.Steady = s.Fresh && l.plan.Empty() && len(l.plan.Errors()) == 0 && s.Settling == 0
 	if l.refusal != nil {
 		r := *l.refusal
@@ -317,7 +309,7 @@ func (l *loop) snapshot() Snapshot {
 		}
 	}
 	s.Steps, s.Next = l.stepStatuses()
-	s.Slots, s.Progress = slotViews(l.resolved, l.containers, l.prefix, l.planNow, l.skipHealth, l.recreate)
+	s.Slots, s.Progress = SlotViews(l.resolved, &l.plan, l.containers)
 	return s
 }
 
@@ -350,77 +342,31 @@ func (l *loop) stepStatuses() (map[string]StepStatus, string) {
 	return out, next
 }
 
-// slotViews lays the containers out by workload and slot beside what each
-// slot should run, and counts the slots that are up-to-date and healthy.
-func slotViews(r *spec.ResolvedDesired, cs []docker.Container, prefix string, now time.Time, skipHealth bool, recreate map[string]time.Time) ([]SlotView, Progress) {
-	type slotKey struct {
-		workload string
-		slot     int
+// SlotViews lays the containers out by workload and slot beside what each
+// slot should run, as Diff classified them (the plan's Slots), and counts
+// the slots that are up-to-date and healthy. Nothing is classified here.
+func SlotViews(r *spec.ResolvedDesired, plan *reconcile.Plan, cs []docker.Container) ([]SlotView, Progress) {
+	byID := make(map[string]*docker.Container, len(cs))
+	for i := range cs {
+		byID[cs[i].ID] = &cs[i]
 	}
-	grouped := map[slotKey][]docker.Container{}
-	workloads := map[string]bool{}
-	for _, c := range cs {
-		name := c.Labels[docker.WorkloadLabel(prefix)]
-		if name == "" {
-			continue // not ours to place; the plan notes it
-		}
-		slot, err := strconv.Atoi(c.Labels[docker.SlotLabel(prefix)])
-		if err != nil || slot < 0 {
-			slot = reconcile.NoSlot
-		}
-		grouped[slotKey{name, slot}] = append(grouped[slotKey{name, slot}], c)
-		workloads[name] = true
-	}
-	if r != nil {
-		for _, w := range r.Workloads {
-			workloads[w.Name] = true
-		}
-	}
-
-	var views []SlotView
+	views := make([]SlotView, 0, len(plan.Slots))
 	var progress Progress
-	for _, name := range slices.Sorted(maps.Keys(workloads)) {
-		var w *spec.Resolved
-		if r != nil {
-			w = r.Workload(name)
-		}
-		slots := map[int]bool{}
-		if w != nil {
-			for i := range w.Replicas {
-				slots[i] = true
-			}
-		}
-		for k := range grouped {
-			if k.workload == name {
-				slots[k.slot] = true
-			}
-		}
-		order := slices.SortedFunc(maps.Keys(slots), func(a, b int) int {
-			if (a == reconcile.NoSlot) != (b == reconcile.NoSlot) {
-				if a == reconcile.NoSlot {
-					return 1
-				}
-				return -1
-			}
-			return cmp.Compare(a, b)
-		})
-		for _, idx := range order {
-			v := SlotView{Workload: name, Slot: idx}
-			desired := w != nil && idx >= 0 && idx < w.Replicas
-			if desired {
+	progress.Ready, progress.Total = plan.Progress()
+	for _, st := range plan.Slots {
+		v := SlotView{Workload: st.Workload, Slot: st.Slot, Ready: st.Ready, Wait: st.Wait, Until: st.Until,
+			Containers: make([]ContainerView, 0, len(st.Containers))}
+		if st.Desired && r != nil {
+			if w := r.Workload(st.Workload); w != nil {
 				v.Desired = desiredSlot(w)
-				progress.Total++
 			}
-			v.Containers = placeContainers(grouped[slotKey{name, idx}], w, desired, idx, prefix, now, skipHealth, recreate[name])
-			if desired && len(v.Containers) > 0 {
-				p := v.Containers[0]
-				v.Ready = (p.Status == StatusUpToDate || p.Status == StatusNeedsUpdate) && p.Healthy
-			}
-			if v.Ready {
-				progress.Ready++
-			}
-			views = append(views, v)
 		}
+		for _, c := range st.Containers {
+			if ct := byID[c.ID]; ct != nil {
+				v.Containers = append(v.Containers, ContainerView{Container: *ct, Relation: c.Relation, Condition: c.Condition, Serves: c.Serves, Drift: c.Drift})
+			}
+		}
+		views = append(views, v)
 	}
 	return views, progress
 }
@@ -432,81 +378,6 @@ func desiredSlot(w *spec.Resolved) *DesiredSlot {
 		d.Err = w.Err.Error()
 	}
 	return d
-}
-
-// placeContainers classifies a slot's containers and orders them: the
-// up-to-date ones first (healthy, then oldest: the first serves the slot,
-// the rest are duplicates), then the others, oldest first.
-func placeContainers(cs []docker.Container, w *spec.Resolved, desired bool, slot int, prefix string, now time.Time, skipHealth bool, recreate time.Time) []ContainerView {
-	minReady := spec.DefaultMinReady
-	if w != nil {
-		minReady = w.Update.MinReady
-	}
-	var want docker.Limits
-	if w != nil {
-		want = reconcile.DesiredLimits(w.Workload)
-	}
-	views := make([]ContainerView, 0, len(cs))
-	for _, c := range cs {
-		v := ContainerView{Container: c}
-		v.Healthy = reconcile.Healthy(&c, minReady, now, skipHealth)
-		v.Unverified = v.Healthy && (skipHealth || !c.HasHealthcheck)
-		_, hasSpec := c.Labels[docker.SpecLabel(prefix)]
-		switch {
-		case w == nil:
-			v.Status = StatusExtra
-		case slot == reconcile.NoSlot:
-			v.Status = StatusOrphan
-		case !desired:
-			v.Status = StatusSurplus
-		case w.Err != nil:
-			v.Status = StatusUnknown
-		case reconcile.UpToDate(prefix, w, &c, recreate):
-			v.Status = StatusUpToDate
-			if !reconcile.LimitsEqual(c.Limits, want) {
-				v.Status = StatusNeedsUpdate
-			}
-		case !hasSpec:
-			v.Status = StatusLegacy
-		default:
-			v.Status = StatusStale
-		}
-		views = append(views, v)
-	}
-	// The up-to-date ones first, in the order Diff picks the one that serves
-	// the slot; the rest of them are duplicates. Then the others, oldest first.
-	fresh := func(v ContainerView) bool { return v.Status == StatusUpToDate || v.Status == StatusNeedsUpdate }
-	var ranked []*docker.Container
-	for i := range views {
-		if fresh(views[i]) {
-			ranked = append(ranked, &views[i].Container)
-		}
-	}
-	if w != nil { // without a desired workload nothing is up-to-date
-		reconcile.SortFreshFor(ranked, w.Workload, now, skipHealth) // as Diff ranks them
-	}
-	rank := make(map[string]int, len(ranked))
-	for i, c := range ranked {
-		rank[c.ID] = i
-	}
-	slices.SortStableFunc(views, func(a, b ContainerView) int {
-		if fa, fb := fresh(a), fresh(b); fa != fb {
-			if fa {
-				return -1
-			}
-			return 1
-		} else if fa {
-			return cmp.Compare(rank[a.ID], rank[b.ID])
-		}
-		if c := a.Created.Compare(b.Created); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Name, b.Name)
-	})
-	for i := 1; i < len(views) && fresh(views[i]); i++ {
-		views[i].Status = StatusDuplicate
-	}
-	return views
 }
 
 // short is a spec hash as the plan shows it.

@@ -55,13 +55,13 @@ func TestSlotViews(t *testing.T) {
 		mk("gone-0", "0", "4567", "sha256:1111", func(c *docker.Container) { c.Labels[docker.WorkloadLabel(pfx)] = "api" }),
 		mk("nolabel", "0", "", "", func(c *docker.Container) { delete(c.Labels, docker.WorkloadLabel(pfx)) }),
 	}
-	views, progress := slotViews(r, cs, pfx, now, false, nil)
+	views, progress := diffedViews(r, cs, now, false, nil)
 
 	var got []string
 	for _, v := range views {
 		row := fmt.Sprintf("%s/%d desired=%v ready=%v:", v.Workload, v.Slot, v.Desired != nil, v.Ready)
 		for _, c := range v.Containers {
-			row += " " + c.Name + "=" + string(c.Status)
+			row += " " + c.Name + "=" + string(c.Relation)
 		}
 		got = append(got, row)
 	}
@@ -83,18 +83,18 @@ func TestSlotViews(t *testing.T) {
 	if d0.Image != "web:v2" || d0.Hash != w.Hash || d0.Limits.Restart != "unless-stopped" {
 		t.Errorf("desired slot %+v", d0)
 	}
-	if c := views[1].Containers[0]; !c.Healthy || c.Unverified {
+	if c := views[1].Containers[0]; !c.Condition.Healthy() || c.Condition == reconcile.ConditionUnverified {
 		t.Errorf("serving container %+v", c)
 	}
 
 	// A forced recreate makes everything created before it stale.
-	views, progress = slotViews(r, cs[:2], pfx, now, false, map[string]time.Time{"web": now.Add(-time.Second)})
-	if views[0].Containers[0].Status != StatusStale || progress.Ready != 0 {
+	views, progress = diffedViews(r, cs[:2], now, false, map[string]time.Time{"web": now.Add(-time.Second)})
+	if views[0].Containers[0].Relation != reconcile.RelStale || progress.Ready != 0 {
 		t.Errorf("after a recreate request: %+v, %+v", views[0], progress)
 	}
 	// Emergency counts the booting healthy, unverified.
-	views, _ = slotViews(r, cs[5:6], pfx, now, true, nil)
-	if c := views[2].Containers[0]; !c.Healthy || !c.Unverified {
+	views, _ = diffedViews(r, cs[5:6], now, true, nil)
+	if c := views[2].Containers[0]; c.Condition != reconcile.ConditionUnverified {
 		t.Errorf("emergency: %+v", c)
 	}
 }
@@ -136,7 +136,7 @@ func TestEmergencySkipsHealth(t *testing.T) {
 		t.Errorf("skip-health %v, notes %+v", snap.SkipHealth, snap.Notes)
 	}
 	for _, v := range snap.Slots {
-		if !v.Containers[0].Unverified {
+		if v.Containers[0].Condition != reconcile.ConditionUnverified {
 			t.Errorf("%s/%d counts as verified healthy in emergency mode", v.Workload, v.Slot)
 		}
 	}
@@ -211,14 +211,21 @@ func TestSlotViewPrimaryIsDiffs(t *testing.T) {
 			Limits: reconcile.DesiredLimits(w.Workload)}
 	}
 	cs := []docker.Container{mk("crashed", time.Hour, docker.StateExited, docker.HealthNone), mk("booting", time.Second, docker.StateRunning, docker.HealthStarting)}
-	views, _ := slotViews(r, cs, pfx, now, false, nil)
+	views, _ := diffedViews(r, cs, now, false, nil)
 	if len(views) != 1 || len(views[0].Containers) != 2 {
 		t.Fatalf("views %+v", views)
 	}
-	if first, second := views[0].Containers[0], views[0].Containers[1]; first.Name != "booting" || second.Status != StatusDuplicate {
-		t.Fatalf("serving %s, then %s %s: want booting first, crashed as the duplicate", first.Name, second.Name, second.Status)
+	if first, second := views[0].Containers[0], views[0].Containers[1]; first.Name != "booting" || second.Relation != reconcile.RelDuplicate {
+		t.Fatalf("serving %s, then %s %s: want booting first, crashed as the duplicate", first.Name, second.Name, second.Relation)
 	}
 	if p := reconcile.Diff(r, &reconcile.Observed{Now: now, Containers: cs}); len(p.Steps()) != 1 || p.Steps()[0].Container != "booting" {
 		t.Fatalf("Diff keeps another container:\n%s", p)
 	}
+}
+
+// diffedViews are the slot views of cs as the session makes them: from
+// Diff's slot states.
+func diffedViews(r *spec.ResolvedDesired, cs []docker.Container, now time.Time, skipHealth bool, recreate map[string]time.Time) ([]SlotView, Progress) {
+	plan := reconcile.Diff(r, &reconcile.Observed{Now: now, Containers: cs, SkipHealth: skipHealth, RecreateBefore: recreate})
+	return SlotViews(r, &plan, cs)
 }

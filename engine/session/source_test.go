@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/rollcall/rollcall/engine/reconcile"
 )
 
 func waitSignal(t *testing.T, c <-chan struct{}, what string) {
@@ -95,7 +97,7 @@ func TestNoDesiredStateMeansNoPlan(t *testing.T) {
 		t.Fatalf("acted without a desired state: %q", m)
 	}
 	for _, v := range h.last.Slots {
-		if v.Desired != nil || v.Containers[0].Status != StatusExtra {
+		if v.Desired != nil || v.Containers[0].Relation != reconcile.RelUnknown {
 			t.Errorf("slot %+v", v)
 		}
 	}

@@ -1,0 +1,152 @@
+package state
+
+import (
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rollcall/rollcall/engine/docker"
+)
+
+const pfx = "rollcall"
+
+// TestHoldsFileRead: a file of an older rollcall (hashes alone) reads as
+// holds without who and when; a FIFO in the file's place is an error, not
+// a hang; a torn file is an error naming the file, and is not written over.
+func TestHoldsFileRead(t *testing.T) {
+	dir := t.TempDir()
+	info := docker.EngineInfo{ID: "engine-1"}
+	path := HoldsPath(dir, info, pfx)
+	if err := os.WriteFile(path, []byte(`{"web": ["aaaa1111", "bbbb2222"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hs, err := ListHolds(dir, info, pfx)
+	if err != nil || len(hs) != 2 || hs[0].Hash != "aaaa1111" || !hs[0].Since.IsZero() || hs[0].By != "" {
+		t.Fatalf("old file: %+v %v", hs, err)
+	}
+	byHash, err := ReadHolds(dir, info, pfx)
+	if err != nil || !byHash["web"]["aaaa1111"] || !byHash["web"]["bbbb2222"] || len(byHash) != 1 {
+		t.Fatalf("ReadHolds: %v %v", byHash, err)
+	}
+
+	if err := os.WriteFile(path, []byte(`{"web": [{"hash": "aa`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ListHolds(dir, info, pfx); err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("torn file: %v, want an error naming %s", err, path)
+	}
+	if _, err := LiftHolds(dir, info, pfx, "web"); err == nil {
+		t.Errorf("a torn file was written over")
+	}
+	if data, _ := os.ReadFile(path); string(data) != `{"web": [{"hash": "aa` {
+		t.Errorf("the torn file changed: %q", data)
+	}
+
+	os.Remove(path)
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := ListHolds(dir, info, pfx); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("FIFO: %v, want not a regular file", err)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("reading a FIFO in the holds file's place hangs")
+	}
+}
+
+// A hold is written with who, when and why, read back the same, and lifted
+// by LiftHolds, which returns what it lifted; no holds left: no file.
+func TestHoldsRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	info := docker.EngineInfo{ID: "engine-1"}
+	path := HoldsPath(dir, info, pfx)
+	since := time.Date(2026, 4, 30, 3, 12, 0, 0, time.UTC)
+	want := Hold{Workload: "web", Hash: "aaaa1111", Since: since, By: "night-shift", Reason: "web/0: rollback: not healthy"}
+	recs := Holds{}
+	recs.Add(want)
+	recs.Add(Hold{Workload: "api", Hash: "cccc3333"})
+	if err := WriteHoldsFile(path, recs); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ListHolds(dir, info, pfx)
+	if err != nil || len(got) != 2 || got[0].Workload != "api" || got[1] != want {
+		t.Fatalf("read back %+v %v, want api's then %+v", got, err, want)
+	}
+	lifted, err := LiftHolds(dir, info, pfx, "web")
+	if err != nil || len(lifted) != 1 || lifted[0] != want {
+		t.Fatalf("lifted %+v %v, want %+v", lifted, err, want)
+	}
+	if none, err := LiftHolds(dir, info, pfx, "web"); err != nil || len(none) != 0 {
+		t.Errorf("second lift: %+v %v, want nothing", none, err)
+	}
+	if _, err := LiftHolds(dir, info, pfx, "api"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("the holds file outlives its last hold: %v", err)
+	}
+}
+
+// Changes of the holds file from many writers at once are all kept: each
+// is a read, a change and a write under the file's lock.
+func TestHoldsChangesAreNotLost(t *testing.T) {
+	dir := t.TempDir()
+	path := HoldsPath(dir, docker.EngineInfo{ID: "engine-1"}, pfx)
+	const writers = 20
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := UpdateHoldsFile(path, HoldsLockWait, func(cur Holds) bool {
+				cur.Add(Hold{Workload: "web", Hash: string(rune('a' + i))})
+				return true
+			})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := ReadHoldsFile(path)
+	if err != nil || len(recs["web"]) != writers {
+		t.Fatalf("holds %d %v, want %d", len(recs["web"]), err, writers)
+	}
+}
+
+// A change waits for another's lock for as long as it is told, then fails
+// without writing.
+func TestHoldsChangeWaitsForTheLock(t *testing.T) {
+	path := HoldsPath(t.TempDir(), docker.EngineInfo{ID: "engine-1"}, pfx)
+	release, held := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := UpdateHoldsFile(path, HoldsLockWait, func(Holds) bool { close(held); <-release; return false })
+		done <- err
+	}()
+	<-held
+	began := time.Now()
+	_, err := UpdateHoldsFile(path, 50*time.Millisecond, func(cur Holds) bool { cur.Add(Hold{Workload: "web", Hash: "x"}); return true })
+	if err == nil || !strings.Contains(err.Error(), "another rollcall") || time.Since(began) < 50*time.Millisecond {
+		t.Errorf("change under another's lock: %v after %s, want a refusal after the wait", err, time.Since(began))
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if recs, _ := ReadHoldsFile(path); len(recs) != 0 {
+		t.Errorf("the refused change was written: %v", recs)
+	}
+}
