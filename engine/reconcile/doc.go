@@ -3,7 +3,11 @@
 //
 // Diff is pure: from a resolved desired state and an Observed snapshot (the
 // containers plus everything time-dependent) it returns a Plan, which is plain
-// data. Apply is the only code here that calls the engine. Converge loops
+// data: the steps, and the state of every slot (Plan.Slots: each container's
+// relation, condition and drift, which one serves, the slot's wait). The
+// session and every view read that state; none classifies containers again.
+// Plan.Tree is the plan tree as data, which every rendering draws. Apply is
+// the only code here that calls the engine. Converge loops
 // observe → Diff → Apply until the plan is empty.
 //
 // It imports only engine/spec and the plain data types of engine/docker; never

@@ -63,6 +63,15 @@
 //     endpoint and prefix, holding "user pid since". A session that cannot
 //     get it drops to watch and shows the holder. Watch releases it.
 //   - Journal: every executed step is appended, with the wall-clock time.
+//   - Disk: the loop goroutine never waits on the disk. Journal lines,
+//     holds writes and the lock (take, release, the holder's record) run
+//     on workers beside it and report back as messages. A step's engine
+//     call starts only once its journal line is written; while a line or a
+//     holds write is pending no new step starts, and Waiting says so.
+//   - Slots: the snapshot's slot views are Diff's slot states
+//     (reconcile.Plan.Slots) beside the containers; nothing here judges a
+//     container's relation or health again.
 //
-// It imports engine/docker, spec, reconcile and journal; never tui or theme.
+// It imports engine/docker, spec, reconcile, journal and state; never tui
+// or theme.
 package session
