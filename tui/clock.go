@@ -123,6 +123,8 @@ func (m *Model) nextChange() time.Time {
 		}
 		return m.after(next)
 	}
+	// the fleet's soak countdown (fleet.go), in the header
+	soonest(m.header.fleet.nextChange(m.now))
 	// the slots pane's rows in view: each container's uptime
 	rows := m.slots.rows[min(m.slots.offset, len(m.slots.rows)):]
 	for lines, i := 0, 0; i < len(rows) && lines < l.slots.h-2; i++ {

@@ -15,6 +15,11 @@ import (
 // emergency, a question waiting).
 type header struct {
 	version string // rollcall's, from Options
+	// fleet is set in the console of several hosts (fleet.go): the
+	// fleet's lines (its rollout, one row per host, the waves) take the
+	// place of the title line, and the selected host's name leads its
+	// mode line.
+	fleet *fleetView
 }
 
 // Render draws the header at width w; its height is the number of lines.
@@ -30,6 +35,9 @@ func (h header) lines(f frame, w int) []string {
 	name := "rollcall"
 	if h.version != "" {
 		name += " " + sanitize(h.version)
+	}
+	if !f.has && h.fleet != nil {
+		return append(h.fleet.lines(f, w), h.fleet.waitingLine(f, w))
 	}
 	if !f.has {
 		return []string{
@@ -111,6 +119,9 @@ func (h header) lines(f frame, w int) []string {
 	line2 := banner + " " + strings.Join(parts, st.Muted.Render(" · "))
 
 	out := []string{fit(line1, w), fit(line2, w)}
+	if h.fleet != nil {
+		out = append(h.fleet.lines(f, w), fit(h.fleet.hostLead(f)+line2, w))
+	}
 	if b.halted != "" {
 		out = append(out, c.Halted.Render(fit(" ✗ HALTED: "+b.halted+" · nothing runs until rollcall restarts with a working journal", w)))
 	}

@@ -33,7 +33,12 @@ type KeyMap struct {
 	// In the filter input.
 	Apply, Clear key.Binding
 
+	// The console of several hosts (fleet.go) turns these on: [ and ]
+	// select the host the panes show, w approves the next wave.
+	Hosts, ApproveWave key.Binding
+
 	acting bool
+	fleet  bool // the console of several hosts: its own help line
 }
 
 // DefaultKeyMap is the console's keys.
@@ -76,6 +81,9 @@ func DefaultKeyMap() KeyMap {
 
 		Apply: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply")),
 		Clear: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear")),
+
+		Hosts:       key.NewBinding(key.WithKeys("[", "]"), key.WithHelp("[/]", "host"), key.WithDisabled()),
+		ApproveWave: key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "wave"), key.WithDisabled()),
 	}
 }
 
@@ -118,6 +126,12 @@ func (k *KeyMap) setActing(acting, answer bool) {
 func (k KeyMap) ShortHelp() []key.Binding { return append(k.shortHelp(), k.Quit) }
 
 func (k KeyMap) shortHelp() []key.Binding {
+	switch {
+	case k.fleet && k.acting:
+		return []key.Binding{k.Approve, k.ApproveWave, k.ApprovePlan, k.Hosts, k.Auto, k.Help}
+	case k.fleet:
+		return []key.Binding{k.TakeLock, k.Hosts, k.NextPane, k.Logs, k.Inspect, k.Filter, k.Help}
+	}
 	if k.acting {
 		return []key.Binding{k.Approve, k.ApprovePlan, k.Auto, k.Pause, k.Skip, k.Answer, k.Help}
 	}
@@ -136,8 +150,8 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	answer.SetHelp(answer.Help().Key, "answer")
 	return [][]key.Binding{
 		{pair(k.Up, k.Down, "↑↓/kj", "move"), pair(k.Top, k.Bottom, "g/G", "top/bottom"),
-			pair(k.NextPane, k.PrevPane, "tab/⇧tab", "pane"), k.Help, k.Close, k.Quit},
-		{k.Approve, k.ApprovePlan, k.Auto, k.TakeLock, k.Pause, k.Skip},
+			pair(k.NextPane, k.PrevPane, "tab/⇧tab", "pane"), k.Hosts, k.Help, k.Close, k.Quit},
+		{k.Approve, k.ApproveWave, k.ApprovePlan, k.Auto, k.TakeLock, k.Pause, k.Skip},
 		{k.Rollback, k.Retry, k.Recreate, k.Emergency, answer, k.Shell},
 		{k.Logs, k.Diff, k.Inspect, k.Copy, k.Filter},
 	}
