@@ -172,6 +172,9 @@ func (s *urlSource) poll(ctx context.Context) bool {
 		s.pending = nil
 		return false
 	}
+	if p := s.pending; p != nil && p.desired == d && errText(p.err) == errText(err) {
+		return false // signalled already, not loaded yet: one signal for one change
+	}
 	s.pending = &urlAnswer{desired: d, err: err}
 	return true
 }
