@@ -153,7 +153,7 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 			// A revert (older than every stale container of its slot: the
 			// desired spec went back to what it runs) is never new, so it
 			// never fails the rollout (rule 13): unhealthy, it is crashed.
-			s.failed = isNew(p, s.stale) && s.cond != condPaused && o.Now.After(p.Created.Add(w.Update.HealthDeadline))
+			s.failed = isNew(p, s.stale) && s.cond != condPaused && !o.Now.Before(p.Created.Add(w.Update.HealthDeadline))
 		}
 	}
 

@@ -74,6 +74,17 @@ func TestSlowStarterIsBooting(t *testing.T) {
 					t.Fatalf("failures %+v", f)
 				}
 			}},
+		{name: "unhealthy at its deadline to the instant, replacing an old one: a failure, as a moment later",
+			desired: []*spec.Workload{workload("web", 1)},
+			build: func(d *spec.ResolvedDesired) *Observed {
+				return observed(stale(d, "web", 0), fresh(d, "web", 0, slow(60*time.Second)))
+			},
+			want: []string{"restart web/0"},
+			check: func(t *testing.T, p Plan, _ *spec.ResolvedDesired) {
+				if f := p.Failures(); len(f) != 1 {
+					t.Fatalf("at the deadline: crashed without a failure, so restarted past failure_action: failures %+v", f)
+				}
+			}},
 		{name: "unhealthy after it had been healthy since its start: crashed at once",
 			desired: []*spec.Workload{workload("web", 1)},
 			build: func(d *spec.ResolvedDesired) *Observed {
