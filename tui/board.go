@@ -85,6 +85,10 @@ type headerInfo struct {
 	proxyErr   string   // the proxy does not answer: "dial tcp 127.0.0.1:2019: connect: connection refused"
 
 	held map[string][]string // raw workload -> the spec hashes it has on hold (t lifts them)
+	// pins are the standing pins (rollcall rollback, u): "web rev 1 by
+	// alice 15:04"; pinned by raw workload, its revision (t lifts it).
+	pins   []string
+	pinned map[string]int
 }
 
 type slotRow struct {
@@ -360,6 +364,20 @@ func headerOf(s session.Snapshot) headerInfo {
 		default:
 			h.holds = append(h.holds, sanitize(fmt.Sprintf("%s ×%d", w, len(hs))))
 		}
+	}
+	for _, p := range s.Pins {
+		if !p.Standing {
+			continue
+		}
+		if h.pinned == nil {
+			h.pinned = map[string]int{}
+		}
+		h.pinned[p.Workload] = p.Revision.Number
+		text := fmt.Sprintf("%s rev %d by %s %s", p.Workload, p.Revision.Number, p.By, p.Since.Local().Format("15:04"))
+		if p.Err != "" {
+			text += " ✗ cannot roll in"
+		}
+		h.pins = append(h.pins, sanitize(text))
 	}
 	return h
 }

@@ -116,6 +116,9 @@ func (h header) lines(f frame, w int) []string {
 	if len(hi.holds) > 0 {
 		parts = append(parts, st.Warn.Render("on hold: "+strings.Join(hi.holds, ", ")))
 	}
+	if len(hi.pins) > 0 {
+		parts = append(parts, st.Warn.Render("pinned: "+strings.Join(hi.pins, ", ")))
+	}
 	line2 := banner + " " + strings.Join(parts, st.Muted.Render(" · "))
 
 	out := []string{fit(line1, w), fit(line2, w)}

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"strconv"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -105,6 +106,15 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			yes:  session.Rollback{Workload: w}, declined: "declined: " + shown + " is not rolled back"}
 	case key.Matches(msg, k.Retry):
 		m.retrySelected()
+	case key.Matches(msg, k.Pin):
+		w, shown := m.selectedWorkload()
+		if w == "" {
+			m.flash = "select a slot or step of the workload to pin to its previous revision"
+			break
+		}
+		m.dialog = &dialog{title: "Pin " + shown + " to its previous revision?",
+			body: "Holds " + shown + "'s desired spec and rolls its revision before it back in, slot by slot under the usual rules, drains included, until the desired spec changes or t lifts the pin. Journaled.",
+			yes:  session.Pin{Workload: w}, declined: "declined: " + shown + " is not pinned"}
 	case key.Matches(msg, k.Recreate):
 		w, shown := m.selectedWorkload()
 		if w == "" {
@@ -232,6 +242,12 @@ func (m *Model) retrySelected() {
 		return
 	}
 	hashes := m.board.header.held[w]
+	if rev, pinned := m.board.header.pinned[w]; pinned && len(hashes) == 0 {
+		m.dialog = &dialog{title: "Retry " + shown + "?",
+			body: "Lifts the pin of " + shown + " to revision " + strconv.Itoa(rev) + ": its desired spec rolls in again under the usual rules, in step mode once approved. Journaled.",
+			yes:  session.Retry{Workload: w}, declined: "declined: " + shown + " stays pinned"}
+		return
+	}
 	if len(hashes) == 0 {
 		m.flash = shown + " has no spec on hold: nothing to retry"
 		return

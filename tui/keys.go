@@ -14,8 +14,12 @@ type KeyMap struct {
 
 	Approve, ApprovePlan, Auto, Pause, Skip key.Binding
 	Rollback, Recreate, Emergency, Answer   key.Binding
-	// Retry lifts the hold of the selected workload (a rolled-back spec).
+	// Retry lifts the hold of the selected workload (a rolled-back spec),
+	// and its pin.
 	Retry key.Binding
+	// Pin pins the selected workload to its revision before the desired
+	// spec (DESIGN §12, rollcall rollback).
+	Pin key.Binding
 
 	// Looking at a container: the full-screen reader (inspect, health
 	// output, log tail), a shell in it, its ID to the clipboard.
@@ -58,6 +62,7 @@ func DefaultKeyMap() KeyMap {
 		Skip:        key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "skip")),
 		Rollback:    key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "roll back")),
 		Retry:       key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "retry")),
+		Pin:         key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "undo")),
 		Recreate:    key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "recreate")),
 		Emergency:   key.NewBinding(key.WithKeys("E"), key.WithHelp("E", "emergency")),
 		Answer:      key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "answer confirm"), key.WithDisabled()),
@@ -91,7 +96,7 @@ func DefaultKeyMap() KeyMap {
 // could change a container.
 func (k *KeyMap) mutating() []*key.Binding {
 	return []*key.Binding{&k.Approve, &k.ApprovePlan, &k.Auto, &k.Pause, &k.Skip,
-		&k.Rollback, &k.Retry, &k.Recreate, &k.Emergency, &k.Answer, &k.Shell}
+		&k.Rollback, &k.Retry, &k.Pin, &k.Recreate, &k.Emergency, &k.Answer, &k.Shell}
 }
 
 // readOnly reports whether the pressed key is one of the mutating keys,
@@ -152,7 +157,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{pair(k.Up, k.Down, "↑↓/kj", "move"), pair(k.Top, k.Bottom, "g/G", "top/bottom"),
 			pair(k.NextPane, k.PrevPane, "tab/⇧tab", "pane"), k.Hosts, k.Help, k.Close, k.Quit},
 		{k.Approve, k.ApproveWave, k.ApprovePlan, k.Auto, k.TakeLock, k.Pause, k.Skip},
-		{k.Rollback, k.Retry, k.Recreate, k.Emergency, answer, k.Shell},
+		{k.Rollback, k.Retry, k.Pin, k.Recreate, k.Emergency, answer, k.Shell},
 		{k.Logs, k.Diff, k.Inspect, k.Copy, k.Filter},
 	}
 }

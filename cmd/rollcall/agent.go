@@ -12,9 +12,9 @@ import (
 
 func newAgentCmd(e env, g *globals) *cobra.Command {
 	var file desiredFlags
-	var allowMassStop bool
+	var allowMassStop, skipUnreachable bool
 	c := &cobra.Command{
-		Use:   "agent [-f FILE|URL] [--token-file PATH]",
+		Use:   "agent [-f FILE|URL] [--token-file PATH] [--skip-unreachable]",
 		Short: "Converge forever: the headless loop, for systemd",
 		Long: `Converge, then keep converging as the engine or the desired state changes,
 until SIGTERM or SIGINT. The desired state is a file, followed however it is
@@ -38,7 +38,17 @@ Logs go to stderr as JSON lines (log/slog): every step as it starts and
 ends, refusals, pauses, rollbacks, the engine disconnecting and coming back.
 Every step is also journaled (mode "agent"). The desired state must load at
 start. On a signal the step in flight is finished first. If the journal
-cannot be written, the agent stops acting and exits 1.`,
+cannot be written, the agent stops acting and exits 1.
+
+With hosts: in the file (several engines), the agent runs the fleet: each
+host its own session as above (its log lines carry host=NAME), and the
+rollout across them in waves, canary first, as apply runs it (see rollcall
+apply --help); every change of the desired state is a new rollout. What
+stops the rollout (a failed host) is logged and waited out until the next
+desired change. The agent exits 1 at once when a host does not answer at
+start (systemd then starts it again; --skip-unreachable leaves such a host
+out, never a canary host), when two hosts reach one engine (at the
+second's file:line:col), or when a host's lock is held elsewhere.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -53,6 +63,9 @@ cannot be written, the agent stops acting and exits 1.`,
 			d, err := loadFrom(ctx, src, source, g.prefix)
 			if err != nil {
 				return err
+			}
+			if len(d.Hosts) > 0 {
+				return runAgentHosts(ctx, e, g, source, d, agentHosts{allowMassStop: allowMassStop, skipUnreachable: skipUnreachable})
 			}
 			client, closeClient, err := connect(ctx, e, g)
 			if err != nil {
@@ -88,5 +101,6 @@ cannot be written, the agent stops acting and exits 1.`,
 	}
 	fileFlag(c, &file)
 	c.Flags().BoolVar(&allowMassStop, "allow-mass-stop", false, "let a desired change stop or roll more than half of the running containers (refused and logged otherwise)")
+	c.Flags().BoolVar(&skipUnreachable, "skip-unreachable", false, "with hosts: leave a host that does not answer at start out of the rollout, journaled (never a canary host)")
 	return c
 }

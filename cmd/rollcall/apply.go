@@ -28,6 +28,8 @@ type applyOpts struct {
 	recreate      bool
 	skipHealth    bool
 	allowMassStop bool
+	// skipUnreachable leaves a host of hosts: that does not answer out.
+	skipUnreachable bool
 }
 
 const defaultApplyTimeout = 5 * time.Minute
@@ -35,7 +37,7 @@ const defaultApplyTimeout = 5 * time.Minute
 func newApplyCmd(e env, g *globals) *cobra.Command {
 	o := applyOpts{}
 	c := &cobra.Command{
-		Use:   "apply [-f FILE] [--yes] [--timeout D] [--json] [--recreate] [--skip-health]",
+		Use:   "apply [-f FILE] [--yes] [--timeout D] [--json] [--recreate] [--skip-health] [--skip-unreachable]",
 		Short: "Converge now, headless; exit 0 converged, 1 failed or timed out",
 		Long: `Converge the engine towards the desired-state file and return once it is
 steady: observe, plan, run the steps, and again, until nothing is left to do
@@ -55,7 +57,21 @@ what it waits for (its pre_stop and drain), never an engine call it made.
 Exit status: 0 converged (the plan is empty); 1 failed: paused (a new
 container missed its health deadline with failure_action pause), rolled
 back or on hold, refused, a workload that cannot be acted on, the journal
-cannot be written, timed out, cancelled or refused.`,
+cannot be written, timed out, cancelled or refused.
+
+With hosts: in the file (several engines), apply runs the rollout across
+them (DESIGN §11): every host must answer and every host's lock is taken,
+sorted by engine ID, all or nothing, before anything acts; then the waves
+run, the canary host(s) first, each wave once the one before is converged
+and healthy (and fleet.wait has passed); a failed host stops the later
+waves and fleet.on_failure decides the rest. Without --yes it shows every
+host's plan and the waves, and asks once. Progress lines are each host's,
+after its name, and the fleet's (its waves, a failed host). Exit 0 only
+when every host converged; 1 when a host does not answer at preflight
+(nothing changed anywhere; --skip-unreachable leaves it out, never a
+canary host, and apply still exits 1), two hosts reach one engine (at the
+second's file:line:col), a lock is held elsewhere, a host failed, or the
+timeout passed. --recreate and --skip-health are for one engine only.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runApply(cmd.Context(), e, g, o) },
 	}
@@ -67,6 +83,7 @@ cannot be written, timed out, cancelled or refused.`,
 	f.BoolVar(&o.recreate, "recreate", false, "rolling restart: every container created before now counts as stale")
 	f.BoolVar(&o.skipHealth, "skip-health", false, "EMERGENCY: count every up-to-date running container as healthy at once")
 	f.BoolVar(&o.allowMassStop, "allow-mass-stop", false, "let a desired change stop or roll more than half of the running containers (refused otherwise; --yes does not allow it)")
+	f.BoolVar(&o.skipUnreachable, "skip-unreachable", false, "with hosts: leave a host that does not answer out of the rollout, journaled (never a canary host); apply still exits 1")
 	return c
 }
 
@@ -76,6 +93,9 @@ func runApply(ctx context.Context, e env, g *globals, o applyOpts) error {
 		return err
 	}
 	printWarnings(e.stderr, d)
+	if len(d.Hosts) > 0 {
+		return runApplyHosts(ctx, e, g, o, d)
+	}
 	// apply acts on the desired state it read once, the one the operator
 	// confirmed: a file edited meanwhile is not applied unseen.
 	source := session.StaticSource(d.Source, d)
@@ -174,6 +194,7 @@ func applyFinal(res session.Outcome, timeout time.Duration) string {
 // confirmApply shows the plan and asks. It refuses when nobody can answer.
 func confirmApply(ctx context.Context, e env, g *globals, out screen, c docker.Client, d *spec.Desired, obs observation) error {
 	obs.holds = planHolds(ctx, c, g, d.Prefix, e.stderr)
+	obs.pins = planPins(ctx, c, g, d.Prefix, e.stderr)
 	p, err := currentPlan(ctx, c, d, obs)
 	if err != nil {
 		return err
@@ -239,6 +260,8 @@ func readLine(ctx context.Context, r io.Reader) (string, error) {
 type progress struct {
 	out screen
 	mu  sync.Mutex
+	// prefix goes before every line: a host's name, with several hosts.
+	prefix string
 }
 
 func (p *progress) Enabled(context.Context, slog.Level) bool { return true }
@@ -318,5 +341,5 @@ func (p *progress) Handle(_ context.Context, r slog.Record) error {
 func (p *progress) print(text string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.out.printf("%s\n", text)
+	p.out.printf("%s%s\n", p.prefix, text)
 }

@@ -46,6 +46,17 @@ func addConsole(root *cobra.Command, e env, g *globals) {
 		if err != nil {
 			return err
 		}
+		// A file with hosts: is the console of several hosts; one that
+		// does not load now is the session's to show, as it always was.
+		if d, err := source.Load(c.Context()); err == nil && len(d.Hosts) > 0 {
+			if err := noDockerHost(g, d); err != nil {
+				return err
+			}
+			if err := checkHosts(d); err != nil {
+				return err
+			}
+			return runFleetConsole(c.Context(), e, g, source, d, fleetDialer(e, baseDir(d.Source)), *o)
+		}
 		client, closeClient, err := connect(c.Context(), e, g)
 		if err != nil {
 			return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -15,15 +16,27 @@ import (
 
 // newDemoCmd is `rollcall demo`: the embedded default.
 func newDemoCmd(e env, g *globals) *cobra.Command {
-	var clean, simulated bool
+	var clean, simulated, headless bool
+	var hosts int
 	o := consoleOpts{}
 	c := &cobra.Command{
-		Use:   "demo",
+		Use:   "demo [--clean] [--simulated] [--hosts N [--headless]]",
 		Short: "Stage an out-of-date demo state and open the console on it",
 		Long:  demoLong(demo.Prefix, false),
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			ctx := c.Context()
+			usage := func(err error) error { return &usageError{err: err, command: c.CommandPath()} }
+			switch {
+			case c.Flags().Changed("hosts") && (hosts < minDemoHosts || hosts > maxDemoHosts):
+				return usage(fmt.Errorf("--hosts %d: the demo runs on %d to %d simulated hosts", hosts, minDemoHosts, maxDemoHosts))
+			case hosts > 0 && clean:
+				return usage(errors.New("--clean goes without --hosts: the simulated hosts live and go with the process"))
+			case hosts > 0:
+				return runDemoHosts(ctx, e, g, hosts, o, headless)
+			case headless:
+				return usage(errors.New("--headless goes with --hosts N"))
+			}
 			client, closeClient, why := demoEngine(ctx, e, g, simulated)
 			defer closeClient()
 			prefix := demoPrefix(g)
@@ -62,6 +75,8 @@ func newDemoCmd(e env, g *globals) *cobra.Command {
 	c.Flags().BoolVar(&simulated, "simulated", false, "use the in-memory fake engine even when a Docker engine answers")
 	c.Flags().BoolVar(&o.watch, "watch", false, "open the console read-only")
 	c.Flags().BoolVar(&o.auto, "auto", false, "let the roll run by itself")
+	c.Flags().IntVar(&hosts, "hosts", 0, fmt.Sprintf("stage the demo on N simulated engines (%d-%d, the in-memory fake) and open the console of several hosts on them", minDemoHosts, maxDemoHosts))
+	c.Flags().BoolVar(&headless, "headless", false, "with --hosts: roll the demo fleet out without the console, printing apply's progress lines")
 	c.MarkFlagsMutuallyExclusive("watch", "auto")
 	// The help names the prefix the demo would use, --prefix's if given.
 	help := c.HelpFunc()
@@ -99,7 +114,15 @@ With no engine reachable, the same scenario runs on the in-memory fake
 engine, and the header says "simulated". demo --clean removes all it made.
 Staging, the console and --clean all take the host lock of the prefix, so
 the demo never acts under another rollcall; and they never touch anything
-but containers labelled %s.managed=true.`, where, termSafe(prefix))
+but containers labelled %s.managed=true.
+
+demo --hosts N stages the same state on N simulated engines (the in-memory
+fake, each an engine of its own; the last runs one web replica fewer) and
+opens the console of several hosts on a desired file with hosts: and
+fleet: (edge-1 the canary, one host per wave, a 10s soak): approve a wave
+with w, the whole fleet rollout with A; [ and ] select a host. With
+--headless it rolls the fleet out without the console, printing apply's
+lines.`, where, termSafe(prefix))
 }
 
 // demoEngine connects to the engine, or falls back to the fake one and says

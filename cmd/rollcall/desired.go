@@ -201,6 +201,7 @@ type observation struct {
 	skipHealth     bool
 	recreateBefore map[string]time.Time
 	holds          map[string]map[string]bool
+	pins           []session.PinRecord // rollcall rollback's: applied as a session applies them (rollback.go)
 }
 
 // currentPlan observes the engine once and diffs it against d.
@@ -209,12 +210,13 @@ func currentPlan(ctx context.Context, c docker.Client, d *spec.Desired, o observ
 	if err != nil {
 		return reconcile.Plan{}, withHint(err, engineHint)
 	}
-	resolved := spec.Resolve(ctx, d, c)
+	resolved, pins := session.Pinned(ctx, c, spec.Resolve(ctx, d, c), o.pins)
 	obs := &reconcile.Observed{
 		Now: o.now, Containers: containers, SkipHealth: o.skipHealth, RecreateBefore: o.recreateBefore, Holds: o.holds,
 	}
 	p := reconcile.Diff(resolved, obs)
 	reconcile.AddThen(resolved, obs, &p)
+	session.MarkPins(&p, pins)
 	return p, nil
 }
 

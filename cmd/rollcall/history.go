@@ -18,9 +18,10 @@ const defaultHistory = 20
 
 func newHistoryCmd(e env, g *globals) *cobra.Command {
 	var n int
-	var asJSON bool
+	var asJSON, revisions bool
+	var file desiredFlags
 	c := &cobra.Command{
-		Use:   "history [-n N] [--json]",
+		Use:   "history [-n N] [--json] [--revisions [WORKLOAD]]",
 		Short: "Show the journal of executed steps, newest last",
 		Long: `Show the last N steps executed against the engine, by any console, apply or
 agent that wrote to this journal, and the operators' decisions (approve,
@@ -35,9 +36,26 @@ The journal is read in bounded time and memory: a regular file only (a
 FIFO or a device is refused), each line at most 1 MiB (a longer one is
 skipped and named by its line number), at most the last 256 MiB of each
 file, and with -n N only the newest lines N steps need. SIGINT or SIGTERM
-ends the read.`,
-		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
+ends the read.
+
+--revisions lists the revisions kept instead (DESIGN §12): the specs that
+ran healthy on every slot, the last 10 per workload, for this engine and
+prefix (--prefix, else the desired state's: -f as plan reads it, else
+rollcall), newest first: workload, revision number (what rollcall rollback
+--to takes), spec hash, image, version, when, the rollout it was reached
+in, and the pin that holds it now. Of one workload with WORKLOAD; --json
+prints one JSON object per line (workload, revision, hash, image, image_id,
+version, at, rollout, pinned).`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) > 1 || (len(args) == 1 && !revisions) {
+				return usageErr(fmt.Errorf("history takes no argument (a workload only with --revisions), got %d", len(args)))
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			if revisions { // rollback.go
+				return printRevisions(c.Context(), e, g, file, strings.Join(args, ""), asJSON)
+			}
 			// A step is at most two lines (its "started" line and its end,
 			// which follows it), so the newest n steps are within the
 			// newest 2n lines: only those are read (journal.ScanContext
@@ -89,6 +107,8 @@ ends the read.`,
 	}
 	c.Flags().IntVarP(&n, "lines", "n", defaultHistory, "how many entries, newest last (0: all)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the entries as JSON lines")
+	c.Flags().BoolVar(&revisions, "revisions", false, "list the revisions kept (of WORKLOAD, if given), newest first")
+	fileFlag(c, &file)
 	return c
 }
 

@@ -256,16 +256,43 @@ func writeJSON(w io.Writer, v any) error {
 //	    {..., "result": "ok"|"failed", "error": string, "duration_ms": int}
 //	  ],
 //	  "pending": [step]      the last plan's steps when not converged, else []
+//	  "rollout": string      with hosts: the rollout's ID, on every journal line of it
+//	                         ("" when none began); "" without hosts:
+//	  "hosts": [             with hosts: one per host, in file order; [] without hosts:
+//	    {"name": string, "endpoint": string (as the file writes it, "context NAME"),
+//	     "engine_id": string ("" when it did not answer),
+//	     "status": string   "converged", "not converged", "failed", "lost", "left out",
+//	                        "not started", "does not answer" or "not rolled (one engine twice)",
+//	     ...                and the fields of this document for the host alone: its
+//	                        source, prefix, converged, rounds (0), summary (its last
+//	                        line), error, steps and pending, with rollout "" and hosts []}
+//	  ]
 //	}
+//
+// With hosts:, the top level is the fleet: converged only when every host
+// converged (a host left out by --skip-unreachable did not); summary is the
+// last line; rounds is 0 and steps and pending are [], each host's being
+// under hosts.
 type applyDoc struct {
-	Source    string      `json:"source"`
-	Prefix    string      `json:"prefix"`
-	Converged bool        `json:"converged"`
-	Rounds    int         `json:"rounds"`
-	Summary   string      `json:"summary"`
-	Error     string      `json:"error"`
-	Steps     []resultDoc `json:"steps"`
-	Pending   []stepDoc   `json:"pending"`
+	Source    string         `json:"source"`
+	Prefix    string         `json:"prefix"`
+	Converged bool           `json:"converged"`
+	Rounds    int            `json:"rounds"`
+	Summary   string         `json:"summary"`
+	Error     string         `json:"error"`
+	Steps     []resultDoc    `json:"steps"`
+	Pending   []stepDoc      `json:"pending"`
+	Rollout   string         `json:"rollout"`
+	Hosts     []hostApplyDoc `json:"hosts"`
+}
+
+// hostApplyDoc is one host of apply --json with hosts: (applyDoc.Hosts).
+type hostApplyDoc struct {
+	Name     string `json:"name"`
+	Endpoint string `json:"endpoint"`
+	EngineID string `json:"engine_id"`
+	Status   string `json:"status"`
+	applyDoc
 }
 
 type resultDoc struct {
@@ -277,7 +304,7 @@ type resultDoc struct {
 
 func newApplyDoc(d *spec.Desired, res session.Outcome, summary string) applyDoc {
 	doc := applyDoc{Source: d.Source, Prefix: d.Prefix, Converged: res.Converged, Rounds: res.Plans,
-		Summary: summary, Steps: []resultDoc{}, Pending: []stepDoc{}}
+		Summary: summary, Steps: []resultDoc{}, Pending: []stepDoc{}, Hosts: []hostApplyDoc{}}
 	if !res.Converged {
 		doc.Error = oneLine(res.Reason)
 		for _, s := range res.Last.Plan.Steps() {

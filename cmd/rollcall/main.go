@@ -15,7 +15,9 @@
 //	                                             exit 0 converged, 1 failed, timed out or refused
 //	rollcall agent   [-f FILE]                  converge forever (systemd); exit 0 on SIGTERM/SIGINT
 //	rollcall history [-n N] [--json]            the journal, newest last
-//	rollcall retry   WORKLOAD [-f FILE]         lift a hold (a rolled-back spec), journaled
+//	rollcall history --revisions [WORKLOAD]     the revisions kept, newest first
+//	rollcall rollback WORKLOAD [--to REV]       pin a revision until the desired spec changes, journaled
+//	rollcall retry   WORKLOAD [-f FILE]         lift a hold (a rolled-back spec) or a pin, journaled
 //	rollcall version
 //
 // Global flags: --docker-host (default: DOCKER_HOST and friends, as the docker
@@ -79,8 +81,11 @@ type env struct {
 	stderr io.Writer
 	// connect opens the engine at host; "" means from the environment.
 	connect func(ctx context.Context, host string) (docker.Client, error)
-	now     func() time.Time
-	environ []string
+	// dialHost opens the engine of host name of a hosts: file (hosts.go),
+	// at ep, which has passed Validate.
+	dialHost func(ctx context.Context, name string, ep moby.Endpoint) (docker.Client, error)
+	now      func() time.Time
+	environ  []string
 	// terminal reports whether one of stdin, stdout and stderr is a terminal.
 	terminal func(f any) bool
 	// darkBackground asks the terminal for its background; only --theme auto calls it.
@@ -97,6 +102,13 @@ func productionEnv() env {
 			m, err := moby.New(ctx, host)
 			if err != nil {
 				return nil, err // not a typed nil inside the interface
+			}
+			return m, nil
+		},
+		dialHost: func(ctx context.Context, _ string, ep moby.Endpoint) (docker.Client, error) {
+			m, err := moby.Dial(ctx, ep)
+			if err != nil {
+				return nil, err
 			}
 			return m, nil
 		},
@@ -193,7 +205,8 @@ file (rollcall.yaml), one slot at a time, without downtime.
   rollcall apply     converge now, headless
   rollcall agent     converge forever (for systemd)
   rollcall history   the journal of executed steps
-  rollcall retry     lift the hold on a rolled-back workload`,
+  rollcall rollback  pin a workload to an earlier revision
+  rollcall retry     lift the hold on a rolled-back workload, or its pin`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		// The root takes no arguments: a word that is no command is a
@@ -232,6 +245,8 @@ file (rollcall.yaml), one slot at a time, without downtime.
 		newAgentCmd(e, g),
 		newHistoryCmd(e, g),
 		newRetryCmd(e, g),
+		newNotifyTestCmd(e, g),
+		newRollbackCmd(e, g),
 		newVersionCmd(e, g),
 		newDemoCmd(e, g),
 		newDemoappCmd(e),
@@ -278,7 +293,7 @@ func needsJournal(c *cobra.Command) bool {
 	case c.Name() == "demo":
 		return !set("watch") && !set("clean")
 	}
-	return c.Name() == "apply" || c.Name() == "agent" || c.Name() == "history" || c.Name() == "retry"
+	return c.Name() == "apply" || c.Name() == "agent" || c.Name() == "history" || c.Name() == "retry" || c.Name() == "rollback"
 }
 
 // stateDir is where what outlives a run (the holds) is kept: beside the

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/moby"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/session"
 )
@@ -38,37 +40,85 @@ type harness struct {
 	terminal map[string]bool
 	// environ is added to the environment the commands see.
 	environ []string
+	// hosts are the engines of a hosts: file, by host name (addHost); a
+	// host not there does not answer.
+	hosts map[string]docker.Client
+	// clock is the fake engines' clock; nil is real time.
+	clock *docker.ManualClock
+
+	dialMu sync.Mutex
+	dialed map[string]moby.Endpoint // the endpoint each host was last dialled at
 }
 
 // newHarness returns a harness over an empty fake engine. A nil clock is
 // real time.
 func newHarness(t *testing.T, clock *docker.ManualClock) *harness {
 	t.Helper()
-	// An engine ID of the test's own: the host lock is one file per engine
-	// ID (with the pid, for a simulated engine) and prefix in /run/lock, so
-	// every test of this binary had the same lock for a prefix, and a test
-	// could find it still held by an earlier test's session winding down
-	// (seen once with two suites running side by side).
+	now := time.Now
+	if clock != nil {
+		now = clock.Now
+	}
+	dir := t.TempDir()
+	return &harness{t: t, fake: newTestFake(t, clock, ""), now: now, dir: dir, clock: clock,
+		journal: filepath.Join(dir, "state", "journal.jsonl"), terminal: map[string]bool{},
+		hosts: map[string]docker.Client{}, dialed: map[string]moby.Endpoint{}}
+}
+
+// newTestFake is a fake engine with an engine ID of the test's own (named
+// after what, if given): the host lock is one file per engine ID (with the
+// pid, for a simulated engine) and prefix in /run/lock, so every test of
+// this binary had the same lock for a prefix, and a test could find it
+// still held by an earlier test's session winding down (seen once with two
+// suites running side by side).
+func newTestFake(t *testing.T, clock *docker.ManualClock, what string) *docker.Fake {
+	t.Helper()
 	var id [6]byte
 	if _, err := rand.Read(id[:]); err != nil {
 		t.Fatal(err)
 	}
-	engineID := "fake-test-" + hex.EncodeToString(id[:])
+	engineID := "fake-test-" + what + hex.EncodeToString(id[:])
 	t.Cleanup(func() {
-		locks, _ := filepath.Glob(session.DefaultLockPath(docker.EngineInfo{ID: engineID}, "*"))
-		for _, l := range locks {
-			_ = os.Remove(l)
+		// The fake is a simulated engine: its key has this process's pid.
+		for _, info := range []docker.EngineInfo{{ID: engineID}, {ID: engineID, Simulated: true}} {
+			locks, _ := filepath.Glob(session.DefaultLockPath(info, "*"))
+			for _, l := range locks {
+				_ = os.Remove(l)
+			}
 		}
 	})
 	opts := docker.FakeOptions{Seed: 1, EngineID: engineID}
-	now := time.Now
 	if clock != nil {
 		opts.Clock = clock
-		now = clock.Now
 	}
-	dir := t.TempDir()
-	return &harness{t: t, fake: docker.NewFake(opts), now: now, dir: dir,
-		journal: filepath.Join(dir, "state", "journal.jsonl"), terminal: map[string]bool{}}
+	return docker.NewFake(opts)
+}
+
+// addHost gives host name of a hosts: file an engine of its own, with its
+// own engine ID, on the harness's clock.
+func (h *harness) addHost(name string) *docker.Fake {
+	h.t.Helper()
+	f := newTestFake(h.t, h.clock, name+"-")
+	h.setHost(name, f)
+	return f
+}
+
+// setHost makes c the engine of host name; nil: the host does not answer.
+func (h *harness) setHost(name string, c docker.Client) {
+	h.dialMu.Lock()
+	defer h.dialMu.Unlock()
+	if c == nil {
+		delete(h.hosts, name)
+		return
+	}
+	h.hosts[name] = c
+}
+
+// dialedAt is the endpoint host name was last dialled at.
+func (h *harness) dialedAt(name string) (moby.Endpoint, bool) {
+	h.dialMu.Lock()
+	defer h.dialMu.Unlock()
+	ep, ok := h.dialed[name]
+	return ep, ok
 }
 
 // file writes the desired-state file and returns its path.
@@ -107,6 +157,16 @@ func (h *harness) env(stdin *strings.Reader, stdout, stderr *syncBuffer) env {
 				return nil, errors.New("connect to docker engine unix:///nonexistent.sock: connection refused")
 			}
 			return h.fake, nil
+		},
+		dialHost: func(_ context.Context, name string, ep moby.Endpoint) (docker.Client, error) {
+			h.dialMu.Lock()
+			h.dialed[name] = ep
+			c, ok := h.hosts[name]
+			h.dialMu.Unlock()
+			if !ok {
+				return nil, fmt.Errorf("connect to docker engine %s: connection refused", ep)
+			}
+			return c, nil
 		},
 		now:     h.now,
 		environ: append([]string{"USER=tester", "TERM=xterm-256color"}, h.environ...),

@@ -33,7 +33,24 @@ workload cannot be acted on, e.g. its image is missing; the plan is still
 printed then).
 
 Holds (specs rolled back) are read from beside the journal, for this engine
-and prefix, and shown after the plan with who put them and why.`,
+and prefix, and shown after the plan with who put them and why.
+
+Pins (rollcall rollback) are read from there too and applied as a session
+applies them: a pinned workload's block rolls its revision in and says who
+pinned it, when, and which revision; plan exits 2 while a pin keeps a
+workload off its desired spec (rollcall retry lifts it).
+
+With hosts: in the file (several engines), every host is reached at once
+(ssh://, tcp:// with TLS, unix:// or a docker context, as the file says;
+--docker-host does not apply) and planned from its own desired state (its
+replica overrides applied): one block per host, headed by its name,
+endpoint, engine ID and version, then the fleet: its waves, canary first,
+and each host's state (converged, N steps, unreachable). Exit status: 1
+when a host does not answer or cannot converge (the others are still
+printed), else 2 when any host is not converged, else 0. Two hosts that
+reach one engine (one engine ID), or a host the file gets wrong (a TLS
+folder without ca.pem, cert.pem and key.pem), is an error at that host's
+file:line:col. --json adds "hosts" and "waves".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -41,13 +58,16 @@ and prefix, and shown after the plan with who put them and why.`,
 			if err != nil {
 				return err
 			}
+			if len(d.Hosts) > 0 {
+				return runPlanHosts(ctx, e, g, d, asJSON)
+			}
 			client, closeClient, err := connect(ctx, e, g)
 			if err != nil {
 				return err
 			}
 			defer closeClient()
 			holds := listHolds(ctx, client, g, d.Prefix, e.stderr)
-			p, err := currentPlan(ctx, client, d, observation{now: e.now(), holds: holdMap(holds)})
+			p, err := currentPlan(ctx, client, d, observation{now: e.now(), holds: holdMap(holds), pins: planPins(ctx, client, g, d.Prefix, e.stderr)})
 			if err != nil {
 				return err
 			}

@@ -18,7 +18,7 @@ func newRetryCmd(e env, g *globals) *cobra.Command {
 	var file desiredFlags
 	c := &cobra.Command{
 		Use:   "retry WORKLOAD [-f FILE]",
-		Short: "Lift the hold on a rolled-back workload, journaled",
+		Short: "Lift the hold on a rolled-back workload, and its pin, journaled",
 		Long: `Lift the hold(s) of WORKLOAD: the spec a rollback put on hold (DESIGN §6) is
 no longer kept from starting, so it rolls again under the usual rules.
 The decision is journaled (action "retry") before the hold is lifted.
@@ -28,6 +28,9 @@ state (-f, as plan reads it) gives the prefix and the workloads. It works
 whether or not a console or agent runs: a running session lifts the hold
 at its next relist (within 30s, at once on any engine event), the next
 session starts without it. In the console, t does the same.
+
+A pin (rollcall rollback) of WORKLOAD is lifted too, journaled ("unpin"):
+the desired spec rolls in again under the usual rules.
 
 Exit status: 0 the hold is lifted, or WORKLOAD had none (nothing to do);
 1 error (WORKLOAD is not in the desired state and has no hold, the file
@@ -66,7 +69,14 @@ hold stays).`,
 				}
 			}
 			out := screenFor(e, g, e.stdout)
+			pinned, err := liftPinOnRetry(info, g, d.Prefix, workload, out) // and its pin (rollback.go)
+			if err != nil {
+				return err
+			}
 			if len(mine) == 0 {
+				if pinned {
+					return nil
+				}
 				if _, ok := d.Workloads[workload]; !ok {
 					names := d.Names()
 					known := "none"

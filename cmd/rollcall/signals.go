@@ -4,8 +4,6 @@ import (
 	"context"
 	"os"
 	"os/signal"
-
-	"github.com/rollcall/rollcall/engine/session"
 )
 
 // notifySignals is how rollcall answers SIGINT and SIGTERM (DESIGN §7,
@@ -48,8 +46,9 @@ func notifySignals(parent context.Context, sig ...os.Signal) (ctx context.Contex
 }
 
 // abandonOn calls s.Abandon once abandon closes (a second signal), until
-// the returned function is called. A nil abandon never closes.
-func abandonOn(abandon <-chan struct{}, s *session.Session) (stop func()) {
+// the returned function is called. A nil abandon never closes. s is a
+// session, or a fleet (which abandons every host's step in flight).
+func abandonOn(abandon <-chan struct{}, s interface{ Abandon() }) (stop func()) {
 	if abandon == nil {
 		return func() {}
 	}

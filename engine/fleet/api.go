@@ -45,6 +45,16 @@ type Options struct {
 	Settle     time.Duration
 	Resync     time.Duration
 	Coalesce   time.Duration
+
+	// DialTimeout bounds each host's dial and its first Info at
+	// preflight; 0 means DefaultDialTimeout.
+	DialTimeout time.Duration
+	// DialParallel is how many hosts are dialled at once; 0 means
+	// DefaultDialParallel.
+	DialParallel int
+	// LostGrace is how long a host that was connected may stay
+	// disconnected before it counts as lost; 0 means DefaultLostGrace.
+	LostGrace time.Duration
 }
 
 // Snapshot is the fleet at one moment: a value, never changed after it
@@ -59,15 +69,32 @@ type Snapshot struct {
 	// RolloutID is on every journal line of this rollout, on every host;
 	// "" before one began.
 	RolloutID string
+	RolloutAt time.Time  // when it began (by Options.Now); zero before
 	Decision  Decision   // the last decision: phase, waves and their waits, each host's verdict
 	Hosts     []HostView // in file order
 	// Approved are the waves approved in step mode; All: the whole rollout (A).
 	Approved    map[int]bool
 	ApprovedAll bool
 	// Steady: every host's session is steady and the rollout is done (or
-	// watch mode sees nothing to do): what apply waits for.
+	// watch mode sees nothing to do): what apply waits for. A host left
+	// out (SkipUnreachable) is not counted; its HostView says so.
 	Steady bool
 	Notes  []session.Note // the fleet's own, oldest first
+
+	// Blocked says why the rollout cannot go on by itself ("" when it
+	// can, or is done): a host that did not answer at preflight, two hosts
+	// on one engine, a lock held elsewhere, a failed host that paused it,
+	// a rollback_all that ended, the journal. apply exits 1 on it.
+	Blocked string
+	// HostErrors are the hosts found to be one engine at preflight, each
+	// an error at its line in the file.
+	HostErrors spec.ErrorList
+	// LockErr says whose lock kept the fleet from acting (it watches
+	// instead; SetMode to step or auto tries again); "" when none did.
+	LockErr string
+	// Halted: a line of the fleet's own could not be journaled, and
+	// nothing acts on any host.
+	Halted string
 }
 
 // HostView is one host: how it is reached and its session's snapshot.
@@ -80,6 +107,29 @@ type HostView struct {
 	// plan, progress. Zero until its session sent one.
 	Session session.Snapshot
 	Verdict Verdict // the last decision's for this host
+
+	// EngineID is the engine's identity as it answered at preflight; ""
+	// when it did not.
+	EngineID string
+	// Err is set for a host that reaches the engine of a host named
+	// before it: an error at its line in the file. It has no session.
+	Err *spec.Error
+	// Lock is the fleet's hold on the host's lock.
+	Lock HostLock
+	// Gate is why the fleet holds the host (its session's gate is
+	// closed); "" while the host may act.
+	Gate string
+	// RolledBack: rollback_all handed the host the desired state it ran
+	// before this rollout.
+	RolledBack bool
+}
+
+// HostLock is the fleet's hold on one host's lock.
+type HostLock struct {
+	Path   string              // "" when not held
+	Held   bool                // the fleet holds it
+	Holder *session.LockHolder // another session holds it (the preflight failed there)
+	Err    string              // why it could not be taken
 }
 
 // Intent is something the operator asks of the fleet, sent with Do.

@@ -52,4 +52,71 @@
 // Decide and its types import spec (the fleet policy) and session (the
 // mode) and nothing else of rollcall's; it does no I/O and reads no clock
 // but Input.Now.
+//
+// The runtime (Fleet: run.go, host.go, preflight.go, snapshot.go,
+// journal.go) carries Decide's verdicts out. Its rules:
+//
+//   - Preflight: the desired state is loaded (it must name hosts), every
+//     host is dialled (DialParallel at a time, DialTimeout each, for the
+//     Dial and its engine's Info), and a host that answers with the engine
+//     ID of a host named before it is an error at its line in the file
+//     (Snapshot.HostErrors); it gets no session. In an acting mode every
+//     host's lock is taken in LockOrder, all or nothing: one held
+//     elsewhere lets go of those taken, names who holds it (LockErr), and
+//     the fleet watches instead; SetMode to step or auto tries again. A
+//     lock is one file per engine ID and prefix, never per endpoint. Then
+//     one session per host that answered starts, gated
+//     (session.Options.Gated): nothing runs on it before the fleet opens
+//     its gate. Its Source is the fleet's view for that host (ForHost).
+//   - A host that did not answer at preflight gets no session and stays
+//     unreachable for the rest of the run: the rollout does not start, and
+//     nothing changed anywhere (Blocked says why). With SkipUnreachable it
+//     is left out, journaled.
+//   - Each host's session snapshot fills its Host: reachable while its
+//     session is connected, and for LostGrace after it last was (a blip is
+//     not a lost host); its plan state only from a plan of the very
+//     desired state the fleet handed it, settled: failed when the
+//     snapshot shows a failure (a failure's pause, a failure_action
+//     rollback since, a failure in the plan, a blast-radius refusal, a
+//     halted journal), converged when that plan has nothing to do and no
+//     step runs (not the session's Steady, which each relist clears),
+//     else rolling.
+//   - The gate: a host whose verdict is Act (or RollBack) has its gate
+//     opened once its session runs the desired state the fleet wants for
+//     it; every other host's is closed, with the reason (HostView.Gate).
+//     No gate opens while a line of the fleet's own waits for the
+//     journal, nor ever after one failed (Halted: no audit, no action).
+//   - A new desired state (the workloads of some host changed) is a new
+//     rollout: a zero Record, no approvals, no rollout ID, every gate
+//     closed before the sessions get it (and each session closes its own
+//     again as it loads it). A change of fleet: alone goes on under the
+//     new policy. A change of hosts: or of the prefix is refused: the last
+//     good desired state stays.
+//   - rollback_all: a host told to roll back gets, as its desired state,
+//     the last one its session was seen converged and healthy under before
+//     this rollout (revisions, DESIGN §12, are not used yet); without one
+//     it holds, and a note and a journal line say so.
+//   - Step mode: a wave approved (or the whole rollout, ApproveAll)
+//     approves the rollout of each of its hosts' sessions
+//     (session.ApproveRollout) as its gate opens, once per desired state
+//     handed to it; within a host the session's own rules go on (a failed
+//     step ends that approval, and the operator approves it through
+//     ToHost).
+//   - Journal: the rollout's ID is made as Decide reports EventBegan, and
+//     is on every line of every host's session from then on, with its
+//     host (session.Options.Host, Options.Rollout), and on the fleet's own
+//     lines (journal.go: began, each host's preflight, left out, waves,
+//     failed hosts, phases, rollbacks, approvals). Lines of a preflight
+//     that fails (a host that does not answer, a lock held elsewhere, two
+//     hosts on one engine) come before any rollout and carry none.
+//   - Steady (what apply waits for): every host of the rollout has a
+//     steady session on its desired state, the rollout is done, and its
+//     lines are written. Blocked: why it cannot go on by itself.
+//
+// One goroutine (Run) owns the run's state; the sessions' snapshots, the
+// desired source's loads, the lock takes and the journal's answers come
+// to it on channels.
+//
+// The runtime reaches engines only through the Dialer it is given: it
+// never imports the moby adapter (DESIGN §2).
 package fleet

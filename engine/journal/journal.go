@@ -62,7 +62,10 @@ const (
 //	action       start | stop | roll | restart | update; for a decision:
 //	             approve | approve-rollout | skip | unskip | confirm |
 //	             decline | emergency-on | emergency-off | rollback |
-//	             recreate | retry (a hold lifted) | lock-taken
+//	             recreate | retry (a hold lifted) | lock-taken |
+//	             notify-failed | notify-dropped (a webhook post that
+//	             failed or was dropped: reason names the event kind and
+//	             the URL's scheme and host, error says why)
 //	workload     the workload name ("" where a decision names none)
 //	slot         the slot index; -1 for a container without a readable slot
 //	container    the container name
@@ -76,6 +79,16 @@ const (
 //	duration_ms  how long the step took, in milliseconds
 //	engine       the engine's identity (docker info ID), else its endpoint
 //	prefix       the label prefix the session acts on
+//	host         the host's name in the desired file's hosts: (DESIGN §11);
+//	             "" for the one engine of a file without hosts
+//	rollout      the ID of the fleet rollout the line belongs to, the same
+//	             on every host's lines and on the fleet's own; "" outside
+//	             one (a file without hosts, or before a rollout began)
+//
+// The fleet's own lines (engine/fleet) are decisions: action
+// fleet-began | fleet-left-out | fleet-wave | fleet-host-failed |
+// fleet-phase | fleet-rollback | fleet-preflight | approve-wave |
+// approve-fleet, with the host they are about (or "").
 type Entry struct {
 	Time       time.Time `json:"time"`
 	User       string    `json:"user"`
@@ -90,6 +103,8 @@ type Entry struct {
 	DurationMS int64     `json:"duration_ms"`
 	Engine     string    `json:"engine"`
 	Prefix     string    `json:"prefix"`
+	Host       string    `json:"host"`
+	Rollout    string    `json:"rollout"`
 }
 
 // FromResult is the entry for one executed step: started at began, run by
@@ -593,22 +608,24 @@ func userFrom(user, sshConnection string) string {
 // "interrupted", which carry the same time, action and container) become
 // the end line alone, and a "started" line that no end follows is a step
 // cut short by a crash (kill -9, power loss): it becomes "interrupted".
-// Decisions pass through.
+// Decisions pass through. Lines of several hosts (one fleet's journal) are
+// told apart by their host and engine too.
 func Fold(entries []Entry) []Entry {
 	type key struct {
-		t                 int64
-		action, container string
+		t                               int64
+		action, container, host, engine string
 	}
+	keyOf := func(e Entry) key { return key{e.Time.UnixNano(), e.Action, e.Container, e.Host, e.Engine} }
 	ended := map[key]bool{}
 	for _, e := range entries {
 		if e.Result != ResultStarted && e.Result != ResultDecision {
-			ended[key{e.Time.UnixNano(), e.Action, e.Container}] = true
+			ended[keyOf(e)] = true
 		}
 	}
 	out := make([]Entry, 0, len(entries))
 	for _, e := range entries {
 		if e.Result == ResultStarted {
-			if ended[key{e.Time.UnixNano(), e.Action, e.Container}] {
+			if ended[keyOf(e)] {
 				continue
 			}
 			e.Result = ResultInterrupted

@@ -85,7 +85,7 @@ func TestEntrySchema(t *testing.T) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"time", "user", "mode", "action", "workload", "slot", "container", "reason", "result", "error", "duration_ms", "engine", "prefix"}
+	want := []string{"time", "user", "mode", "action", "workload", "slot", "container", "reason", "result", "error", "duration_ms", "engine", "prefix", "host", "rollout"}
 	if len(m) != len(want) {
 		t.Errorf("keys %v, want %v", m, want)
 	}
@@ -345,5 +345,23 @@ func TestJournalOverAWriter(t *testing.T) {
 	}
 	if err := j.Append(Entry{Action: "start"}); err == nil {
 		t.Error("append after close succeeded")
+	}
+}
+
+// Fold pairs a step's lines within one host: in a fleet's journal two
+// hosts may run the same step (one container name) at the same moment,
+// and the end of one is not the end of the other.
+func TestFoldTellsHostsApart(t *testing.T) {
+	start := func(host string) Entry {
+		return Entry{Time: t0, Action: "start", Container: "rollcall-web-0-abcd1234", Result: ResultStarted, Host: host, Engine: "engine-" + host}
+	}
+	ended := start("edge-1")
+	ended.Result = ResultOK
+	got := Fold([]Entry{start("edge-1"), start("edge-2"), ended})
+	if len(got) != 2 {
+		t.Fatalf("Fold = %+v, want edge-2's start and edge-1's end", got)
+	}
+	if got[0].Host != "edge-2" || got[0].Result != ResultInterrupted || got[1].Host != "edge-1" || got[1].Result != ResultOK {
+		t.Errorf("Fold = %+v: want edge-2 interrupted (no end of its own), then edge-1 ok", got)
 	}
 }

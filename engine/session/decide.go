@@ -27,6 +27,7 @@ type gate struct {
 	Room       int
 	Halted     bool // the journal cannot be written: no audit, no action
 	Paused     bool
+	Gated      string        // the caller's gate is closed (Gate): why; "" when open
 	Blast      bool          // a blast-radius question or refusal holds every step
 	SettleLeft time.Duration // the desired state changed less than the settle time ago
 
@@ -59,7 +60,8 @@ type decision struct {
 //   - an operator rollback runs first, even while paused or held by the
 //     blast radius: it is an explicit order to stop a new container where
 //     an old one still serves;
-//   - a pause, then a blast-radius question (or refusal), holds every step;
+//   - a pause, then the caller's closed gate (Gate), then a blast-radius
+//     question (or refusal), holds every step;
 //   - then the plan's steps in order: skipped ones, those of a workload
 //     being rolled back, those of a slot a running step acts on or whose
 //     step ended after the plan's list began (the plan does not know what
@@ -93,6 +95,8 @@ func decide(steps []reconcile.Step, g gate) decision {
 		return decision{Run: []reconcile.Step{*g.Rollback}}
 	case g.Paused:
 		return decision{Wait: "paused"}
+	case g.Gated != "":
+		return decision{Wait: "gated: " + g.Gated}
 	case g.Blast:
 		return decision{Wait: "held by the blast-radius guard"}
 	}

@@ -71,7 +71,7 @@ func (l *loop) onLoaded(r loadResult) {
 		// replaces the default that stood in.
 		l.prefix = d.Prefix
 		l.subscribe()
-		if l.lock != nil && l.opts.LockPath == "" && l.opts.Lock == nil {
+		if l.lock != nil && l.opts.LockPath == "" && !l.callerLocks() {
 			l.releaseLock()
 			l.takeLock()
 		}
@@ -94,6 +94,7 @@ func (l *loop) onLoaded(r loadResult) {
 	}
 	first := l.desired == nil
 	l.desired, l.desiredFP = d, fp
+	l.gateOnNewDesired()
 	if !first {
 		l.unsettle()
 	}

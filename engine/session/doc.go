@@ -56,13 +56,27 @@
 //     stops run one at a time, at once, in step mode and auto, even while
 //     paused or held by the blast radius; the workload's other steps wait.
 //     The rollback ends on the first fresh plan with no stop of it left.
+//   - Revisions and pins (revisions.go, revisions_pin.go, §12): an acting
+//     session keeps, as a revision, each spec that reached every slot of a
+//     workload healthy. A pin (the Pin intent, `rollcall rollback`) puts
+//     the revision in place of the workload's desired spec before Diff, so
+//     it rolls in under every rule here, drains included, while the
+//     desired spec is held; it lasts until the desired spec changes (then
+//     ended, journaled) or Retry lifts it (journaled).
 //   - Crash restarts rollcall issued count towards the backoff of rule 4
 //     until the container has run healthy for 10s, as docker's own restart
 //     manager resets.
 //   - Host lock: step and auto hold an exclusive flock on one file per engine
 //     endpoint and prefix, holding "user pid since". A session that cannot
 //     get it drops to watch and shows the holder. Watch releases it.
-//   - Journal: every executed step is appended, with the wall-clock time.
+//   - Gate (gate.go): a fleet's hold on one host (engine/fleet). While
+//     closed no step starts in any mode (an operator rollback's stops still
+//     run, as through a pause); the step in flight finishes. It is not the
+//     pause: opening it never lifts a pause. With Options.Gated it starts
+//     closed and every new desired state closes it again as it loads.
+//   - Journal: every executed step is appended, with the wall-clock time,
+//     and in a fleet with its host and the rollout's ID (Options.Host,
+//     Options.Rollout).
 //   - Disk: the loop goroutine never waits on the disk. Journal lines,
 //     holds writes and the lock (take, release, the holder's record) run
 //     on workers beside it and report back as messages. A step's engine
@@ -71,7 +85,12 @@
 //   - Slots: the snapshot's slot views are Diff's slot states
 //     (reconcile.Plan.Slots) beside the containers; nothing here judges a
 //     container's relation or health again.
+//   - Notifications (notify.go): an acting session posts its rollouts'
+//     start and end, failed steps, health failures, rollbacks, holds and
+//     the engine going and coming back to the webhooks of notify:,
+//     through engine/notify, which never blocks the loop; a post that
+//     failed or was dropped is noted and journaled.
 //
-// It imports engine/docker, spec, reconcile, journal and state; never tui
-// or theme.
+// It imports engine/docker, spec, reconcile, journal, state and notify;
+// never tui or theme.
 package session

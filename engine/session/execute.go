@@ -49,7 +49,7 @@ func (l *loop) act() {
 		Now: time.Now(), Mode: l.mode, Unattended: l.opts.Unattended != nil,
 		LockHeld: l.lockHeld(), Connected: l.connected,
 		Fresh: fresh, Busy: map[string]bool{}, Stale: l.staleSlots(), Room: maxParallelSteps - len(l.running),
-		Halted: l.halted != "", Paused: l.pause != nil,
+		Halted: l.halted != "", Paused: l.pause != nil, Gated: l.gated,
 		Blast:      l.refusal != nil || (l.confirm != nil && l.confirm.Kind == ConfirmBlast),
 		SettleLeft: l.settleLeft(),
 		Approved:   l.approved, Rollout: l.rollout != nil, Skipped: l.skipped, Confirmed: l.confirmed,
@@ -305,8 +305,8 @@ func (l *loop) runStep(s reconcile.Step, began time.Time) {
 	l.running[s.Key()] = &StepRun{Step: s, Since: l.now(), Listed: l.planListed}
 	delete(l.approved, s.Key())
 	d := stepDone{step: s, mode: l.mode, listed: l.planListed, entry: l.entry(l.journalMode()), began: began}
-	e := journal.FromResult(reconcile.Result{Step: s}, began, d.entry.User, d.entry.Mode)
-	e.Engine, e.Prefix, e.Result = d.entry.Engine, d.entry.Prefix, journal.ResultStarted
+	e := stamped(journal.FromResult(reconcile.Result{Step: s}, began, d.entry.User, d.entry.Mode), d.entry)
+	e.Result = journal.ResultStarted
 	l.writeJournal(e, func(err error) {
 		switch why := l.launchRefused(s); {
 		case err != nil:
@@ -332,6 +332,8 @@ func (l *loop) launchRefused(s reconcile.Step) string {
 		return "the session stopped acting"
 	case l.pause != nil && !l.rollbackStops[s.Key()]:
 		return "paused"
+	case l.gated != "" && !l.rollbackStops[s.Key()]:
+		return "gated"
 	case l.skipped[s.Key()]:
 		return "skipped"
 	}
@@ -343,8 +345,8 @@ func (l *loop) launchRefused(s reconcile.Step) string {
 func (l *loop) notRun(d stepDone, why string) {
 	s := d.step
 	l.note("%s %s not run: %s before it began", s.Action, s.Target(), why)
-	e := journal.FromResult(reconcile.Result{Step: s, Err: errors.New("not run: " + why)}, d.began, d.entry.User, d.entry.Mode)
-	e.Engine, e.Prefix, e.Result = d.entry.Engine, d.entry.Prefix, journal.ResultInterrupted
+	e := stamped(journal.FromResult(reconcile.Result{Step: s, Err: errors.New("not run: " + why)}, d.began, d.entry.User, d.entry.Mode), d.entry)
+	e.Result = journal.ResultInterrupted
 	l.writeJournal(e, func(error) { l.onStepDone(d) })
 }
 
@@ -383,8 +385,7 @@ func (l *loop) launch(d stepDone) {
 // onStepped takes a step's end from its goroutine: its last journal line
 // is written first, and the step ends (onStepDone) once it is.
 func (l *loop) onStepped(d stepDone) {
-	e := journal.FromResult(reconcile.Result{Step: d.step, Err: d.err, Duration: d.duration}, d.began, d.entry.User, d.entry.Mode)
-	e.Engine, e.Prefix = d.entry.Engine, d.entry.Prefix
+	e := stamped(journal.FromResult(reconcile.Result{Step: d.step, Err: d.err, Duration: d.duration}, d.began, d.entry.User, d.entry.Mode), d.entry)
 	if d.interrupted {
 		e.Result = journal.ResultInterrupted
 	}

@@ -314,7 +314,7 @@ func (l *loop) dropStaleHolds() {
 			continue // not resolved: cannot tell
 		}
 		for h := range hs {
-			if rw == nil || rw.Hash != h {
+			if (rw == nil || rw.Hash != h) && !l.pinnedHash(w, h) { // a pinned revision's hold stands
 				l.unhold(w, h)
 				changed = true
 				l.note("hold on %s spec %s lifted: the desired spec changed", w, short(h))
@@ -332,9 +332,12 @@ func (l *loop) retry(workload string) {
 	if !l.acting("lift a hold") {
 		return
 	}
+	pinned := l.liftPin(workload) // and its pin (revisions_pin.go)
 	hashes := sortedKeys(l.holds[workload])
 	if len(hashes) == 0 {
-		l.note("retry %s: no spec of it is on hold", workload)
+		if !pinned {
+			l.note("retry %s: no spec of it is on hold", workload)
+		}
 		return
 	}
 	shorts := make([]string, len(hashes))

@@ -148,6 +148,8 @@ func (l *loop) handle(i Intent) {
 		l.startRollback(i.Workload)
 	case Retry:
 		l.retry(i.Workload)
+	case Pin:
+		l.pin(i)
 	case Recreate:
 		l.startRecreate(i.Workload)
 	case Emergency:
@@ -166,6 +168,8 @@ func (l *loop) handle(i Intent) {
 		}
 	case Confirm:
 		l.answer(i.Yes)
+	case Gate:
+		l.setGate(i)
 	case Refresh:
 	}
 }

@@ -93,9 +93,16 @@ func (l *loop) takeLock() {
 	if l.lockHeld() || l.lockTaking {
 		return
 	}
-	if lk := l.opts.Lock; lk != nil {
+	if l.callerLocks() {
+		lk := l.opts.Lock
+		if l.opts.HeldLock != nil {
+			lk = l.opts.HeldLock()
+		}
 		if !lk.Held() {
 			l.lockErr = "the host lock handed to this session was released"
+			if lk == nil {
+				l.lockErr = "the caller holds no host lock for this session"
+			}
 			l.mode = ModeWatch
 			return
 		}
@@ -116,7 +123,7 @@ func (l *loop) takeLock() {
 func (l *loop) releaseLock() {
 	l.lockGen++
 	l.lockTaking = false
-	if l.opts.Lock != nil {
+	if l.callerLocks() {
 		l.lock = nil // the caller's: it releases it; taken again from it
 		return
 	}
@@ -125,6 +132,10 @@ func (l *loop) releaseLock() {
 		l.locks.push(lockJob{op: lockRelease, lock: l.lock})
 	}
 }
+
+// callerLocks: the caller takes and lets go of the host lock
+// (Options.Lock, Options.HeldLock); the session only acts under it.
+func (l *loop) callerLocks() bool { return l.opts.Lock != nil || l.opts.HeldLock != nil }
 
 // lockHeld: the session holds the host lock and acts under it (it is not
 // being let go of).

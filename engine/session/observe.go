@@ -142,6 +142,7 @@ type fetchResult struct {
 	containers []docker.Container
 	resolved   *spec.ResolvedDesired
 	holds      *holdsRead // the holds file as read with the list; nil without a state directory
+	pins       *pinsRead  // the pins file as read with the list, the pinned images looked up (revisions_pin.go)
 	err        error
 }
 
@@ -159,7 +160,7 @@ func (l *loop) startFetch() {
 	}
 	fp := l.desiredFP
 	c := l.scoped() // its lists vouch for the managed containers a step may touch
-	readHolds, info := l.holdsReader(), l.info
+	readHolds, readPins, info := l.holdsReader(), l.pinsReader(), l.info
 	goReport(l, l.fetched, func() fetchResult {
 		r := fetchResult{epoch: epoch, ends: ends, at: at, listed: time.Now(), resolvedFP: fp}
 		if needInfo {
@@ -190,6 +191,12 @@ func (l *loop) startFetch() {
 			}
 			r.holds = readHolds(info)
 		}
+		if readPins != nil && r.err == nil {
+			if r.info != nil {
+				info = *r.info
+			}
+			r.pins = readPins(l.ctx, c, info)
+		}
 		return r
 	})
 }
@@ -209,6 +216,7 @@ func (l *loop) onFetched(r fetchResult) {
 		l.setConnected(true, "")
 	}
 	l.onHoldsRead(r.holds)
+	l.onPinsRead(r.pins)
 	l.containers = r.containers
 	if r.resolved != nil {
 		l.resolved, l.resolvedFP, l.reresolve = r.resolved, r.resolvedFP, false
@@ -220,6 +228,7 @@ func (l *loop) onFetched(r fetchResult) {
 		}
 	}
 	l.diff()
+	l.recordRevisions()
 	if l.mode.Acting() && l.lock == nil {
 		l.takeLock()
 	}
@@ -259,14 +268,17 @@ func (l *loop) diff() {
 	if l.resolved == nil {
 		l.plan = reconcile.Unresolved(l.prefix, obs) // the slots only, judged by nothing
 	} else {
-		l.plan = reconcile.Diff(l.resolved, obs)
+		r := l.applyPins() // l.resolved, with the standing pins' revisions in place
+		l.plan = reconcile.Diff(r, obs)
 		if l.opts.Unattended == nil {
 			// The console shows the whole roll: the steps that follow
 			// once the waits end. Nobody reads them headless.
-			reconcile.AddThen(l.resolved, obs, &l.plan)
+			reconcile.AddThen(r, obs, &l.plan)
 		}
+		MarkPins(&l.plan, l.rev.pins.views)
 	}
 	l.dropStaleHolds()
+	l.endStalePins()
 	l.logWaits()
 	l.forgetRestarts()
 	l.forgetGoneSteps()

@@ -38,10 +38,21 @@ func (l *loop) engineName() string {
 
 // entry is a journal entry with who, how and where filled in.
 func (l *loop) entry(mode string) journal.Entry {
-	e := journal.Entry{User: l.opts.User, Mode: mode, Prefix: l.prefix, Slot: -1}
+	e := journal.Entry{User: l.opts.User, Mode: mode, Prefix: l.prefix, Slot: -1, Host: l.opts.Host}
 	if l.infoOK {
 		e.Engine = l.engineName()
 	}
+	if l.opts.Rollout != nil {
+		e.Rollout = l.opts.Rollout()
+	}
+	return e
+}
+
+// stamped is a step's journal line e with where it ran and the rollout it
+// belongs to taken from the step's entry: both lines of a step carry the
+// rollout as the step began.
+func stamped(e, from journal.Entry) journal.Entry {
+	e.Engine, e.Prefix, e.Host, e.Rollout = from.Engine, from.Prefix, from.Host, from.Rollout
 	return e
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/engine/notify"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
 	"github.com/rollcall/rollcall/engine/state"
@@ -100,6 +101,28 @@ type Options struct {
 	// then opens the console under one lock). The session acts under it
 	// and never releases it; LockPath is then ignored.
 	Lock *Lock
+	// HeldLock, when set, stands in for Lock where the caller takes and
+	// lets go of the lock itself (a fleet): it is asked for the lock each
+	// time an acting mode needs it, from the loop, and must return at
+	// once; nil means the caller holds none, and the session watches.
+	HeldLock func() *Lock
+
+	// Host names the session's host in a fleet (DESIGN §11), for the
+	// journal's lines; "" for the one engine of a file without hosts.
+	Host string
+	// Rollout, when set, gives the ID of the fleet rollout each journal
+	// line belongs to, as the line is made, from the loop: it must
+	// return at once.
+	Rollout func() string
+	// Gated makes the session one host of a fleet: its gate (the Gate
+	// intent) starts closed, and each new desired state closes it again
+	// as it loads, before anything of it can run. While the gate is
+	// closed no step starts; the one in flight finishes.
+	Gated bool
+	// Notify tunes the posts to the webhooks of the desired state's
+	// notify: (bound, tries, backoff, queue, HTTP client; notify.go); the
+	// zero value is engine/notify's defaults. Its Report is the session's.
+	Notify notify.Options
 }
 
 // Unattended is the policy of a session nobody watches (DESIGN §7).
@@ -211,6 +234,7 @@ func (s *Session) Run(ctx context.Context) error {
 	s.abandonMu.Unlock()
 	defer func() {
 		l.finishStep()
+		l.closeNotify()
 		cancel()
 		s.Abandon() // nothing runs any more; frees the step context
 		l.wg.Wait()
@@ -308,6 +332,7 @@ type loop struct {
 	// in order, and reports on its ready channel (worker).
 	journalW *worker[journal.Entry, error]
 	holdsW   *worker[holdsJob, holdsWritten]
+	rev      revState // revisions and pins, and their worker (revisions.go)
 	locks    *worker[lockJob, lockDone]
 	// jwait are the journal lines handed to journalW and not yet written,
 	// in order, with what the loop does once each is.
@@ -409,6 +434,7 @@ type loop struct {
 	refusal       *Refusal            // unattended: the blast radius refused the desired state
 	running       map[string]*StepRun // the steps in flight, by Step.Key()
 	waiting       string              // why nothing runs, as decide last said
+	gated         string              // why the gate is closed (Gate, Options.Gated); "" when open
 	// waitsLogged are the plan's waits as last logged, by step key.
 	waitsLogged map[string]string
 	halted      string // the journal failed: nothing more runs
@@ -430,13 +456,14 @@ type loop struct {
 	lockFree         bool // the lock this session wanted came free
 	releaseAfterStep bool
 
-	proxy proxyState // the proxy in front (proxy.go)
+	proxy  proxyState  // the proxy in front (proxy.go)
+	notify notifyState // the webhooks of notify: (notify.go)
 
 	seq uint64
 }
 
 func newLoop(ctx context.Context, s *Session) *loop {
-	return &loop{
+	l := &loop{
 		s: s, opts: s.opts, ctx: ctx,
 		raw: s.opts.Client, ro: docker.ReadOnly(s.opts.Client),
 		fetched: make(chan fetchResult), loaded: make(chan loadResult),
@@ -448,6 +475,10 @@ func newLoop(ctx context.Context, s *Session) *loop {
 		rollbacks: map[string]string{}, rollbackStops: map[string]bool{}, blastCheck: true, connected: false, running: map[string]*StepRun{}, slotEnded: map[string]uint64{},
 		slowSaid: map[string]time.Time{},
 	}
+	if s.opts.Gated {
+		l.gated = gateWaiting
+	}
+	return l
 }
 
 // startWorkers starts the loop's disk workers; closeWorkers ends them.
@@ -455,6 +486,7 @@ func (l *loop) startWorkers() {
 	jr := l.opts.Journal
 	l.journalW = startWorker(func(e journal.Entry) error { return jr.Append(e) })
 	l.holdsW = startWorker(doHolds)
+	l.rev.w = startWorker(doRev)
 	l.locks = startWorker(doLock)
 }
 
@@ -465,7 +497,13 @@ func (l *loop) startWorkers() {
 func (l *loop) closeWorkers() {
 	l.journalW.close()
 	l.holdsW.close()
+	l.rev.w.close()
 	l.locks.close()
+	select { // a revision or a pin handed over is written before Run returns, bounded
+	case <-l.rev.w.done:
+	case <-time.After(stepFinishSlack):
+		l.log(levelError, "ending: the revisions file did not answer: its last change is given up")
+	}
 	select {
 	case <-l.locks.done:
 	case <-time.After(stepFinishSlack):
@@ -573,9 +611,15 @@ func (l *loop) run() {
 			for _, d := range l.locks.take() {
 				l.onLock(d)
 			}
+		case <-l.rev.w.ready:
+			for _, d := range l.rev.w.take() {
+				l.onRev(d)
+			}
 		case <-l.diskAlarm.c:
 			l.diskAlarm.fired()
 			l.onDiskAlarm()
+		case <-l.notify.wake:
+			l.onNotified()
 		}
 		l.armLockPoll()
 		l.watchDisk()
@@ -587,6 +631,7 @@ func (l *loop) run() {
 func (l *loop) publish() {
 	l.seq++
 	snap := l.snapshot()
+	l.notifyTurn(&snap)
 	for {
 		select {
 		case l.s.snaps <- snap:

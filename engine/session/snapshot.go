@@ -54,6 +54,7 @@ type Snapshot struct {
 	SkipHealth bool       // emergency: shown in red while on
 	Confirm    *Confirmation
 	Holds      map[string][]string // workload -> spec hashes on hold (rolled back)
+	Pins       []PinView           // workloads pinned to a revision, by workload (revisions_pin.go)
 	Lock       LockInfo
 
 	Events []docker.Event // the last engine events, oldest first
@@ -62,6 +63,9 @@ type Snapshot struct {
 	// Why nothing runs now, as the session decided ("" when a step runs or
 	// nothing is left to run).
 	Waiting string
+	// Gated says why the caller's gate (Gate, Options.Gated) holds every
+	// step; "" when it is open.
+	Gated string
 	// Settling is how long the changed desired state must still stay put
 	// before it is acted on.
 	Settling time.Duration
@@ -260,7 +264,7 @@ func (l *loop) snapshot() Snapshot {
 		Mode: l.mode, SkipHealth: l.skipHealth,
 		Recent: slices.Clone(l.recent), Notes: slices.Clone(l.notes),
 		Lock:    LockInfo{Path: l.lockPath, Held: l.lock != nil, Err: l.lockErr, Free: l.lockFree && l.lock == nil},
-		Waiting: l.waiting, Settling: l.settleLeft(), Halted: l.halted,
+		Waiting: l.waiting, Gated: l.gated, Settling: l.settleLeft(), Halted: l.halted,
 		RolledBack: slices.Clone(l.rolledBack), Proxy: l.proxyView(),
 	}
 	s.Fresh = l.planEpoch == l.epoch && !l.loading && !l.fetching && len(l.running) == 0 && !l.anyStale() && l.resolved != nil && l.connected && !l.diskBusy()
@@ -309,7 +313,8 @@ func (l *loop) snapshot() Snapshot {
 		}
 	}
 	s.Steps, s.Next = l.stepStatuses()
-	s.Slots, s.Progress = SlotViews(l.resolved, &l.plan, l.containers)
+	s.Pins = l.pinViews()
+	s.Slots, s.Progress = SlotViews(l.diffed(), &l.plan, l.containers)
 	return s
 }
 

@@ -145,6 +145,11 @@ func judge(s Snapshot, untilSteady bool) (string, bool) {
 			}
 		}
 	}
+	for _, p := range s.Pins {
+		if p.Standing { // the pinned revision is reached, not the desired spec (revisions_pin.go)
+			why = append(why, p.Workload+" "+p.Line())
+		}
+	}
 	if errs := s.Plan.Errors(); len(errs) > 0 {
 		why = append(why, "cannot converge: "+strings.Join(errs, "; "))
 	}

@@ -31,7 +31,7 @@ func Load(path string) (*Desired, error) {
 // usually a hint. The rules:
 //
 //   - The document is one YAML mapping with the keys prefix, workloads,
-//     proxy, hosts and fleet.
+//     proxy, hosts, fleet and notify.
 //     An empty document, or one without workloads, is an error: stopping
 //     everything takes an explicit `workloads: {}`.
 //   - Unknown keys are errors at every level, with the closest valid key
@@ -75,6 +75,9 @@ func Load(path string) (*Desired, error) {
 //     a count >= 1 or a share "1%".."100%" (default 1), wait a duration,
 //     on_failure pause, rollback_all or continue, and max_failed_hosts
 //     (>= 1, default 1) goes with continue only.
+//   - notify (notify.go) lists webhooks, each an http or https URL (with
+//     a host, no user, no fragment) or {url, token_file}; a URL listed
+//     twice is an error.
 //
 // Every default (spec.go) is filled in on success, and findings that are
 // allowed but doubtful are returned in Desired.Warnings.
@@ -144,8 +147,12 @@ func (l *loader) document(root *yaml.Node) *Desired {
 		return d
 	}
 	var workloads, hosts, fleet *field
-	for _, f := range l.fields(root, "", []string{"prefix", "workloads", "proxy", "hosts", "fleet"}) {
+	for _, f := range l.fields(root, "", []string{"prefix", "workloads", "proxy", "hosts", "fleet", "notify"}) {
 		switch f.name {
+		case "notify":
+			if !isNull(f.val) {
+				d.Notify = l.readNotify(f)
+			}
 		case "hosts":
 			if !isNull(f.val) {
 				hosts = &f

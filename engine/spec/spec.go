@@ -47,6 +47,9 @@ type Desired struct {
 	// with its defaults, whenever Hosts is.
 	Hosts []*Host
 	Fleet *Fleet
+	// Notify are the webhooks a session posts its rollouts' events to,
+	// in file order (notify.go); nil for none.
+	Notify []Webhook
 	// Host names the host this desired state is for, in the copy ForHost
 	// makes; "" otherwise.
 	Host string

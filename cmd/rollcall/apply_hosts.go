@@ -1,0 +1,344 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/rollcall/rollcall/engine/fleet"
+	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/engine/spec"
+)
+
+// `rollcall apply` of a file with hosts: (DESIGN §11): the fleet runtime
+// (engine/fleet) in auto mode under the unattended policy, until the
+// rollout is done and every host steady (exit 0), or something stops it
+// that a human must see to (exit 1): a host that does not answer at
+// preflight, two hosts on one engine, a lock held elsewhere, a failed
+// host, a refusal, the journal, the timeout. The fleet decides and acts;
+// this file asks for the go-ahead, renders its snapshots (fleet_progress.go)
+// and reads the last one.
+
+func runApplyHosts(ctx context.Context, e env, g *globals, o applyOpts, d *spec.Desired) error {
+	if err := noDockerHost(g, d); err != nil {
+		return err
+	}
+	if o.recreate || o.skipHealth {
+		return usageErr(errors.New("--recreate and --skip-health act on one engine: a file with hosts: does not take them yet"))
+	}
+	out := screenFor(e, g, e.stderr)
+	if err := checkHosts(d); err != nil {
+		return err
+	}
+	if !o.yes {
+		if err := confirmApplyHosts(ctx, e, g, out, d, o.skipUnreachable); err != nil {
+			return err
+		}
+	}
+	j, err := journal.Open(g.journal, journal.Options{})
+	if err != nil {
+		return withHint(fmt.Errorf("open journal: %w", err), "pass --journal PATH to keep it elsewhere; apply does not act without its audit trail")
+	}
+	defer j.Close()
+
+	runCtx := ctx
+	if o.timeout > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, o.timeout)
+		defer cancel()
+	}
+	f := fleet.New(fleet.Options{
+		Source: session.StaticSource(d.Source, d), Dial: fleetDialer(e, baseDir(d.Source)), Mode: session.ModeAuto,
+		SkipUnreachable: o.skipUnreachable, Journal: j, JournalMode: "apply", Now: e.now, StateDir: g.stateDir(),
+		Unattended: &session.Unattended{AllowMassStop: o.allowMassStop},
+	})
+	prog := newFleetProgress(out, d.HostNames())
+	var verdict fleetOutcome
+	last, ended, err := driveFleet(runCtx, f, e.abandon, func(s fleet.Snapshot) bool {
+		prog.see(s)
+		if verdict.done {
+			return false
+		}
+		verdict = applyVerdict(s)
+		return verdict.done
+	})
+	if err != nil {
+		return err
+	}
+	if !ended {
+		verdict = fleetOutcome{done: true, why: "interrupted"}
+		if runCtx.Err() == context.DeadlineExceeded {
+			verdict.why = fmt.Sprintf("timed out after %s", o.timeout)
+		}
+		verdict.why += "; left: " + fleetLeft(last)
+	}
+	for _, hv := range last.Hosts {
+		if hp := prog.hosts[hv.Name]; hp != nil {
+			hp.p.print(hostFinal(hv, hp.results))
+		}
+	}
+	final := verdict.final(last)
+	if verdict.ok() {
+		out.printf("%s\n", out.render(out.st.OK, out.st.Glyphs.Done+" "+termSafe(final)))
+	} else {
+		out.printf("%s\n", out.render(out.st.Bad, out.st.Glyphs.Failed+" "+termSafe(final)))
+	}
+	if o.asJSON {
+		if werr := writeJSON(e.stdout, newFleetApplyDoc(d, last, prog, verdict, final)); werr != nil {
+			return fmt.Errorf("write outcome: %w", werr)
+		}
+	}
+	if len(verdict.errs) > 0 {
+		return verdict.errs
+	}
+	if !verdict.ok() {
+		return &exitError{code: exitFailed}
+	}
+	return nil
+}
+
+// driveFleet runs f until stop says so of a snapshot or ctx ends, then
+// lets it wind down (every host's step in flight ends first; a second
+// signal, abandon, cuts what they wait for short) and hands stop the
+// snapshots of that too. It returns the last snapshot, and whether stop
+// ended the run.
+func driveFleet(ctx context.Context, f *fleet.Fleet, abandon <-chan struct{}, stop func(fleet.Snapshot) bool) (fleet.Snapshot, bool, error) {
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	defer context.AfterFunc(ctx, cancel)()
+	defer abandonOn(abandon, f)()
+	done := make(chan error, 1)
+	go func() { done <- f.Run(runCtx) }()
+	var last fleet.Snapshot
+	stopped := false
+	for s := range f.Snapshots() {
+		last = s
+		if stop(s) && !stopped {
+			stopped = true
+			cancel()
+		}
+	}
+	return last, stopped, <-done
+}
+
+// fleetOutcome is how an unattended fleet run ended.
+type fleetOutcome struct {
+	done bool
+	why  string         // "" when every host converged
+	errs spec.ErrorList // hosts the file gets wrong (one engine twice), at their lines
+}
+
+func (v fleetOutcome) ok() bool { return v.done && v.why == "" && len(v.errs) == 0 }
+
+// final is apply's last line.
+func (v fleetOutcome) final(s fleet.Snapshot) string {
+	if v.ok() {
+		line := fmt.Sprintf("converged: %d %s", len(s.Hosts), plural(len(s.Hosts), "host", "hosts"))
+		if s.RolloutID != "" {
+			line += ", rollout " + s.RolloutID
+		}
+		return line
+	}
+	why := v.why
+	if len(v.errs) > 0 {
+		var msgs []string
+		for _, e := range v.errs {
+			msgs = append(msgs, e.Msg)
+		}
+		why = strings.Join(append(msgs, why), "; ")
+	}
+	return "failed: " + strings.TrimSuffix(why, "; ")
+}
+
+// applyVerdict reads a fleet snapshot for apply: whether the run is over,
+// and if so why it failed. It is over when every host of the rollout is
+// steady on its desired state (a host left out with --skip-unreachable is
+// not converged, so apply still fails), or when the fleet says it is
+// blocked, or when a host's session waits for a human (a refusal) or
+// stops acting (halted).
+func applyVerdict(s fleet.Snapshot) fleetOutcome {
+	if len(s.HostErrors) > 0 {
+		return fleetOutcome{done: true, errs: s.HostErrors, why: s.Blocked}
+	}
+	if s.Halted != "" || s.Blocked != "" && (len(s.Decision.Hosts) > 0 || s.Desired == nil) {
+		// Before the first decision (the hosts being dialled) a host that
+		// does not answer reads as blocking; --skip-unreachable leaves it
+		// out only once that decision is made.
+		return fleetOutcome{done: true, why: cmp.Or(s.Blocked, "halted: "+s.Halted)}
+	}
+	var why []string
+	for _, hv := range s.Hosts {
+		switch {
+		case hv.Session.Halted != "":
+			why = append(why, hv.Name+" halted: "+hv.Session.Halted)
+		case hv.Session.Refusal != nil:
+			why = append(why, fmt.Sprintf("%s refused: %s; nothing was stopped (pass --allow-mass-stop to do it on purpose)", hv.Name, hv.Session.Refusal.Reason))
+		}
+	}
+	if len(why) > 0 {
+		return fleetOutcome{done: true, why: strings.Join(why, "; ")}
+	}
+	if !s.Steady {
+		return fleetOutcome{}
+	}
+	var left []string
+	for _, hv := range s.Hosts {
+		if hv.Verdict.Status == fleet.HostLeftOut {
+			left = append(left, hv.Name)
+		}
+	}
+	if len(left) > 0 {
+		return fleetOutcome{done: true, why: fmt.Sprintf("every host converged but %s, left out (--skip-unreachable)", strings.Join(left, ", "))}
+	}
+	return fleetOutcome{done: true}
+}
+
+// fleetLeft is what each host had left when the run ended.
+func fleetLeft(s fleet.Snapshot) string {
+	var parts []string
+	for _, hv := range s.Hosts {
+		parts = append(parts, hv.Name+" "+hostLeft(hv))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func hostLeft(hv fleet.HostView) string {
+	switch {
+	case hv.DialErr != "":
+		return "does not answer"
+	case hv.Session.Seq == 0:
+		return "not listed"
+	case hv.Session.Plan.Empty():
+		return "nothing"
+	}
+	return hv.Session.Plan.Summary()
+}
+
+// hostFinal is a host's last line: what ran on it, and where it stands.
+func hostFinal(hv fleet.HostView, ran []session.StepResult) string {
+	done := reconcile.Plan{Workloads: []reconcile.WorkloadPlan{{}}}
+	failed := 0
+	for _, r := range ran {
+		if r.Err == "" {
+			done.Workloads[0].Steps = append(done.Workloads[0].Steps, r.Step)
+		} else {
+			failed++
+		}
+	}
+	line := hostStatusWord(hv) + ": nothing ran"
+	if n := len(ran) - failed; n > 0 {
+		line = hostStatusWord(hv) + ": ran " + done.Summary()
+	}
+	if failed > 0 {
+		line += fmt.Sprintf(" (%d failed %s)", failed, plural(failed, "step", "steps"))
+	}
+	if hv.Verdict.Status != fleet.HostDone && hv.DialErr == "" && hv.Session.Seq > 0 {
+		line += "; left: " + hostLeft(hv)
+	}
+	if hv.DialErr != "" {
+		line += "; " + hv.DialErr
+	}
+	return termSafe(line)
+}
+
+// hostStatusWord is a host's part in the rollout, in a word or two.
+func hostStatusWord(hv fleet.HostView) string {
+	if hv.Err != nil {
+		return "not rolled (one engine twice)"
+	}
+	switch hv.Verdict.Status {
+	case fleet.HostDone:
+		return "converged"
+	case fleet.HostRolling:
+		return "not converged"
+	case fleet.HostFailed:
+		return "failed"
+	case fleet.HostLost:
+		return "lost"
+	case fleet.HostLeftOut:
+		return "left out"
+	}
+	if hv.DialErr != "" {
+		return "does not answer"
+	}
+	return "not started"
+}
+
+// confirmApplyHosts shows every host's plan and the fleet's waves, and
+// asks once for the whole rollout. It refuses when nobody can answer, and
+// stops before anything acts when a host does not answer (unless skip
+// leaves it out and it is no canary host).
+func confirmApplyHosts(ctx context.Context, e env, g *globals, out screen, d *spec.Desired, skip bool) error {
+	conns, closeAll, err := dialHosts(ctx, e, d)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	plans := planHosts(ctx, e, g, d, conns)
+	waves := fleet.Waves(d.HostNames(), *d.Fleet)
+	var down []string
+	steps := 0
+	for _, hp := range plans {
+		if !hp.reachable() {
+			if !skip || slices.Contains(waves[0], hp.host.Name) {
+				down = append(down, hp.host.Name+": "+unreachableErr(hp.err))
+			}
+			continue
+		}
+		steps += len(hp.plan.Executable())
+	}
+	if len(down) > 0 {
+		return withHint(fmt.Errorf("nothing was changed on any host: %s does not answer", strings.Join(down, "; ")),
+			"--skip-unreachable leaves a host that does not answer out (never a canary host)")
+	}
+	if steps == 0 {
+		return nil // nothing to agree to: converged, or only waiting
+	}
+	if !e.terminal(e.stdin) {
+		return withHint(errors.New("refusing to apply without confirmation: stdin is not a terminal"),
+			"pass --yes to apply without asking, or run `rollcall plan` to see the changes")
+	}
+	for _, hp := range plans {
+		out.printf("%s\n", out.hostBlock(hp))
+	}
+	out.printf("%s", out.tree(fleetSummary(d, plans, waves)))
+	out.printf("Apply %d %s across %d hosts, in %d waves (prefix %s)? [y/N] ", steps, plural(steps, "step", "steps"), len(plans), len(waves), d.Prefix)
+	answer, err := readLine(ctx, e.stdin)
+	if err != nil {
+		out.printf("\n")
+		return errors.New("cancelled: nothing was changed")
+	}
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "y", "yes":
+		return nil
+	}
+	return errors.New("cancelled: nothing was changed")
+}
+
+// newFleetApplyDoc is apply --json of a file with hosts: the fleet at the
+// top, each host with the steps it ran.
+func newFleetApplyDoc(d *spec.Desired, s fleet.Snapshot, prog *fleetProgress, v fleetOutcome, final string) applyDoc {
+	doc := applyDoc{Source: d.Source, Prefix: d.Prefix, Converged: v.ok(), Summary: final, Rollout: s.RolloutID,
+		Steps: []resultDoc{}, Pending: []stepDoc{}, Hosts: []hostApplyDoc{}}
+	if !v.ok() {
+		doc.Error = oneLine(strings.TrimPrefix(final, "failed: "))
+	}
+	for _, hv := range s.Hosts {
+		hd, _ := d.ForHost(hv.Name)
+		var ran []session.StepResult
+		if hp := prog.hosts[hv.Name]; hp != nil {
+			ran = hp.results
+		}
+		res := session.Outcome{Converged: hv.Verdict.Status == fleet.HostDone, Reason: hostFinal(hv, ran), Steps: ran, Last: hv.Session}
+		hostDoc := newApplyDoc(hd, res, hostFinal(hv, ran))
+		hostDoc.Rounds = 0
+		doc.Hosts = append(doc.Hosts, hostApplyDoc{Name: hv.Name, Endpoint: hv.Endpoint, EngineID: hv.EngineID,
+			Status: hostStatusWord(hv), applyDoc: hostDoc})
+	}
+	return doc
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rollcall/rollcall/engine/demo"
+	"github.com/rollcall/rollcall/engine/spec"
+)
+
+// TestDemoHostsHeadless: demo --hosts 3 --headless stages the demo on three
+// simulated engines and rolls it out across them, edge-1 first, each host
+// from its own desired state (edge-3 runs one web replica fewer, so it
+// stops one more), and exits 0 with every host converged.
+func TestDemoHostsHeadless(t *testing.T) {
+	soak := demoSoak
+	demoSoak = 500 * time.Millisecond
+	t.Cleanup(func() { demoSoak = soak })
+	var id [4]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		t.Fatal(err)
+	}
+	prefix := "rctest-demo-" + hex.EncodeToString(id[:])
+	t.Cleanup(func() {
+		_ = os.RemoveAll(demo.Dir(prefix))
+		locks, _ := filepath.Glob(filepath.Join("/run/lock", "rollcall-"+prefix+"-*.lock"))
+		for _, l := range locks {
+			_ = os.Remove(l)
+		}
+	})
+	h := newHarness(t, nil)
+	res := h.run("", "--prefix", prefix, "demo", "--hosts", "3", "--headless")
+	if res.code != exitOK {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(res.stderr), "\n")
+	if final := lines[len(lines)-1]; !strings.HasPrefix(final, "✓ converged: 3 hosts, rollout ") {
+		t.Errorf("final line %q", final)
+	}
+	mustContain(t, "demo", res.stderr, "running the demo on 3 simulated engines", "fleet   wave 1 started: edge-1",
+		"fleet   wave 2 started: edge-2", "fleet   wave 3 started: edge-3")
+	first := map[string]int{}
+	last := map[string]int{}
+	for i, l := range lines {
+		host, _, _ := strings.Cut(l, " ")
+		if strings.HasPrefix(l, host+"  ▸") || strings.HasPrefix(l, host+"  ✓") {
+			if _, ok := first[host]; !ok {
+				first[host] = i
+			}
+			last[host] = i
+		}
+	}
+	if !(last["edge-1"] < first["edge-2"] && last["edge-2"] < first["edge-3"]) {
+		t.Errorf("the hosts' steps overlap (first %v, last %v):\n%s", first, last, res.stderr)
+	}
+
+	d, err := spec.Load(filepath.Join(demo.Dir(prefix), "fleet.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Hosts) != 3 || d.Hosts[2].Replicas["web"] != 2 || d.Fleet.Canary[0] != "edge-1" {
+		t.Errorf("the demo's fleet file: hosts %v, fleet %+v", d.HostNames(), d.Fleet)
+	}
+	stops := map[string]int{}
+	for _, e := range h.journalEntries() {
+		if e.Action == "stop" && e.Rollout != "" {
+			stops[e.Host]++
+		}
+	}
+	if stops["edge-3"] != stops["edge-1"]+1 || stops["edge-1"] == 0 {
+		t.Errorf("stops by host %v: edge-3 (web: 2) should stop one more than edge-1", stops)
+	}
+}
+
+// TestDemoHostsFlags: --hosts takes 2 to 9 hosts, and goes without
+// --clean; --headless goes with --hosts.
+func TestDemoHostsFlags(t *testing.T) {
+	h := newHarness(t, nil)
+	for _, args := range [][]string{{"--hosts", "1"}, {"--hosts", "0"}, {"--hosts", "10"}, {"--hosts", "3", "--clean"}, {"--headless"}} {
+		res := h.run("", append([]string{"demo"}, args...)...)
+		if res.code != exitFailed || !strings.Contains(res.stderr, "rollcall demo --help") {
+			t.Errorf("demo %v: exit %d\n%s", args, res.code, res.stderr)
+		}
+	}
+}
+
+// TestDemoHostsConsole: the built binary's demo --hosts 3 opens the console
+// of several hosts in a real terminal (tmux) on three simulated engines;
+// A approves the whole fleet rollout, and every host ends done. No Docker
+// engine is needed.
+func TestDemoHostsConsole(t *testing.T) {
+	tmux := needTmux(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	bin := buildRollcall(t, ctx, dir)
+	var id [4]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		t.Fatal(err)
+	}
+	run := hex.EncodeToString(id[:])
+	prefix := "rctest-demo-" + run
+	t.Cleanup(func() {
+		_ = os.RemoveAll(demo.Dir(prefix))
+		locks, _ := filepath.Glob(filepath.Join("/run/lock", "rollcall-"+prefix+"-*.lock"))
+		for _, l := range locks {
+			_ = os.Remove(l)
+		}
+	})
+	x := newTmuxTerm(t, tmux, "rc-demo-hosts-"+run)
+	x.open("demo", dir, bin, "--journal", filepath.Join(dir, "journal.jsonl"), "--prefix", prefix, "demo", "--hosts", "3")
+	x.waitScreen("demo", "the three hosts", func(s string) bool {
+		return strings.Contains(s, "edge-1") && strings.Contains(s, "edge-2") && strings.Contains(s, "edge-3")
+	})
+	x.keys("demo", true, "A")
+	// a host's row: "✔ done     edge-1  5/5 healthy ..."
+	doneRow := regexp.MustCompile(`\bdone +(edge-\d) `)
+	x.waitScreen("demo", "every host done", func(s string) bool {
+		done := map[string]bool{}
+		for _, m := range doneRow.FindAllStringSubmatch(s, -1) {
+			done[m[1]] = true
+		}
+		return len(done) == 3
+	})
+	x.quit("demo")
+}

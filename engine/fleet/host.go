@@ -1,0 +1,250 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/engine/spec"
+)
+
+// host is one host of the fleet, as the run knows it. Only the loop
+// touches it, but for lock (read by its session's loop) and inbox (filled
+// by the goroutine reading its session's snapshots).
+type host struct {
+	name string
+	spec *spec.Host
+
+	// Preflight: its client and engine, or why it has none.
+	client  docker.Client
+	info    docker.EngineInfo
+	dialErr string
+	dup     string      // the host named first in the file whose engine this one is
+	hostErr *spec.Error // dup, as an error at its line in the file
+	lock    atomic.Pointer[session.Lock]
+	lockErr string // why its lock could not be taken
+	holder  *session.LockHolder
+
+	sess    *session.Session
+	sessErr string // its session could not start
+	src     *hostSource
+	inbox   inbox
+	snap    session.Snapshot // the latest of its session
+
+	// What its session should run now, and since when (by Options.Now).
+	want      *spec.Desired
+	wantSince time.Time
+	// convergedUnder is the last desired state its session was seen
+	// converged and healthy under; before is the one it was converged
+	// under before this rollout (where rollback_all returns it).
+	convergedUnder *spec.Desired
+	before         *spec.Desired
+	rolledBack     bool // rollback_all handed it before
+	noBefore       bool // rollback_all found no before, and said so
+
+	everConnected bool
+	downSince     time.Time // by Options.Now: since when it is not connected; zero while it is
+
+	// The gate as last sent to its session; approvedFor is the desired
+	// state its session's rollout was approved for (step mode).
+	gateOpen    bool
+	gateWhy     string
+	approvedFor *spec.Desired
+}
+
+// observe takes in a snapshot of the host's session.
+func (h *host) observe(s session.Snapshot, now time.Time) {
+	h.snap = s
+	switch {
+	case s.Connected:
+		h.everConnected, h.downSince = true, time.Time{}
+	case h.everConnected && h.downSince.IsZero():
+		h.downSince = now
+	}
+	if planState(s, h.want, h.wantSince) == PlanConverged && s.Progress.Done() {
+		h.convergedUnder = h.want
+	}
+}
+
+// reachable reports whether the host answers, for Decide: a host that
+// was never dialled does not; a session that has not listed yet does (it
+// answered at preflight), unless its lists fail; one that was connected
+// does for grace after it last was, so a blip is not a lost host.
+func (h *host) reachable(now time.Time, grace time.Duration) bool {
+	switch {
+	case h.sess == nil:
+		return false
+	case h.snap.Seq == 0 || h.snap.Connected:
+		return true
+	case !h.everConnected:
+		return h.snap.EngineErr == ""
+	}
+	return now.Sub(h.downSince) < grace
+}
+
+// graceEnds is when a host that went away counts as lost; zero for one
+// that did not.
+func (h *host) graceEnds(grace time.Duration) time.Time {
+	if h.downSince.IsZero() {
+		return time.Time{}
+	}
+	return h.downSince.Add(grace)
+}
+
+// input is the host as Decide reads it.
+func (h *host) input(now time.Time, grace time.Duration) Host {
+	in := Host{Name: h.name, EngineID: h.info.ID}
+	if h.sess == nil {
+		return in
+	}
+	in.Reachable = h.reachable(now, grace)
+	in.LockHeld = h.lock.Load().Held() && h.snap.Lock.Held
+	in.Plan = planState(h.snap, h.want, h.wantSince)
+	in.Healthy, in.Slots = h.snap.Progress.Ready, h.snap.Progress.Total
+	return in
+}
+
+// planState is where a host's session stands with the desired state the
+// fleet handed it (since then): unknown until its snapshot holds a plan of
+// that desired state (its images resolved from that very state) and the
+// state has settled (so a rollout does not begin on a file mid-edit); failed
+// when it shows a failure (failedSince); converged when that plan has
+// nothing left to do and no step runs; else rolling.
+//
+// Converged is not the session's Steady, which every relist clears for
+// its duration: a fleet that read it would see a done canary turn
+// undone at each resync, and hold the waves after it back and forth.
+func planState(s session.Snapshot, want *spec.Desired, since time.Time) PlanState {
+	switch {
+	case s.Seq == 0 || want == nil || s.Desired != want || !resolvedFrom(s.Resolved, want) || s.Settling > 0:
+		return PlanUnknown
+	case failedSince(s, since):
+		return PlanFailed
+	case s.Plan.Empty() && len(s.Plan.Errors()) == 0 && len(s.RunningSteps) == 0 && s.Settling == 0 && s.Confirm == nil:
+		return PlanConverged
+	}
+	return PlanRolling
+}
+
+// resolvedFrom reports whether r was resolved from d itself (its
+// workloads are d's), so that the plan diffed from it is d's.
+func resolvedFrom(r *spec.ResolvedDesired, d *spec.Desired) bool {
+	if r == nil || len(r.Workloads) != len(d.Workloads) {
+		return false
+	}
+	for _, w := range r.Workloads {
+		if d.Workloads[w.Name] != w.Workload {
+			return false
+		}
+	}
+	return true
+}
+
+// failedSince reports whether a session's snapshot shows its roll failed:
+// a failure's pause (failure_action pause), a rollback by failure_action
+// since the desired state was handed over, a new container that missed
+// its deadline in the plan, a desired state refused for its blast radius,
+// or a journal that cannot be written. An operator's pause is not one.
+func failedSince(s session.Snapshot, since time.Time) bool {
+	if s.Pause != nil && !s.Pause.ByOperator || s.Refusal != nil || s.Halted != "" {
+		return true
+	}
+	for _, rb := range s.RolledBack {
+		if !rb.At.Before(since) {
+			return true
+		}
+	}
+	return len(s.Plan.Failures()) > 0
+}
+
+func (h *host) releaseLock() {
+	if lk := h.lock.Swap(nil); lk != nil {
+		lk.Release()
+	}
+}
+
+func (h *host) closeClient() {
+	if c, ok := h.client.(interface{ Close() error }); ok {
+		_ = c.Close()
+	}
+}
+
+// fingerprint tells desired states apart as a session does: the prefix and
+// the workloads.
+func fingerprint(d *spec.Desired) string {
+	if d == nil {
+		return ""
+	}
+	b, err := json.Marshal(struct {
+		Prefix    string
+		Workloads map[string]*spec.Workload
+	}{d.Prefix, d.Workloads})
+	if err != nil {
+		panic("fleet: fingerprint: " + err.Error()) // plain data always marshals
+	}
+	return string(b)
+}
+
+// inbox holds the latest snapshot of a host's session, for the loop:
+// latest wins, as the session's own channel.
+type inbox struct {
+	mu   sync.Mutex
+	snap session.Snapshot
+	new  bool
+	err  error
+}
+
+func (b *inbox) put(s session.Snapshot) {
+	b.mu.Lock()
+	b.snap, b.new = s, true
+	b.mu.Unlock()
+}
+
+func (b *inbox) fail(err error) {
+	b.mu.Lock()
+	b.err = err
+	b.mu.Unlock()
+}
+
+func (b *inbox) take() (session.Snapshot, bool, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ok := b.new
+	b.new = false
+	return b.snap, ok, b.err
+}
+
+// hostSource is one host's view of the fleet's desired source: the
+// desired state the fleet hands that host (its ForHost, or for
+// rollback_all the one it ran before), and a signal each time it changes.
+type hostSource struct {
+	name string
+	mu   sync.Mutex
+	d    *spec.Desired
+	ch   chan struct{}
+}
+
+func newHostSource(name string, d *spec.Desired) *hostSource {
+	return &hostSource{name: name, d: d, ch: make(chan struct{}, 1)}
+}
+
+func (s *hostSource) Name() string { return s.name }
+
+func (s *hostSource) Load(context.Context) (*spec.Desired, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.d, nil
+}
+
+func (s *hostSource) Changes(context.Context) <-chan struct{} { return s.ch }
+
+func (s *hostSource) set(d *spec.Desired) {
+	s.mu.Lock()
+	s.d = d
+	s.mu.Unlock()
+	signal(s.ch)
+}

@@ -1,0 +1,448 @@
+package session
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/engine/notify"
+	"github.com/rollcall/rollcall/engine/reconcile"
+)
+
+// This file posts what the session does to the webhooks of the desired
+// state's notify: (DESIGN §12), through engine/notify, which never blocks:
+// the loop hands an event over and goes on. What is posted is read off
+// each snapshot as the loop publishes it (notifyTurn), so every change of
+// state is seen once, whichever code path made it:
+//
+//   - rollout_started: the first step begins towards a desired state (by
+//     fingerprint) not yet reached, with the workloads it changes (from
+//     the images their older containers run, to the desired one) and the
+//     steps planned; rollout_ended: the session turns steady (outcome
+//     converged, or held when a hold keeps slots off the desired state), a
+//     newer desired state comes first (superseded), or the session ends
+//     first (stopped), with the steps run and failed, the slots ready, and
+//     how long it took. A desired state reached without a step, and a
+//     crash restart after it was reached, are no rollout.
+//   - step_failed: a step the engine failed (once per run of failures:
+//     auto's retries that fail again are not posted); health_failed: a new
+//     container that missed its health deadline, with its failure_action;
+//     rollback: failure_action rollback's stop done, or an operator's
+//     rollback begun; hold: a spec put on hold, by either or by another
+//     process (rollcall rollback); engine_lost, engine_back: the engine
+//     stopped answering and answers again.
+//   - Only a session that acts (step or auto, under the host lock) posts,
+//     so that a console watching beside the agent does not post the
+//     agent's rollouts a second time; a rollout it began is ended even if
+//     it stopped acting since. The holds kept from before the session,
+//     read from the state directory, are not posted again.
+//   - A post that failed (every try) or was dropped is noted, logged and
+//     journaled as a decision line (action notify-failed or
+//     notify-dropped, the URL named by scheme and host only, the error);
+//     an ending session waits up to one post's bound for what is queued.
+
+// notifyState is what the loop keeps of the webhooks; only the loop
+// touches it, but for the reports (mu).
+type notifyState struct {
+	n       *notify.Notifier // nil until a desired state names notify:
+	targets []notify.Target
+
+	mu      sync.Mutex
+	reports []notify.Report
+	// wake says reports wait to be taken; nil (a select waits forever)
+	// until n exists.
+	wake chan struct{}
+
+	reached    reachedState    // the desired state and holds last seen steady
+	open       *openRollout    // the rollout under way, if any
+	ends       uint64          // the steps ended so far, as the last turn saw them
+	holdsKnown bool            // the holds kept from before are read: a hold seen after is new
+	holds      map[string]bool // workload + "/" + hash, as last seen
+	rolledBack map[RollbackInfo]bool
+	operator   map[string]string // operator rollbacks under way, as last seen
+	failures   map[string]bool   // the plan's health failures, by workload/container
+	lost       bool              // engine_lost was posted
+}
+
+// openRollout is a rollout under way.
+type openRollout struct {
+	fp      string
+	id      string
+	since   time.Time // wall clock
+	steps   int       // steps that ended since it began
+	failed  int
+	changes []notify.Change
+}
+
+// notifyTurn, at each publish, posts what changed since the last one.
+func (l *loop) notifyTurn(s *Snapshot) {
+	ns := &l.notify
+	l.followTargets()
+	acting := l.mode.Acting() && l.lockHeld()
+	post := func(e notify.Event) {
+		if acting {
+			l.send(e)
+		}
+	}
+
+	// The steps that ended since the last turn.
+	for _, r := range s.Recent {
+		if r.ends <= ns.ends {
+			continue
+		}
+		if ns.open != nil {
+			ns.open.steps++
+		}
+		if r.Err != "" {
+			if ns.open != nil {
+				ns.open.failed++
+			}
+			if rt := l.retries[r.Step.Key()]; rt != nil && rt.n > 1 {
+				continue // failed again on a retry: posted at its first failure
+			}
+			e := l.notifyEvent(notify.KindStepFailed, r.Step.Workload, r.Step.Slot)
+			e.Container, e.Action, e.Reason, e.Error = r.Step.Container, string(r.Step.Action), r.Step.Reason, r.Err
+			e.DurationMS = r.Duration.Milliseconds()
+			e.FromImage, e.ToImage = containerImage(s, r.Step.ContainerID), desiredImage(s, r.Step.Workload)
+			post(e)
+		}
+	}
+	if n := len(s.Recent); n > 0 {
+		ns.ends = max(ns.ends, s.Recent[n-1].ends)
+	}
+
+	l.notifyRollout(s, acting)
+	l.notifyHealth(s, post)
+	l.notifyRollbacks(s, post)
+	l.notifyHolds(s, post)
+
+	switch {
+	case !s.Connected && l.everConnected && !ns.lost:
+		ns.lost = true
+		e := l.notifyEvent(notify.KindEngineLost, "", reconcile.NoSlot)
+		e.Error = s.EngineErr
+		post(e)
+	case s.Connected && ns.lost:
+		ns.lost = false
+		post(l.notifyEvent(notify.KindEngineBack, "", reconcile.NoSlot))
+	}
+}
+
+// send hands e to the notifier, which never blocks.
+func (l *loop) send(e notify.Event) {
+	if l.notify.n != nil {
+		l.notify.n.Send(e)
+	}
+}
+
+// notifyRollout opens and ends rollouts (see the top of this file).
+func (l *loop) notifyRollout(s *Snapshot, acting bool) {
+	ns := &l.notify
+	if o := ns.open; o != nil && o.fp != l.desiredFP {
+		l.endRolloutNotice(s, notify.OutcomeSuperseded)
+	}
+	if s.Steady {
+		if ns.open != nil {
+			outcome := notify.OutcomeConverged
+			if heldSlots(s.Plan) > 0 {
+				outcome = notify.OutcomeHeld
+			}
+			l.endRolloutNotice(s, outcome)
+		}
+		ns.reached = reachedOf(l.desiredFP, s)
+		return
+	}
+	if ns.open != nil || !acting || len(s.RunningSteps) == 0 || reachedOf(l.desiredFP, s) == ns.reached || l.desired == nil {
+		return
+	}
+	o := &openRollout{fp: l.desiredFP, since: time.Now(), changes: changes(s)}
+	sum := sha256.Sum256([]byte(o.fp))
+	o.id = o.since.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(sum[:4])
+	ns.open = o
+	e := l.notifyEvent(notify.KindRolloutStarted, "", reconcile.NoSlot)
+	e.Workloads = o.changes
+	e.Counts = notify.Counts{Steps: len(s.Plan.Executable()) + len(s.Plan.Then()), Ready: s.Progress.Ready, Total: s.Progress.Total, Held: heldSlots(s.Plan)}
+	l.send(e)
+}
+
+// endRolloutNotice posts the end of the rollout under way.
+func (l *loop) endRolloutNotice(s *Snapshot, outcome notify.Outcome) {
+	ns := &l.notify
+	o := ns.open
+	e := l.notifyEvent(notify.KindRolloutEnded, "", reconcile.NoSlot)
+	ns.open = nil
+	e.Rollout = l.rolloutID(o)
+	e.Outcome, e.Workloads = outcome, o.changes
+	e.DurationMS = time.Since(o.since).Milliseconds()
+	e.Counts = notify.Counts{Steps: o.steps, Failed: o.failed, Ready: s.Progress.Ready, Total: s.Progress.Total, Held: heldSlots(s.Plan)}
+	l.send(e)
+}
+
+// notifyHealth posts each new container that missed its health deadline,
+// once.
+func (l *loop) notifyHealth(s *Snapshot, post func(notify.Event)) {
+	ns := &l.notify
+	current := map[string]bool{}
+	for _, f := range s.Plan.Failures() {
+		id := f.Workload + "/" + f.Container
+		current[id] = true
+		if ns.failures[id] {
+			continue
+		}
+		e := l.notifyEvent(notify.KindHealthFailed, f.Workload, f.Slot)
+		e.Container, e.Action, e.Reason = f.Container, f.Action, f.Reason
+		e.ToImage = desiredImage(s, f.Workload)
+		post(e)
+	}
+	ns.failures = current
+}
+
+// notifyRollbacks posts failure_action's rollbacks as they are done, and
+// the operator's as they begin.
+func (l *loop) notifyRollbacks(s *Snapshot, post func(notify.Event)) {
+	ns := &l.notify
+	seen := make(map[RollbackInfo]bool, len(s.RolledBack))
+	for _, r := range s.RolledBack {
+		seen[r] = true
+		if ns.rolledBack[r] {
+			continue
+		}
+		e := l.notifyEvent(notify.KindRollback, r.Workload, r.Slot)
+		e.Container, e.Spec, e.Reason = r.Container, r.Hash, r.Reason
+		e.ToImage = desiredImage(s, r.Workload)
+		e.FromImage = firstOf(olderImages(s, r.Workload, r.Slot))
+		post(e)
+	}
+	ns.rolledBack = seen
+	for w, h := range l.rollbacks {
+		if ns.operator[w] == h {
+			continue
+		}
+		e := l.notifyEvent(notify.KindRollback, w, reconcile.NoSlot)
+		e.Spec, e.Operator, e.Reason = h, true, "rolled back by "+l.opts.User
+		e.ToImage = desiredImage(s, w)
+		e.FromImage = firstOf(olderImages(s, w, reconcile.NoSlot))
+		post(e)
+	}
+	ns.operator = maps.Clone(l.rollbacks)
+}
+
+// notifyHolds posts each spec put on hold, once the holds kept from
+// before the session are known (those are not news).
+func (l *loop) notifyHolds(s *Snapshot, post func(notify.Event)) {
+	ns := &l.notify
+	known := l.opts.StateDir == "" || l.holdsLoaded
+	now := map[string]bool{}
+	for w, hs := range s.Holds {
+		for _, h := range hs {
+			key := w + "/" + h
+			now[key] = true
+			if !ns.holdsKnown || !known || ns.holds[key] {
+				continue
+			}
+			e := l.notifyEvent(notify.KindHold, w, reconcile.NoSlot)
+			e.Spec, e.Reason = h, l.holdReason(w, h)
+			e.ToImage = desiredImage(s, w)
+			post(e)
+		}
+	}
+	ns.holds, ns.holdsKnown = now, known
+}
+
+// followTargets keeps the notifier's URLs those of the desired state,
+// starting it at the first desired state that names any.
+func (l *loop) followTargets() {
+	ns := &l.notify
+	ts := notify.TargetsOf(l.desired)
+	if slices.Equal(ts, ns.targets) {
+		return
+	}
+	ns.targets = ts
+	if ns.n == nil {
+		o := l.opts.Notify
+		o.Report = ns.add
+		ns.wake = make(chan struct{}, 1)
+		ns.n = notify.New(o)
+	}
+	ns.n.SetTargets(ts)
+}
+
+// add takes a report in, from the notifier's goroutines.
+func (ns *notifyState) add(r notify.Report) {
+	if r.Result == notify.Delivered {
+		return
+	}
+	ns.mu.Lock()
+	ns.reports = append(ns.reports, r)
+	ns.mu.Unlock()
+	signal(ns.wake)
+}
+
+func (ns *notifyState) take() []notify.Report {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	out := ns.reports
+	ns.reports = nil
+	return out
+}
+
+// onNotified notes, logs and journals each post that failed or was
+// dropped.
+func (l *loop) onNotified() {
+	for _, r := range l.notify.take() {
+		l.notifyFailed(r)
+	}
+}
+
+func (l *loop) notifyFailed(r notify.Report) {
+	why := "unknown"
+	if r.Err != nil {
+		why = r.Err.Error()
+	}
+	what := fmt.Sprintf("%s to %s", r.Event.Kind, r.Target)
+	if r.Tries > 0 {
+		what += fmt.Sprintf(" (%d tries)", r.Tries)
+	}
+	l.note("notification %s %s: %s", what, r.Result, why)
+	l.log(levelWarn, "notification not delivered", "kind", string(r.Event.Kind), "url", r.Target,
+		"result", string(r.Result), "tries", r.Tries, "error", why)
+	e := l.entry(l.journalMode())
+	e.Time = time.Now()
+	e.Action, e.Workload, e.Reason, e.Error, e.Result = "notify-"+string(r.Result), r.Event.Workload, what, why, journal.ResultDecision
+	l.writeJournal(e, nil)
+}
+
+// closeNotify, as the session ends, ends the rollout under way (stopped),
+// gives what is queued up to one post's bound, and journals (as the disk
+// still allows) and logs what did not go.
+func (l *loop) closeNotify() {
+	ns := &l.notify
+	if ns.n == nil {
+		return
+	}
+	if ns.open != nil {
+		snap := l.snapshot()
+		l.endRolloutNotice(&snap, notify.OutcomeStopped)
+	}
+	bound := l.opts.Notify.Timeout
+	if bound <= 0 {
+		bound = notify.DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	ns.n.Close(ctx)
+	l.onNotified()
+}
+
+// notifyEvent is an event of kind with who and where filled in.
+func (l *loop) notifyEvent(kind notify.Kind, workload string, slot int) notify.Event {
+	e := notify.Event{Kind: kind, Time: time.Now(), Rollout: l.rolloutID(l.notify.open), Host: l.opts.Host,
+		Prefix: l.prefix, User: l.opts.User, Workload: workload, Slot: slot}
+	if l.infoOK {
+		e.Engine = l.engineName()
+	}
+	return e
+}
+
+// rolloutID is the fleet's rollout ID when there is one, else o's.
+func (l *loop) rolloutID(o *openRollout) string {
+	if l.opts.Rollout != nil {
+		if id := l.opts.Rollout(); id != "" {
+			return id
+		}
+	}
+	if o != nil {
+		return o.id
+	}
+	return ""
+}
+
+// reachedState names a steady state: the desired state and the holds. A
+// retry lifts a hold, and the roll that follows is a rollout again; a
+// crash restart while the holds stand is not.
+type reachedState struct{ fp, holds string }
+
+func reachedOf(fp string, s *Snapshot) reachedState {
+	var b strings.Builder
+	for _, w := range sortedKeys(s.Holds) {
+		b.WriteString(w + "=" + strings.Join(s.Holds[w], ",") + ";")
+	}
+	return reachedState{fp: fp, holds: b.String()}
+}
+
+// changes are the workloads the plan changes: those with a step to run
+// now or later.
+func changes(s *Snapshot) []notify.Change {
+	var out []notify.Change
+	for _, wp := range s.Plan.Workloads {
+		if len(wp.Steps) == 0 && len(wp.Then) == 0 {
+			continue
+		}
+		c := notify.Change{Workload: wp.Name, FromImages: olderImages(s, wp.Name, reconcile.NoSlot)}
+		if s.Resolved != nil {
+			if w := s.Resolved.Workload(wp.Name); w != nil {
+				c.ToImage, c.Version, c.Replicas = w.Image, w.Version, w.Replicas
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// olderImages are the images of a workload's containers that are not up
+// to date, in one slot or (NoSlot) in all, sorted.
+func olderImages(s *Snapshot, workload string, slot int) []string {
+	var out []string
+	for _, v := range s.Slots {
+		if v.Workload != workload || (slot != reconcile.NoSlot && v.Slot != slot) {
+			continue
+		}
+		for _, c := range v.Containers {
+			if !c.Relation.Fresh() && !slices.Contains(out, c.Image) {
+				out = append(out, c.Image)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func desiredImage(s *Snapshot, workload string) string {
+	if s.Resolved != nil {
+		if w := s.Resolved.Workload(workload); w != nil {
+			return w.Image
+		}
+	}
+	return ""
+}
+
+func containerImage(s *Snapshot, id string) string {
+	for _, c := range s.Containers {
+		if c.ID == id && id != "" {
+			return c.Image
+		}
+	}
+	return ""
+}
+
+func heldSlots(p reconcile.Plan) int {
+	n := 0
+	for _, wp := range p.Workloads {
+		n += len(wp.Held)
+	}
+	return n
+}
+
+func firstOf(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}

@@ -1,0 +1,315 @@
+package session
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/engine/notify"
+)
+
+// webhook is a test server for notify:: it keeps every event posted, in
+// order, and answers status (200 when 0); with hang, it answers nothing
+// until the test ends.
+type webhook struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	events []notify.Event
+	status int
+	hang   chan struct{}
+}
+
+func newWebhook(t *testing.T, status int, hang bool) *webhook {
+	t.Helper()
+	w := &webhook{status: status}
+	if hang {
+		w.hang = make(chan struct{})
+	}
+	w.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var e notify.Event
+		if err := json.Unmarshal(body, &e); err != nil {
+			t.Errorf("webhook: %v\n%s", err, body)
+		}
+		w.mu.Lock()
+		w.events = append(w.events, e)
+		w.mu.Unlock()
+		if w.hang != nil {
+			select {
+			case <-w.hang:
+			case <-r.Context().Done():
+			}
+		}
+		if w.status != 0 {
+			rw.WriteHeader(w.status)
+		}
+	}))
+	t.Cleanup(w.srv.Close)
+	if hang {
+		t.Cleanup(func() { close(w.hang) }) // before the server closes
+	}
+	return w
+}
+
+// url is the webhook's URL, with a path standing in for a secret.
+func (w *webhook) url() string { return w.srv.URL + "/hooks/s3cret" }
+
+// notifyLine is the desired state's notify: naming w.
+func (w *webhook) notifyLine() string { return fmt.Sprintf("notify: [%q]\n", w.url()) }
+
+func (w *webhook) posted() []notify.Event {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.events)
+}
+
+// kinds are the kinds posted, in order.
+func (w *webhook) kinds() []notify.Kind {
+	var out []notify.Kind
+	for _, e := range w.posted() {
+		out = append(out, e.Kind)
+	}
+	return out
+}
+
+// waitKind waits for an event of kind and returns it.
+func (w *webhook) waitKind(t *testing.T, kind notify.Kind) notify.Event {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for time.Now().Before(deadline) {
+		for _, e := range w.posted() {
+			if e.Kind == kind {
+				return e
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no %s posted; got %v", kind, w.kinds())
+	return notify.Event{}
+}
+
+// A rollout on the engine posts its start, with what it changes, and its
+// end, with the figures, under one rollout ID.
+func TestRolloutPostsItsStartAndEnd(t *testing.T) {
+	hook := newWebhook(t, 0, false)
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 2))
+	h := newHarness(t, f, clock, desiredYAML("web:v2", 2)+hook.notifyLine(), ModeAuto)
+	h.start()
+	done := h.drive("web on v2", func(s Snapshot) bool { return s.Steady && running(s, "web:v2") == 2 && running(s, "web:v1") == 0 })
+	ended := hook.waitKind(t, notify.KindRolloutEnded)
+	started := hook.waitKind(t, notify.KindRolloutStarted)
+
+	if k := hook.kinds(); k[0] != notify.KindRolloutStarted || k[len(k)-1] != notify.KindRolloutEnded || len(k) != 2 {
+		t.Errorf("posted %v, want the rollout's start and end only", k)
+	}
+	want := []notify.Change{{Workload: "web", FromImages: []string{"web:v1"}, ToImage: "web:v2", Replicas: 2}}
+	if !slices.EqualFunc(started.Workloads, want, changeEqual) || !slices.EqualFunc(ended.Workloads, want, changeEqual) {
+		t.Errorf("workloads: started %+v, ended %+v; want %+v", started.Workloads, ended.Workloads, want)
+	}
+	if started.Rollout == "" || started.Rollout != ended.Rollout {
+		t.Errorf("rollout IDs %q and %q, want one, not empty", started.Rollout, ended.Rollout)
+	}
+	if started.SchemaVersion != notify.SchemaVersion || started.User != "tester" || started.Prefix != pfx || started.Engine == "" {
+		t.Errorf("started %+v: want who and where", started)
+	}
+	if started.Counts.Steps == 0 || started.Counts.Total != 2 {
+		t.Errorf("started counts %+v, want the steps planned and 2 slots", started.Counts)
+	}
+	steps := 0
+	for _, r := range done.Recent {
+		if r.Err == "" {
+			steps++
+		}
+	}
+	if ended.Outcome != notify.OutcomeConverged || ended.Counts != (notify.Counts{Steps: steps, Ready: 2, Total: 2}) {
+		t.Errorf("ended %+v %+v, want converged after %d steps, 2/2 ready", ended.Outcome, ended.Counts, steps)
+	}
+}
+
+func changeEqual(a, b notify.Change) bool {
+	return a.Workload == b.Workload && slices.Equal(a.FromImages, b.FromImages) && a.ToImage == b.ToImage && a.Replicas == b.Replicas
+}
+
+// A desired state already reached is no rollout: nothing is posted until a
+// desired change rolls.
+func TestReachedStateIsNoRollout(t *testing.T) {
+	hook := newWebhook(t, 0, false)
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 1))
+	h := newHarness(t, f, clock, desiredYAML("web:v1", 1)+hook.notifyLine(), ModeAuto)
+	h.start()
+	h.waitFor("steady", func(s Snapshot) bool { return s.Steady })
+	h.settle()
+	if k := hook.kinds(); len(k) != 0 {
+		t.Fatalf("posted %v with nothing to do", k)
+	}
+	h.src.Set(desiredYAML("web:v2", 1) + hook.notifyLine())
+	h.drive("web on v2", func(s Snapshot) bool { return s.Steady && running(s, "web:v2") == 1 })
+	hook.waitKind(t, notify.KindRolloutEnded)
+	if k := hook.kinds(); !slices.Equal(k, []notify.Kind{notify.KindRolloutStarted, notify.KindRolloutEnded}) {
+		t.Errorf("posted %v, want the one rollout", k)
+	}
+}
+
+// The engine going away and coming back is posted, by a session that acts
+// only: a console watching beside the agent does not post it a second time.
+func TestEngineLostAndBackArePostedByTheActingSession(t *testing.T) {
+	for _, mode := range []Mode{ModeAuto, ModeWatch} {
+		t.Run(string(mode), func(t *testing.T) {
+			hook := newWebhook(t, 0, false)
+			f, clock := newEngine()
+			seed(t, f, clock, desiredYAML("web:v1", 1))
+			h := newHarness(t, f, clock, desiredYAML("web:v1", 1)+hook.notifyLine(), mode).start()
+			h.waitFor("a connection", func(s Snapshot) bool { return s.Connected && s.Steady })
+			f.FailNext("List", errors.New("connection refused"))
+			f.FailNext("Info", errors.New("connection refused"))
+			f.BreakEvents(errors.New("unexpected EOF"))
+			h.waitFor("the disconnect", func(s Snapshot) bool { return !s.Connected })
+			h.waitFor("the reconnect", func(s Snapshot) bool { return s.Connected })
+			h.settle()
+			if mode == ModeWatch {
+				time.Sleep(50 * time.Millisecond) // a post would have come by now
+				if k := hook.kinds(); len(k) != 0 {
+					t.Errorf("a watching session posted %v", k)
+				}
+				return
+			}
+			lost := hook.waitKind(t, notify.KindEngineLost)
+			hook.waitKind(t, notify.KindEngineBack)
+			if !strings.Contains(lost.Error, "engine disconnected") || lost.Engine == "" {
+				t.Errorf("engine_lost %+v, want the engine and why", lost)
+			}
+			if k := hook.kinds(); !slices.Equal(k, []notify.Kind{notify.KindEngineLost, notify.KindEngineBack}) {
+				t.Errorf("posted %v, want one loss and one return", k)
+			}
+		})
+	}
+}
+
+// failure_action rollback: the rollout posts the new container's failure,
+// its rollback and the hold, and ends held.
+func TestRollbackPostsTheFailureTheRollbackAndTheHold(t *testing.T) {
+	hook := newWebhook(t, 0, false)
+	f, clock := newEngine()
+	f.AddImage("web:bad", "sha256:bad0", docker.Behaviour{ReadyAfter: time.Second, Unhealthy: true})
+	yaml := func(image string) string {
+		// A deadline off the harness's 500ms clock steps: at exactly the
+		// deadline Diff reads the container crashed, not failed.
+		return strings.Replace(desiredYAML(image, 1, "failure_action: rollback"), "health_deadline: 10s", "health_deadline: 3250ms", 1)
+	}
+	seed(t, f, clock, yaml("web:v1"))
+	h := newHarness(t, f, clock, yaml("web:bad")+hook.notifyLine(), ModeAuto)
+	h.start()
+	h.drive("the rollback", func(s Snapshot) bool { return len(s.RolledBack) == 1 && s.Steady })
+	ended := hook.waitKind(t, notify.KindRolloutEnded)
+	rb := hook.waitKind(t, notify.KindRollback)
+	hold := hook.waitKind(t, notify.KindHold)
+	failed := hook.waitKind(t, notify.KindHealthFailed)
+	spec := h.last.RolledBack[0].Hash
+	if rb.Workload != "web" || rb.Slot != 0 || rb.Spec != spec || rb.ToImage != "web:bad" || rb.FromImage != "web:v1" || rb.Operator {
+		t.Errorf("rollback %+v", rb)
+	}
+	if hold.Spec != spec || hold.Workload != "web" {
+		t.Errorf("hold %+v, want spec %s", hold, spec)
+	}
+	if failed.Action != "rollback" || failed.Container != h.last.RolledBack[0].Container || failed.Reason == "" {
+		t.Errorf("health_failed %+v", failed)
+	}
+	if ended.Outcome != notify.OutcomeHeld || ended.Counts.Held != 1 || ended.Rollout != rb.Rollout {
+		t.Errorf("ended %+v, want held with 1 slot held, in the rollout of the rollback", ended)
+	}
+	if k := hook.kinds(); k[0] != notify.KindRolloutStarted || k[len(k)-1] != notify.KindRolloutEnded {
+		t.Errorf("posted %v: want the rollout's start first and its end last", k)
+	}
+}
+
+// A post that fails is journaled (and noted); the roll goes on.
+func TestFailedPostIsJournaled(t *testing.T) {
+	hook := newWebhook(t, http.StatusInternalServerError, false)
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 1))
+	h := newHarness(t, f, clock, desiredYAML("web:v2", 1)+hook.notifyLine(), ModeAuto)
+	h.opts.Notify = notify.Options{Tries: 2, Backoff: time.Millisecond}
+	path := h.withJournal()
+	h.start()
+	h.drive("web on v2", func(s Snapshot) bool { return s.Steady && running(s, "web:v2") == 1 })
+	h.waitFor("the failures noted", func(s Snapshot) bool { return hasNote(s, "notification rollout_ended") })
+	h.settle()
+	es, err := journal.Read(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []journal.Entry
+	for _, e := range es {
+		if e.Action == "notify-failed" {
+			lines = append(lines, e)
+		}
+	}
+	if len(lines) != 2 {
+		t.Fatalf("journal has %d notify-failed lines, want the start's and the end's:\n%+v", len(lines), es)
+	}
+	for _, e := range lines {
+		if e.Result != journal.ResultDecision || !strings.Contains(e.Error, "500") || !strings.Contains(e.Reason, "(2 tries)") {
+			t.Errorf("line %+v, want a decision with the answer and the tries", e)
+		}
+		if strings.Contains(e.Reason+e.Error, "s3cret") {
+			t.Errorf("line %+v shows the URL's path", e)
+		}
+	}
+	if n := len(hook.posted()); n != 4 {
+		t.Errorf("%d posts, want 2 events × 2 tries", n)
+	}
+}
+
+// A webhook that hangs delays no step: the roll ends long before one
+// post's bound.
+func TestHangingWebhookDelaysNoStep(t *testing.T) {
+	hook := newWebhook(t, 0, true)
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 2))
+	h := newHarness(t, f, clock, desiredYAML("web:v2", 2)+hook.notifyLine(), ModeAuto)
+	const bound = 3 * time.Second // the session's end waits up to one bound
+	h.opts.Notify = notify.Options{Timeout: bound}
+	began := time.Now()
+	h.start()
+	h.drive("web on v2", func(s Snapshot) bool { return s.Steady && running(s, "web:v2") == 2 })
+	if took := time.Since(began); took >= bound {
+		t.Errorf("the roll took %s while the webhook hung: the posts held it up", took)
+	}
+	hook.waitKind(t, notify.KindRolloutStarted) // it was posted, and hangs
+}
+
+// The holds kept from before the session are no news: nothing is posted
+// for them. A retry that lifts one and rolls the spec is a rollout.
+func TestHoldsFromBeforeAreNotPostedAndARetryRolls(t *testing.T) {
+	hook := newWebhook(t, 0, false)
+	f, clock := newEngine()
+	dir, _, _ := heldWeb(t, f, clock)
+	h := newHarness(t, f, clock, desiredYAML("web:v2", 1)+hook.notifyLine(), ModeAuto)
+	h.opts.StateDir = dir
+	h.opts.Client = notSimulated{f}
+	h.start()
+	h.waitFor("the held state", func(s Snapshot) bool { return s.Steady && len(s.Holds["web"]) == 1 })
+	h.settle()
+	time.Sleep(50 * time.Millisecond) // a post would have come by now
+	if k := hook.kinds(); len(k) != 0 {
+		t.Fatalf("posted %v for a hold kept from before", k)
+	}
+	h.s.Do(Retry{Workload: "web"})
+	h.drive("web on v2", func(s Snapshot) bool { return s.Steady && len(s.Holds) == 0 && running(s, "web:v2") == 1 })
+	ended := hook.waitKind(t, notify.KindRolloutEnded)
+	if k := hook.kinds(); !slices.Equal(k, []notify.Kind{notify.KindRolloutStarted, notify.KindRolloutEnded}) || ended.Outcome != notify.OutcomeConverged {
+		t.Errorf("posted %v (%s), want the retry's rollout, converged", k, ended.Outcome)
+	}
+}

@@ -1,0 +1,113 @@
+package spec
+
+import (
+	"net/url"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// This file reads the top-level notify key (DESIGN §3, §12): the webhooks a
+// rollout's events are posted to, as JSON (engine/notify). It is no part of
+// any workload's spec hash, nor of what a session counts as a new desired
+// state: adding a webhook recreates nothing and starts no rollout.
+
+// Webhook is one URL of notify:, written as a plain string or as a mapping
+// {url: ..., token_file: ...}.
+type Webhook struct {
+	// URL is an http or https URL with a host and no user; a query is
+	// kept (some services take their key in it).
+	URL string
+	// TokenFile is a file holding a bearer token, sent as "Authorization:
+	// Bearer TOKEN" and read again at each post, as written; "" for none.
+	// A relative path is the caller's to resolve (engine/notify reads it
+	// from the desired file's directory).
+	TokenFile string
+	// Line and Col are where the URL stands in the file.
+	Line, Col int
+}
+
+// webhookKeys are the keys of a webhook written as a mapping.
+var webhookKeys = []string{"url", "token_file"}
+
+const webhookHint = `an http(s) URL, e.g. "https://hooks.example/rollcall", or {url: URL, token_file: PATH}`
+
+// readNotify reads the top-level notify list. Two entries with one URL are
+// an error: each event would be posted twice.
+func (l *loader) readNotify(f field) []Webhook {
+	items, ok := l.list(f.val, f.path)
+	if !ok {
+		return nil
+	}
+	var out []Webhook
+	first := map[string]int{} // URL -> the line it is first listed at
+	for i, n := range items {
+		path := index(f.path, i)
+		w, at, ok := l.webhook(n, path)
+		if !ok {
+			continue
+		}
+		if line, dup := first[w.URL]; dup {
+			l.fail(at, "list each URL once: every event is posted to each entry", "%s: %q is listed twice (first at line %d)", path, w.URL, line)
+			continue
+		}
+		first[w.URL] = at.Line
+		out = append(out, w)
+	}
+	return out
+}
+
+// webhook reads one entry of notify; at is the node of its URL.
+func (l *loader) webhook(n *yaml.Node, path string) (w Webhook, at *yaml.Node, ok bool) {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		at = n
+	case yaml.MappingNode:
+		for _, g := range l.fields(n, path, webhookKeys) {
+			if isNull(g.val) {
+				continue
+			}
+			switch g.name {
+			case "url":
+				at = g.val
+				path = g.path
+			case "token_file":
+				if s, ok := l.str(g.val, g.path); ok {
+					if strings.TrimSpace(s) == "" {
+						l.fail(g.val, "a file holding the bearer token, on one line; leave token_file out for none", "%s: empty path", g.path)
+					} else {
+						w.TokenFile = s
+					}
+				}
+			}
+		}
+		if at == nil {
+			l.fail(n, webhookHint, "%s: no url", path)
+			return w, nil, false
+		}
+	default:
+		l.fail(n, webhookHint, "%s: expected a URL or a mapping, got %s", path, describe(n))
+		return w, nil, false
+	}
+	s, ok := l.str(at, path)
+	if !ok {
+		return w, nil, false
+	}
+	u, err := url.Parse(s)
+	switch scheme, _, found := strings.Cut(s, "://"); {
+	case !found || (scheme != "http" && scheme != "https"):
+		l.fail(at, webhookHint, "%s: %q is not an http or https URL", path, s)
+	case err != nil:
+		l.fail(at, webhookHint, "%s: invalid URL %q", path, s)
+	case u.Hostname() == "":
+		l.fail(at, webhookHint, "%s: %q names no host", path, s)
+	case u.User != nil:
+		l.fail(at, "give the credential in token_file: a URL's user and password would show wherever the URL does", "%s: %q carries a user", path, s)
+	case u.Fragment != "":
+		l.fail(at, "a fragment is never sent to the server: drop it", "%s: %q has a fragment", path, s)
+	default:
+		w.URL, w.Line, w.Col = s, at.Line, at.Column
+		return w, at, true
+	}
+	return w, nil, false
+}
