@@ -17,10 +17,10 @@ import (
 // ever added, never renamed or removed, and every field is always present
 // (arrays are [] rather than null when empty). schema_version counts the
 // additions: 2 added schema_version, field_changes and then; 3 added holds;
-// 4 added hosts and waves.
+// 4 added hosts and waves; 5 added pins, a step's wait and slots.
 //
 //	{
-//	  "schema_version": int  4
+//	  "schema_version": int  5
 //	  "source":    string   the desired-state file
 //	  "prefix":    string   the label prefix in force (after --prefix)
 //	  "converged": bool     every slot runs the desired spec, healthy (exit 0): nothing
@@ -35,6 +35,13 @@ import (
 //	     "slots": [int]     the slots it keeps from starting the desired spec; [] when
 //	                        it keeps none (the desired spec changed: the next session
 //	                        drops the hold)}
+//	  ],
+//	  "pins": [             workloads pinned to a revision (rollcall rollback), by
+//	                        workload; lifted by `rollcall retry WORKLOAD` or a new desired spec
+//	    {"workload": string, "revision": int, "hash": string (the revision's spec hash),
+//	     "image": string, "version": string,
+//	     "against": string (the desired spec hash it was set against),
+//	     "by": string, "since": string|null  RFC 3339 UTC}
 //	  ],
 //	  "summary":   string   "2 start · 1 roll · 1 restart · 1 stop", or "nothing to do"
 //	  "workloads": [        only workloads with something to say, sorted by name
@@ -62,6 +69,8 @@ import (
 //	          "container":    string     (for start: the name it will get),
 //	          "container_id": string     ("" for start),
 //	          "reason":       string,
+//	          "wait":         ""|"boot"|"ready"|"backoff"|"queue"|"blue-green"|"restarting"|"paused":
+//	                          what a wait step waits for ("" for the other actions)
 //	          "until":        string|null  RFC 3339 UTC: when a wait is next looked at,
 //	          "downtime":     bool       stop-first: the slot is down until the new container is healthy
 //	        }
@@ -70,6 +79,21 @@ import (
 //	                             they would come; shown, never run (same fields as steps)
 //	      "notes": [string]
 //	    }
+//	  ],
+//	  "slots": [            Diff's state of every slot, by workload then slot (the
+//	                        same classification the console shows)
+//	    {"workload": string, "slot": int|null (null: orphans, no readable slot),
+//	     "desired": bool (a slot 0..replicas-1 of a desired workload),
+//	     "ready": bool (served by an up-to-date container, healthy or unverified),
+//	     "wait": string (what the slot waits for, as a step's, or "hold"; "" for nothing),
+//	     "until": string|null,
+//	     "containers": [    up-to-date ones first as Diff ranks them, then oldest first
+//	       {"id": string, "name": string,
+//	        "relation": "up-to-date"|"needs-update"|"revert"|"stale"|"legacy"|"duplicate"|
+//	                    "surplus"|"orphan"|"extra"|"unknown",
+//	        "condition": "healthy"|"unverified"|"booting"|"restarting"|"paused"|"crashed"|"drained",
+//	        "serves": bool}
+//	     ]}
 //	  ],
 //	  "notes":    [string]   containers that belong to no workload (left alone)
 //	  "warnings": [string]   doubtful but accepted findings in the file, "file:line:col: message"
@@ -97,10 +121,12 @@ type planDoc struct {
 	Prefix        string        `json:"prefix"`
 	Converged     bool          `json:"converged"`
 	Holds         []holdDoc     `json:"holds"`
+	Pins          []pinDoc      `json:"pins"`
 	Summary       string        `json:"summary"`
 	Workloads     []workloadDoc `json:"workloads"`
 	Notes         []string      `json:"notes"`
 	Warnings      []string      `json:"warnings"`
+	Slots         []slotDoc     `json:"slots"`
 	Waves         [][]string    `json:"waves"`
 	Hosts         []hostDoc     `json:"hosts"`
 }
@@ -137,7 +163,36 @@ type fieldChangeDoc struct {
 }
 
 // planSchemaVersion is planDoc's schema_version.
-const planSchemaVersion = 4
+const planSchemaVersion = 5
+
+type pinDoc struct {
+	Workload string     `json:"workload"`
+	Revision int        `json:"revision"`
+	Hash     string     `json:"hash"`
+	Image    string     `json:"image"`
+	Version  string     `json:"version"`
+	Against  string     `json:"against"`
+	By       string     `json:"by"`
+	Since    *time.Time `json:"since"`
+}
+
+type slotDoc struct {
+	Workload   string         `json:"workload"`
+	Slot       *int           `json:"slot"`
+	Desired    bool           `json:"desired"`
+	Ready      bool           `json:"ready"`
+	Wait       string         `json:"wait"`
+	Until      *time.Time     `json:"until"`
+	Containers []containerDoc `json:"containers"`
+}
+
+type containerDoc struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Relation  string `json:"relation"`
+	Condition string `json:"condition"`
+	Serves    bool   `json:"serves"`
+}
 
 type holdDoc struct {
 	Workload string     `json:"workload"`
@@ -163,15 +218,34 @@ type stepDoc struct {
 	Container   string     `json:"container"`
 	ContainerID string     `json:"container_id"`
 	Reason      string     `json:"reason"`
+	Wait        string     `json:"wait"`
 	Until       *time.Time `json:"until"`
 	Downtime    bool       `json:"downtime"`
 }
 
-func newPlanDoc(d *spec.Desired, p reconcile.Plan, fields map[string][]reconcile.FieldChange, holds []session.Hold) planDoc {
+func newPlanDoc(d *spec.Desired, p reconcile.Plan, fields map[string][]reconcile.FieldChange, holds []session.Hold, pins []session.PinRecord) planDoc {
 	doc := planDoc{
 		SchemaVersion: planSchemaVersion,
-		Source:        d.Source, Prefix: d.Prefix, Converged: converged(p), Holds: []holdDoc{}, Summary: p.Summary(),
-		Workloads: []workloadDoc{}, Notes: list(p.Notes), Warnings: []string{}, Waves: [][]string{}, Hosts: []hostDoc{},
+		Source:        d.Source, Prefix: d.Prefix, Converged: converged(p), Holds: []holdDoc{}, Pins: []pinDoc{}, Summary: p.Summary(),
+		Workloads: []workloadDoc{}, Notes: list(p.Notes), Warnings: []string{}, Slots: []slotDoc{}, Waves: [][]string{}, Hosts: []hostDoc{},
+	}
+	for _, pn := range pins {
+		pd := pinDoc{Workload: pn.Workload, Revision: pn.Revision.Number, Hash: pn.Revision.Hash, Image: pn.Revision.Image,
+			Version: pn.Revision.Version, Against: pn.Against, By: pn.By}
+		if !pn.Since.IsZero() {
+			since := pn.Since.UTC()
+			pd.Since = &since
+		}
+		doc.Pins = append(doc.Pins, pd)
+	}
+	for _, st := range p.Slots {
+		sd := slotDoc{Workload: st.Workload, Slot: slotPtr(st.Slot), Desired: st.Desired, Ready: st.Ready,
+			Wait: string(st.Wait), Until: timePtr(st.Until), Containers: []containerDoc{}}
+		for _, c := range st.Containers {
+			sd.Containers = append(sd.Containers, containerDoc{ID: c.ID, Name: c.Name, Relation: string(c.Relation),
+				Condition: c.Condition.String(), Serves: c.Serves})
+		}
+		doc.Slots = append(doc.Slots, sd)
 	}
 	held := heldSlots(p)
 	for _, h := range holds {
@@ -213,12 +287,17 @@ func newPlanDoc(d *spec.Desired, p reconcile.Plan, fields map[string][]reconcile
 
 func newStepDoc(s reconcile.Step) stepDoc {
 	sd := stepDoc{Action: string(s.Action), Workload: s.Workload, Slot: slotPtr(s.Slot),
-		Container: s.Container, ContainerID: s.ContainerID, Reason: s.Reason, Downtime: s.Downtime}
-	if !s.Until.IsZero() {
-		u := s.Until.UTC()
-		sd.Until = &u
-	}
+		Container: s.Container, ContainerID: s.ContainerID, Reason: s.Reason, Wait: string(s.Wait), Until: timePtr(s.Until), Downtime: s.Downtime}
 	return sd
+}
+
+// timePtr is t in UTC, or nil for the zero time.
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	u := t.UTC()
+	return &u
 }
 
 func slotPtr(slot int) *int {

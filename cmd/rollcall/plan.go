@@ -67,13 +67,14 @@ file:line:col. --json adds "hosts" and "waves".`,
 			}
 			defer closeClient()
 			holds := listHolds(ctx, client, g, d.Prefix, e.stderr)
-			p, err := currentPlan(ctx, client, d, observation{now: e.now(), holds: holdMap(holds), pins: planPins(ctx, client, g, d.Prefix, e.stderr)})
+			pins := planPins(ctx, client, g, d.Prefix, e.stderr)
+			p, err := currentPlan(ctx, client, d, observation{now: e.now(), holds: holdMap(holds), pins: pins})
 			if err != nil {
 				return err
 			}
 			fields := staleFields(ctx, client, d, p)
 			if asJSON {
-				if err := writeJSON(e.stdout, newPlanDoc(d, p, fields, holds)); err != nil {
+				if err := writeJSON(e.stdout, newPlanDoc(d, p, fields, holds, pins)); err != nil {
 					return fmt.Errorf("write plan: %w", err)
 				}
 			} else {

@@ -31,6 +31,7 @@ type hostPlan struct {
 	plan    reconcile.Plan
 	fields  map[string][]reconcile.FieldChange
 	holds   []session.Hold
+	pins    []session.PinRecord
 	warn    string // what reading its holds had to say
 }
 
@@ -88,8 +89,8 @@ func planHosts(ctx context.Context, e env, g *globals, d *spec.Desired, conns []
 			hp := &plans[i]
 			var warn bytes.Buffer
 			hp.holds = listHolds(ctx, c.client, g, hd.Prefix, &warn)
-			pins := planPins(ctx, c.client, g, hd.Prefix, &warn)
-			p, err := currentPlan(ctx, c.client, hd, observation{now: e.now(), holds: holdMap(hp.holds), pins: pins})
+			hp.pins = planPins(ctx, c.client, g, hd.Prefix, &warn)
+			p, err := currentPlan(ctx, c.client, hd, observation{now: e.now(), holds: holdMap(hp.holds), pins: hp.pins})
 			hp.warn = warn.String()
 			if err != nil {
 				hp.err = err
@@ -227,7 +228,7 @@ func fleetCount(hosts, converged, pending, down int) string {
 // newFleetPlanDoc is plan --json of a file with hosts: the fleet at the
 // top level, and each host with its own plan document.
 func newFleetPlanDoc(d *spec.Desired, plans []hostPlan, waves [][]string) planDoc {
-	doc := newPlanDoc(d, reconcile.Plan{}, nil, nil)
+	doc := newPlanDoc(d, reconcile.Plan{}, nil, nil, nil)
 	doc.Converged = true
 	waveOf := map[string]int{}
 	for i, w := range waves {
@@ -250,7 +251,7 @@ func newFleetPlanDoc(d *spec.Desired, plans []hostPlan, waves [][]string) planDo
 			pending++
 		}
 		if hp.reachable() {
-			p := newPlanDoc(hp.desired, hp.plan, hp.fields, hp.holds)
+			p := newPlanDoc(hp.desired, hp.plan, hp.fields, hp.holds, hp.pins)
 			hd.Plan = &p
 		}
 		doc.Converged = doc.Converged && hp.converged()

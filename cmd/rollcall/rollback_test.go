@@ -146,6 +146,9 @@ func TestRollbackPinsARevision(t *testing.T) {
 	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil || res.code != exitPending || doc.Converged {
 		t.Fatalf("plan --json while pinned: exit %d converged %v %v\n%s", res.code, doc.Converged, err, res.stdout)
 	}
+	if len(doc.Pins) != 1 || doc.Pins[0].Workload != "web" || doc.Pins[0].Revision != 1 || doc.Pins[0].Hash != v1 || doc.Pins[0].Against != v2 || doc.Pins[0].Since == nil {
+		t.Errorf("plan --json pins %+v, want web pinned to revision 1 (%s) against %s", doc.Pins, v1, v2)
+	}
 	starts := 0
 	for _, w := range doc.Workloads {
 		for _, s := range append(w.Steps, w.Then...) { // one slot at a time: the second once the first is healthy
