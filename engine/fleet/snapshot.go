@@ -102,7 +102,9 @@ func (r *run) blocked() string {
 	}
 	if !r.rec.Started() && r.mode.Acting() {
 		for i, h := range r.hosts {
-			if h.dialErr != "" && (len(r.dec.Hosts) != len(r.hosts) || r.dec.Hosts[i].Status != HostLeftOut || !r.opts.SkipUnreachable) {
+			decided := len(r.dec.Hosts) == len(r.hosts)
+			leftOut := r.opts.SkipUnreachable && (!decided || r.dec.Hosts[i].Status == HostLeftOut) // undecided: it may be left out
+			if h.dialErr != "" && !leftOut {
 				why = append(why, fmt.Sprintf("%s does not answer: %s", h.name, h.dialErr))
 			}
 		}
