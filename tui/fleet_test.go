@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"reflect"
 	"strings"
@@ -515,7 +516,9 @@ func TestRunFleet(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- RunFleet(ctx, f, FleetOptions{Theme: theme.Mono, program: []tea.ProgramOption{
-			tea.WithInput(in), tea.WithOutput(lockedWriter{&mu, &out}), tea.WithWindowSize(80, 24), tea.WithoutSignalHandler()}})
+			// a plain reader, not the *os.File: cancelreader's epoll reader
+			// races its own Close under -race
+			tea.WithInput(struct{ io.Reader }{in}), tea.WithOutput(lockedWriter{&mu, &out}), tea.WithWindowSize(80, 24), tea.WithoutSignalHandler()}})
 	}()
 	waitFor := func(what string) {
 		t.Helper()
