@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +19,9 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/rollcall/rollcall/engine/demo/demoapp"
+	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/moby"
+	"github.com/rollcall/rollcall/engine/state"
 )
 
 // runLabel marks every container the bench makes itself (the limit's and
@@ -36,10 +39,12 @@ type bench struct {
 	rollcall string         // the built rollcall binary
 	demoapp  string         // the built static demoapp binary
 	images   map[string]string
-	swarm    bool // this run turned swarm mode on, so it must leave it
+	swarm    bool          // this run turned swarm mode on, so it must leave it
+	fleet    *fleetEngines // the engines of the run's own, once started (fleet.go)
 	interval time.Duration
-	trace    bool // log where the time of each rollcall trial went
-	seq      int  // numbers every trial, so no two share a name
+	trace    bool     // log where the time of each rollcall trial went
+	seq      int      // numbers every trial, so no two share a name
+	names    []string // every trial's name, so the cleanup finds rollcall's lock files
 	log      func(format string, args ...any)
 }
 
@@ -109,7 +114,9 @@ func (b *bench) tag(v string, healthcheck bool) string {
 // name is a fresh name for one trial of kind ("rc", "sw", "lim", ...).
 func (b *bench) name(kind string) string {
 	b.seq++
-	return fmt.Sprintf("%s-%s%d", b.run, kind, b.seq)
+	n := fmt.Sprintf("%s-%s%d", b.run, kind, b.seq)
+	b.names = append(b.names, n)
+	return n
 }
 
 // swarmInit turns swarm mode on, on loopback, unless it is on already.
@@ -128,12 +135,18 @@ func (b *bench) swarmInit(ctx context.Context) error {
 	return nil
 }
 
-// cleanup removes every service, container and image of the run, leaves
-// swarm mode if the run turned it on, and removes the run's folder. It
+// cleanup stops the run's own engines, removes every service, container
+// and image of the run, leaves swarm mode if the run turned it on, and
+// removes the run's folder. It
 // runs on a context of its own: the run's may be cancelled by then.
 func (b *bench) cleanup() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	b.removeLocks(ctx)
+	if b.fleet != nil {
+		b.fleet.close(b.log)
+		b.fleet = nil
+	}
 	if b.swarm {
 		if out, err := cli(ctx, "service", "ls", "-q", "--filter", "name="+b.run); err == nil && out != "" {
 			_, _ = cli(ctx, append([]string{"service", "rm"}, strings.Fields(out)...)...)
@@ -159,6 +172,32 @@ func (b *bench) cleanup() {
 	}
 	if b.dir != "" {
 		os.RemoveAll(b.dir)
+	}
+}
+
+// removeLocks removes the lock files rollcall left for the run's trials
+// (a lock file stays where it is once let go of), on the engine and on
+// the run's own engines: every rollcall process of the run has ended.
+func (b *bench) removeLocks(ctx context.Context) {
+	var engines []docker.EngineInfo
+	if b.moby != nil {
+		if info, err := b.moby.Info(ctx); err == nil {
+			engines = append(engines, info)
+		} else {
+			b.log("cleanup: %v", err)
+		}
+	}
+	if b.fleet != nil {
+		for _, e := range b.fleet.engines {
+			engines = append(engines, docker.EngineInfo{ID: e.ID})
+		}
+	}
+	for _, info := range engines {
+		for _, n := range b.names {
+			if err := os.Remove(state.DefaultLockPath(info, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				b.log("cleanup: %v", err)
+			}
+		}
 	}
 }
 

@@ -16,7 +16,8 @@ import (
 // nothing changed: 3 replicas up to date and healthy, probed every interval.
 type idleResult struct {
 	window time.Duration
-	calls  counts
+	calls  counts        // what crossed the proxy; with several hosts, all of them
+	hosts  []counts      // with several hosts, each one's, in file order; nil with one
 	cpu    time.Duration // utime+stime over the window
 	rssKB  int
 }
@@ -25,9 +26,11 @@ func (r idleResult) perMinute(n int) float64 {
 	return float64(n) * float64(time.Minute) / float64(r.window)
 }
 
-func (r idleResult) execEvents() int {
+func (r idleResult) execEvents() int { return r.calls.execEvents() }
+
+func (c counts) execEvents() int {
 	n := 0
-	for a, k := range r.calls.events {
+	for a, k := range c.events {
 		if strings.HasPrefix(a, "exec_") {
 			n += k
 		}
@@ -53,13 +56,24 @@ func idle(ctx context.Context, b *bench, what string, warmUp, window time.Durati
 	if _, err := b.apply(ctx, journal, file); err != nil {
 		return idleResult{}, err
 	}
-	sock := filepath.Join(dir, "docker.sock")
-	px, err := startProxy(sock, b.socket())
+	px, err := startProxy(filepath.Join(dir, "docker.sock"), b.socket())
 	if err != nil {
 		return idleResult{}, err
 	}
 	defer px.close()
+	return b.idleRun(ctx, what, dir, file, []*proxy{px}, warmUp, window)
+}
 
+// idleRun runs rollcall as what ("agent" or "console") on file, its
+// journal in dir, through dir's docker.sock when there is one (else the
+// file names its hosts), lets it settle for warmUp, and measures it over
+// window: the calls and events that cross each of pxs, its CPU and RSS.
+func (b *bench) idleRun(ctx context.Context, what, dir, file string, pxs []*proxy, warmUp, window time.Duration) (idleResult, error) {
+	journal := filepath.Join(dir, "state", "journal.jsonl")
+	dockerHost := ""
+	if sock := filepath.Join(dir, "docker.sock"); fileExists(sock) {
+		dockerHost = " --docker-host unix://" + sock
+	}
 	var pid int
 	var alive func() error
 	switch what {
@@ -79,7 +93,7 @@ func idle(ctx context.Context, b *bench, what string, warmUp, window time.Durati
 			}
 		}
 	case "console":
-		t, err := startTmux(ctx, b.run, fmt.Sprintf("exec %s --journal %s --docker-host unix://%s -f %s", b.rollcall, journal, sock, file))
+		t, err := startTmux(ctx, b.run, fmt.Sprintf("exec %s --journal %s%s -f %s", b.rollcall, journal, dockerHost, file))
 		if err != nil {
 			return idleResult{}, err
 		}
@@ -125,7 +139,23 @@ func idle(ctx context.Context, b *bench, what string, warmUp, window time.Durati
 	if err != nil {
 		return idleResult{}, err
 	}
-	return idleResult{window: t1.Sub(t0), calls: px.window(t0, t1), cpu: cpu1 - cpu0, rssKB: rss}, nil
+	r := idleResult{window: t1.Sub(t0), cpu: cpu1 - cpu0, rssKB: rss}
+	if len(pxs) == 1 {
+		r.calls = pxs[0].window(t0, t1)
+		return r, nil
+	}
+	r.calls = counts{calls: map[string]int{}, events: map[string]int{}}
+	for _, px := range pxs {
+		c := px.window(t0, t1)
+		r.hosts = append(r.hosts, c)
+		r.calls.add(c)
+	}
+	return r, nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // clockTick is USER_HZ, the unit of utime and stime in /proc/<pid>/stat:

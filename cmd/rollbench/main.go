@@ -3,7 +3,7 @@
 // (issue 12). It is a tool for people, not a test: CI builds and vets it but
 // never runs it.
 //
-//	go run ./cmd/rollbench [-rounds 5] [-parts roll,reaction,idle] [-configs 3x1,10x1,10x10]
+//	go run ./cmd/rollbench [-rounds 5] [-parts roll,reaction,idle] [-configs 3x1,10x1,10x10,fleet3x3]
 //	                       [-tools rollcall,swarm,limit] [-health-interval 100ms] [-idle-window 60s] [-out FILE]
 //
 // Run it from the module root: it builds rollcall and a static demoapp with
@@ -29,6 +29,19 @@
 //   - idle: the agent and the console (in tmux) over 3 healthy replicas,
 //     through a counting unix-socket proxy: engine calls and events a
 //     minute, CPU (utime+stime from /proc) and RSS.
+//
+// A configuration fleetHOSTSxREPLICAS[xPARALLELISM] (e.g. fleet3x3) is of
+// several hosts (fleet.go): HOSTS engines of the run's own (dockertest's,
+// each a dockerd in a network namespace of its own), stopped and removed
+// at the end. Its roll is `rollcall apply` of a file with hosts: under
+// fleet policies (batch: 100%, every host a canary, batch: 1 with no
+// soak), beside the limit on each host with the hosts' rolls in waves:
+// every host at once, one after another, and each policy's waves. Its idle
+// part is the agent and the console over one host and over every host,
+// each engine behind a proxy of its own: engine calls per host. The parts
+// on the engine (roll, reaction and idle) run only when -configs names a
+// REPLICASxPARALLELISM configuration too; swarm has no part with several
+// hosts.
 //
 // The bench may import moby directly, unlike the rest of rollcall: the
 // limit is bare API calls by definition, and rollcall's adapter has no
@@ -56,6 +69,7 @@ type options struct {
 	rounds      int
 	parts       []string
 	configs     []rollConfig
+	fleets      []fleetConfig
 	tools       []string
 	interval    time.Duration
 	idleWindow  time.Duration
@@ -107,8 +121,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("rollbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
-	parts := fs.String("parts", "roll,reaction,idle", "what to measure: roll, reaction, idle (comma-separated)")
-	configs := fs.String("configs", "3x1,10x1,10x10", "rolls to time, as REPLICASxPARALLELISM (comma-separated)")
+	parts := fs.String("parts", "roll,reaction,idle", "what to measure: roll, reaction, idle (comma-separated); on the engine only with a REPLICASxPARALLELISM config, on engines of the run's own with a fleet one")
+	configs := fs.String("configs", "3x1,10x1,10x10", "rolls to time, as REPLICASxPARALLELISM on the engine, or fleetHOSTSxREPLICAS[xPARALLELISM] on engines of the run's own (comma-separated)")
 	tools := fs.String("tools", "rollcall,swarm,limit", "what rolls: rollcall, swarm, limit (comma-separated)")
 	fs.IntVar(&o.rounds, "rounds", 5, "interleaved rounds of each roll and reaction")
 	fs.DurationVar(&o.interval, "health-interval", 100*time.Millisecond, "healthcheck interval of every container")
@@ -141,6 +155,14 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		}
 	}
 	for _, c := range strings.Split(*configs, ",") {
+		if strings.HasPrefix(c, "fleet") {
+			fc, ok := parseFleetConfig(c)
+			if !ok {
+				return o, fmt.Errorf("-configs: %q is not fleetHOSTSxREPLICAS[xPARALLELISM] (2 ≤ hosts ≤ 10, 1 ≤ parallelism ≤ replicas ≤ 20)", c)
+			}
+			o.fleets = append(o.fleets, fc)
+			continue
+		}
 		r, p, ok := strings.Cut(c, "x")
 		n, err1 := strconv.Atoi(r)
 		par, err2 := strconv.Atoi(p)
@@ -172,12 +194,20 @@ type results struct {
 	idle      map[string]idleResult
 	idleErr   map[string]string
 	busy      map[string]float64 // part → share of the machine's CPU time busy while it ran
+
+	// The parts of several hosts (fleet.go), on engines of the run's own.
+	fleets          []*fleetResult
+	fleetEngines    string // their dockerd's version
+	fleetIdleConfig fleetConfig
+	fleetIdle       map[string]idleResult // by fleetIdle.key
+	fleetIdleErr    map[string]string
 }
 
 func measure(ctx context.Context, b *bench, o options) (*results, error) {
 	r := &results{rolls: map[rollConfig]map[string][]time.Duration{}, rollRound: map[rollConfig][]map[string]time.Duration{},
 		rollFails: map[rollConfig]map[string]int{}, reactions: map[string][]reaction{}, reactFail: map[string]int{},
-		idle: map[string]idleResult{}, idleErr: map[string]string{}, busy: map[string]float64{}}
+		idle: map[string]idleResult{}, idleErr: map[string]string{}, busy: map[string]float64{},
+		fleetIdle: map[string]idleResult{}, fleetIdleErr: map[string]string{}}
 	r.machine = machine(ctx, b.cli)
 	r.loadStart = loadavg()
 	r.others = otherContainers(ctx, b)
@@ -188,7 +218,7 @@ func measure(ctx context.Context, b *bench, o options) (*results, error) {
 	}
 	defer func() { r.loadEnd = loadavg() }()
 
-	if o.has("roll") {
+	if o.has("roll") && len(o.configs) > 0 {
 		defer r.measureBusy("roll")()
 		if slices.Contains(o.tools, "swarm") {
 			if err := b.swarmInit(ctx); err != nil {
@@ -229,7 +259,16 @@ func measure(ctx context.Context, b *bench, o options) (*results, error) {
 		}
 	}
 
-	if o.has("reaction") {
+	if o.has("roll") && len(o.fleets) > 0 {
+		done := r.measureBusy("fleet roll")
+		err := r.measureFleet(ctx, b, o)
+		done()
+		if err != nil {
+			return r, err
+		}
+	}
+
+	if o.has("reaction") && len(o.configs) > 0 {
 		done := r.measureBusy("reaction")
 		for round := range o.rounds {
 			for _, who := range rotate([]string{"rollcall", "docker"}, round) {
@@ -250,7 +289,7 @@ func measure(ctx context.Context, b *bench, o options) (*results, error) {
 		done()
 	}
 
-	if o.has("idle") {
+	if o.has("idle") && len(o.configs) > 0 {
 		for _, what := range []string{"agent", "console"} {
 			if ctx.Err() != nil {
 				return r, ctx.Err()
@@ -266,6 +305,12 @@ func measure(ctx context.Context, b *bench, o options) (*results, error) {
 			b.log("idle · %s: %.1f calls/min %v, %.1f events/min %v, CPU %s (%.3f%%), RSS %d kB", what,
 				x.perMinute(x.calls.nCalls), x.calls.calls, x.perMinute(x.calls.nEvent), x.calls.events,
 				x.cpu, 100*x.cpu.Seconds()/x.window.Seconds(), x.rssKB)
+		}
+	}
+
+	if o.has("idle") && len(o.fleets) > 0 {
+		if err := r.measureFleetIdle(ctx, b, o); err != nil {
+			return r, err
 		}
 	}
 	return r, nil

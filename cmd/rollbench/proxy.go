@@ -223,6 +223,18 @@ type counts struct {
 	nEvent int
 }
 
+// add adds o's counts to c's.
+func (c *counts) add(o counts) {
+	for k, n := range o.calls {
+		c.calls[k] += n
+	}
+	for k, n := range o.events {
+		c.events[k] += n
+	}
+	c.nCalls += o.nCalls
+	c.nEvent += o.nEvent
+}
+
 // window counts the calls and events between from and to.
 func (p *proxy) window(from, to time.Time) counts {
 	p.mu.Lock()

@@ -65,6 +65,8 @@ func (r *results) markdown(o options) string {
 			"Ratios: median (min–max) of the per-round ratios.\n\n")
 	}
 
+	r.fleetMarkdown(&s)
+
 	if len(r.reactions) > 0 || len(r.reactFail) > 0 {
 		s.WriteString("| host `kill -9` of the main process → | die event | restart call | die → restart call | running (start event) | healthy |\n|---|---|---|---|---|---|\n")
 		for _, who := range []string{"rollcall", "docker"} {
@@ -108,6 +110,8 @@ func (r *results) markdown(o options) string {
 			"the event stream opened before the window is not counted as a call. CPU is utime+stime from /proc/<pid>/stat (10 ms ticks).\n\n",
 			o.idleWindow, o.idleWarmUp)
 	}
+
+	r.fleetIdleMarkdown(&s, o)
 
 	fmt.Fprintf(&s, "Reproduce, from the repository root, as root on the Docker host:\n\n    %s\n", o.reproduceAs)
 	return s.String()

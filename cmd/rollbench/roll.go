@@ -179,33 +179,66 @@ func rollSwarm(ctx context.Context, b *bench, c rollConfig) (time.Duration, erro
 func rollLimit(ctx context.Context, b *bench, c rollConfig) (time.Duration, error) {
 	base := b.name("lim")
 	defer b.teardown(base)
-	trial := "rollbench.trial=" + base
-	cfg := func(v string) *containerSpec {
-		conf := b.demoConfig(b.tag(v, false))
-		conf.Labels["rollbench.trial"] = base
-		return &containerSpec{config: conf}
+	l, err := b.limitSetUp(ctx, base, c)
+	if err != nil {
+		return 0, err
 	}
-	old := make([]string, c.replicas)
+	t0 := time.Now()
+	err = l.roll(ctx)
+	d := time.Since(t0)
+	if err != nil {
+		return 0, err
+	}
+	return d, nil
+}
+
+// limitRoll is the limit's roll of one engine: its v1 containers, up and
+// healthy, and what it rolls them to.
+type limitRoll struct {
+	b    *bench
+	base string
+	c    rollConfig
+	old  []string // v1's container IDs, by slot
+}
+
+// limitSetUp starts c.replicas v1 containers named after base on b's
+// engine and waits until they are healthy (untimed).
+func (b *bench) limitSetUp(ctx context.Context, base string, c rollConfig) (*limitRoll, error) {
+	l := &limitRoll{b: b, base: base, c: c, old: make([]string, c.replicas)}
 	errs := make([]error, c.replicas)
 	var wg sync.WaitGroup
 	for i := range c.replicas {
-		wg.Go(func() { old[i], errs[i] = b.createStart(ctx, fmt.Sprintf("%s-%d-v1", base, i), cfg("v1")) })
+		wg.Go(func() { l.old[i], errs[i] = b.createStart(ctx, fmt.Sprintf("%s-%d-v1", base, i), l.spec("v1")) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return 0, err
+		return nil, err
 	}
-	if _, err := b.waitHealthy(ctx, trial, c.replicas, 3*time.Minute); err != nil {
-		return 0, err
+	if _, err := b.waitHealthy(ctx, "rollbench.trial="+base, c.replicas, 3*time.Minute); err != nil {
+		return nil, err
 	}
+	return l, nil
+}
 
-	t0 := time.Now()
+func (l *limitRoll) spec(v string) *containerSpec {
+	conf := l.b.demoConfig(l.b.tag(v, false))
+	conf.Labels["rollbench.trial"] = l.base
+	return &containerSpec{config: conf}
+}
+
+// roll rolls every slot to v2, up to parallelism slots at once (see
+// rollLimit), and returns once the last old container is removed.
+func (l *limitRoll) roll(ctx context.Context) error {
+	b, c := l.b, l.c
+	errs := make([]error, c.replicas)
+	var wg sync.WaitGroup
 	slots := make(chan struct{}, c.parallelism)
 	for i := range c.replicas {
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
-			return 0, ctx.Err()
+			wg.Wait()
+			return ctx.Err()
 		}
 		wg.Go(func() {
 			released := false
@@ -216,26 +249,22 @@ func rollLimit(ctx context.Context, b *bench, c rollConfig) (time.Duration, erro
 				}
 			}
 			defer release()
-			id, err := b.createStart(ctx, fmt.Sprintf("%s-%d-v2", base, i), cfg("v2"))
+			id, err := b.createStart(ctx, fmt.Sprintf("%s-%d-v2", l.base, i), l.spec("v2"))
 			if err == nil {
 				err = b.pollHealthy(ctx, id, 20*time.Millisecond, 2*time.Minute)
 			}
 			release()
 			if err == nil {
 				grace := 2
-				if _, err = b.cli.ContainerStop(ctx, old[i], client.ContainerStopOptions{Timeout: &grace}); err == nil {
-					_, err = b.cli.ContainerRemove(ctx, old[i], client.ContainerRemoveOptions{RemoveVolumes: true})
+				if _, err = b.cli.ContainerStop(ctx, l.old[i], client.ContainerStopOptions{Timeout: &grace}); err == nil {
+					_, err = b.cli.ContainerRemove(ctx, l.old[i], client.ContainerRemoveOptions{RemoveVolumes: true})
 				}
 			}
 			errs[i] = err
 		})
 	}
 	wg.Wait()
-	d := time.Since(t0)
-	if err := errors.Join(errs...); err != nil {
-		return 0, err
-	}
-	return d, nil
+	return errors.Join(errs...)
 }
 
 // teardown removes every container of prefix and waits until they are gone.

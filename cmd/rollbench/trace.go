@@ -127,6 +127,7 @@ func (t *trace) addJournal(path string) {
 	for _, line := range strings.Split(string(b), "\n") {
 		var e struct {
 			Time       time.Time `json:"time"`
+			Host       string    `json:"host"`
 			Action     string    `json:"action"`
 			Slot       int       `json:"slot"`
 			Container  string    `json:"container"`
@@ -135,6 +136,9 @@ func (t *trace) addJournal(path string) {
 		}
 		if json.Unmarshal([]byte(line), &e) != nil || e.Action == "" {
 			continue
+		}
+		if e.Host != "" {
+			e.Action = e.Host + " " + e.Action
 		}
 		if e.Result == "started" {
 			t.add(e.Time, "step  %s slot %d %s started", e.Action, e.Slot, e.Container)

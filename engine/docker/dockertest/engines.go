@@ -121,6 +121,48 @@ func StartEngines(t testing.TB, n int, opts ...EngineOption) []*Dockerd {
 	if n < 1 {
 		t.Fatalf("StartEngines(%d): want at least one", n)
 	}
+	began := time.Now()
+	engines, stop, err := startEngines(context.Background(), n, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, e := range engines {
+				t.Logf("engine %s's log, its last lines:\n%s", e.Name, e.logTail(20))
+			}
+		}
+		if err := stop(); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	t.Logf("%d engine(s) up in %s", n, time.Since(began).Round(time.Millisecond))
+	return engines
+}
+
+// StartEnginesFor is StartEngines for a program that is not a test (the
+// bench): the same engines, set up and checked the same way. stop stops
+// them and removes everything they left, as StartEngines's cleanup does;
+// the caller must call it, once, also on a signal (a dead process's
+// engines wait for the next run's sweep). It fails, with nothing left
+// running, when the machine cannot run engines (see StartEngines), when
+// an engine does not start, or when ctx ends first.
+func StartEnginesFor(ctx context.Context, n int, opts ...EngineOption) (engines []*Dockerd, stop func() error, err error) {
+	if err := enginesCheck(); err != nil {
+		return nil, nil, fmt.Errorf("no engines of their own here: %w", err)
+	}
+	if n < 1 {
+		return nil, nil, fmt.Errorf("StartEnginesFor(%d): want at least one", n)
+	}
+	return startEngines(ctx, n, opts)
+}
+
+// startEngines lays out, starts and checks n engines. On an error it has
+// removed whatever it started; otherwise stop removes it all: every
+// engine's cleanup, last one first, then the folder of them all, which
+// stays, with its run marker, for the next run's sweep while an engine's
+// cleanup fails.
+func startEngines(ctx context.Context, n int, opts []EngineOption) ([]*Dockerd, func() error, error) {
 	sweepEnginesOnce.Do(func() {
 		if err := sweepDeadEngines(os.TempDir(), time.Now()); err != nil {
 			fmt.Fprintln(os.Stderr, "dockertest: sweep of dead runs' engines:", err)
@@ -128,58 +170,55 @@ func StartEngines(t testing.TB, n int, opts ...EngineOption) []*Dockerd {
 	})
 	base := filepath.Join(os.TempDir(), enginesPrefix+Run+"-"+randomHex(3))
 	if err := os.Mkdir(base, 0o700); err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
 	if err := os.WriteFile(filepath.Join(base, "run"), []byte(strings.Join(thisRun().labels(), ",")), 0o600); err != nil {
 		os.RemoveAll(base)
-		t.Fatal(err)
+		return nil, nil, err
 	}
-	kept := false      // an engine's cleanup failed
-	t.Cleanup(func() { // last: once every engine's own cleanup is done
-		if kept {
-			t.Errorf("cleanup: %s kept, with its run marker, for the next run's sweep", base)
-			return
+	var engines []*Dockerd // laid out so far
+	stop := func() error {
+		var errs []error
+		for i := len(engines) - 1; i >= 0; i-- {
+			if err := engines[i].cleanup(); err != nil {
+				errs = append(errs, fmt.Errorf("engine %s: %w", engines[i].Name, err))
+			}
 		}
-		if err := os.RemoveAll(base); err != nil {
-			t.Errorf("cleanup: %v", err)
+		if len(errs) > 0 {
+			return fmt.Errorf("%w; %s kept, with its run marker, for the next run's sweep", errors.Join(errs...), base)
 		}
-	})
-	engines := make([]*Dockerd, n)
-	for i := range engines {
+		return os.RemoveAll(base)
+	}
+	fail := func(err error) ([]*Dockerd, func() error, error) {
+		if serr := stop(); serr != nil {
+			err = errors.Join(err, fmt.Errorf("cleanup: %w", serr))
+		}
+		return nil, nil, err
+	}
+	for i := range n {
 		e, err := newDockerd(base, fmt.Sprintf("e%d", i))
 		if err != nil {
-			t.Fatal(err)
+			return fail(err)
 		}
 		for _, opt := range opts {
 			opt(e)
 		}
-		engines[i] = e
-		t.Cleanup(func() {
-			if t.Failed() {
-				t.Logf("engine %s's log, its last lines:\n%s", e.Name, e.logTail(20))
-			}
-			if err := e.cleanup(); err != nil {
-				t.Errorf("cleanup of engine %s: %v", e.Name, err)
-				kept = true
-			}
-		})
+		engines = append(engines, e)
 	}
-	began := time.Now()
 	for _, e := range engines { // all at once: each waits on its own
 		if err := e.launch(); err != nil {
-			t.Fatal(err)
+			return fail(err)
 		}
 	}
 	for _, e := range engines {
-		if err := e.ready(); err != nil {
-			t.Fatal(err)
+		if err := e.ready(ctx); err != nil {
+			return fail(err)
 		}
 	}
-	t.Logf("%d engine(s) up in %s", n, time.Since(began).Round(time.Millisecond))
 	if err := distinctIDs(engines, mainEngineID()); err != nil {
-		t.Fatal(err)
+		return fail(err)
 	}
-	return engines
+	return engines, stop, nil
 }
 
 // enginesCheck says why this machine cannot run engines of a test's own.
@@ -328,14 +367,14 @@ func (e *Dockerd) launch() error {
 
 // ready waits until the engine answers, then reads its ID; a restarted
 // engine must have the ID it had.
-func (e *Dockerd) ready() error {
+func (e *Dockerd) ready(ctx context.Context) error {
 	e.mu.Lock()
 	run := e.run
 	e.mu.Unlock()
 	if run == nil {
 		return fmt.Errorf("engine %s: not started", e.Name)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), engineStartTimeout)
+	ctx, cancel := context.WithTimeout(ctx, engineStartTimeout)
 	defer cancel()
 	for {
 		err := e.Ping(ctx)
@@ -349,7 +388,7 @@ func (e *Dockerd) ready() error {
 			e.mu.Unlock()
 			return fmt.Errorf("engine %s: dockerd ended at its start (%v); its log:\n%s", e.Name, exit, e.logTail(20))
 		case <-ctx.Done():
-			return fmt.Errorf("engine %s: no answer within %s: %v; its log:\n%s", e.Name, engineStartTimeout, err, e.logTail(20))
+			return fmt.Errorf("engine %s: no answer (%w, %s at most): %v; its log:\n%s", e.Name, ctx.Err(), engineStartTimeout, err, e.logTail(20))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -407,7 +446,7 @@ func (e *Dockerd) Start(t testing.TB) {
 	if err := e.launch(); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.ready(); err != nil {
+	if err := e.ready(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -560,6 +599,10 @@ func (e *Dockerd) Load(t testing.TB, image string) {
 		t.Fatal(err)
 	}
 }
+
+// LoadImage is Load for a program that is not a test (see
+// StartEnginesFor).
+func (e *Dockerd) LoadImage(ctx context.Context, image string) error { return e.load(ctx, image) }
 
 func (e *Dockerd) load(ctx context.Context, image string) error {
 	want, err := CLI(ctx, "image", "inspect", "--format", "{{.Id}}", image)

@@ -240,3 +240,60 @@ func TestDistinctIDs(t *testing.T) {
 		})
 	}
 }
+
+// StartEnginesFor, the entry point of a program that is not a test, leaves
+// nothing behind: not when a start fails (here: its context ends before
+// the engines answer), and not after its stop.
+func TestStartEnginesForLeavesNothing(t *testing.T) {
+	Engine(t)
+	if err := enginesCheck(); err != nil {
+		Skip(t, err)
+	}
+	ours := func() []string {
+		dirs, err := filepath.Glob(filepath.Join(os.TempDir(), enginesPrefix+Run+"-*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dirs
+	}
+	before := len(ours())
+	gone := func(what string, e *Dockerd) {
+		t.Helper()
+		if pids, err := leftovers(e.Dir, e.token); err != nil || len(pids) > 0 {
+			t.Errorf("%s: engine %s left processes %v (%v)", what, e.Name, pids, err)
+		}
+		if mps, err := mountsUnder(e.Dir); err != nil || len(mps) > 0 {
+			t.Errorf("%s: engine %s left mounts %v (%v)", what, e.Name, mps, err)
+		}
+	}
+
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	if engines, stop, err := StartEnginesFor(cancelled, 2); err == nil {
+		stop()
+		t.Fatalf("StartEnginesFor with its context ended: %d engines, no error", len(engines))
+	} else if !errors.Is(err, context.Canceled) {
+		t.Errorf("StartEnginesFor with its context ended: %v, want context.Canceled in it", err)
+	}
+	if n := len(ours()); n != before {
+		t.Errorf("a failed StartEnginesFor left %d folders of engines", n-before)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	engines, stop, err := StartEnginesFor(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := engines[0].Ping(ctx); err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	if err := stop(); err != nil {
+		t.Errorf("stop: %v", err)
+	}
+	gone("after stop", engines[0])
+	if n := len(ours()); n != before {
+		t.Errorf("stop left %d folders of engines", n-before)
+	}
+}
