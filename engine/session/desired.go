@@ -24,7 +24,7 @@ type loadResult struct {
 // loads again after it. Until it is loaded nothing runs: the state in hand
 // may be the one the change replaces.
 func (l *loop) startLoad() {
-	l.epoch++
+	l.spend()
 	if l.loading {
 		l.reload = true
 		return
@@ -106,7 +106,7 @@ func (l *loop) onLoaded(r loadResult) {
 			l.recreate[name] = at
 		}
 	}
-	l.epoch++
+	l.spend()
 	if l.rollout != nil && l.rollout.fp != fp {
 		l.endRollout("the desired state changed")
 	}

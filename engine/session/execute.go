@@ -38,7 +38,7 @@ func (l *loop) act() {
 		l.waiting = why
 		return
 	}
-	fresh := l.planEpoch == l.epoch && !l.loading
+	fresh := l.unspent() && !l.loading
 	if fresh && !l.anyStale() {
 		l.dropVanished()
 		if l.mode.Acting() && l.lockHeld() && l.connected && l.halted == "" {
@@ -83,7 +83,7 @@ func (l *loop) act() {
 		l.confirm = d.Ask
 	}
 	if len(d.Run) > 0 {
-		l.epoch++ // the plan is spent: the next steps wait for a list after these
+		l.spend() // the plan is spent: the next steps wait for a list after these
 	}
 	launched := time.Now() // one instant for the steps of one plan
 	for _, s := range d.Run {
@@ -97,20 +97,6 @@ func (l *loop) act() {
 		l.runStep(s, launched)
 	}
 }
-
-// staleSlots are the slots whose last step ended after the plan's list
-// began: the plan does not know what that step did. onFetched drops the
-// slots a list saw, so every slot left in slotEnded is one.
-func (l *loop) staleSlots() map[string]bool {
-	out := make(map[string]bool, len(l.slotEnded))
-	for slot := range l.slotEnded {
-		out[slot] = true
-	}
-	return out
-}
-
-// anyStale: a step ended since the plan's list began.
-func (l *loop) anyStale() bool { return len(l.slotEnded) > 0 }
 
 // scoped is the client steps act through: refusing any container the
 // engine does not say is managed under the prefix. One per prefix, so what
@@ -160,7 +146,7 @@ func (l *loop) forgetGoneSteps() {
 		}
 	}
 	for key, r := range l.results {
-		if !keys[key] && r.ends <= l.planEnds {
+		if !keys[key] && !l.endedSincePlan(r.ends) {
 			delete(l.results, key)
 		}
 	}
@@ -396,11 +382,7 @@ func (l *loop) onStepDone(d stepDone) {
 	s, key := d.step, d.step.Key()
 	operator := l.rollbackStops[key] // an operator rollback's stop, not failure_action's
 	delete(l.rollbackStops, key)
-	l.ends++
-	l.slotEnded[slotOf(s)] = l.ends
-	if !d.ran || d.err != nil || s.Hold != "" {
-		l.epoch++ // what every slot's plan hangs on moved: a failure, a hold
-	}
+	l.stepEnded(slotOf(s), !d.ran || d.err != nil || s.Hold != "") // a failure or a hold moves what every slot's plan hangs on
 	delete(l.running, key)
 	if l.releaseAfterStep && len(l.running) == 0 {
 		l.releaseAfterStep = false
@@ -410,7 +392,8 @@ func (l *loop) onStepDone(d stepDone) {
 		l.requestFetch()
 		return
 	}
-	res := StepResult{Step: s, Mode: d.mode, Began: d.began, Duration: d.duration, Listed: d.listed, Created: d.created, ends: l.ends}
+	_, ends := l.stamp()
+	res := StepResult{Step: s, Mode: d.mode, Began: d.began, Duration: d.duration, Listed: d.listed, Created: d.created, ends: ends}
 	if d.err != nil {
 		res.Err = d.err.Error()
 	}

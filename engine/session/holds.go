@@ -259,7 +259,7 @@ func (l *loop) saveHolds() {
 	}
 	l.hs.gen++
 	l.hs.writing, l.hs.since = job, time.Now()
-	l.epoch++
+	l.spend()
 	l.holdsW.push(*job)
 }
 
@@ -273,7 +273,7 @@ func (l *loop) onHoldsWritten(w holdsWritten) {
 	}
 	l.hs.writing = nil
 	l.hs.gen++
-	l.epoch++
+	l.spend()
 	l.requestFetch()
 	l.diskDone("holds")
 	if w.err != nil {
@@ -351,7 +351,7 @@ func (l *loop) retry(workload string) {
 		l.saveHolds()
 		l.note("hold on %s spec %s lifted by %s: it starts again under the usual rules", workload, strings.Join(shorts, ", "), l.opts.User)
 		l.log(levelInfo, "hold lifted by the operator", "workload", workload, "spec", strings.Join(shorts, ","), "user", l.opts.User)
-		l.epoch++ // the plan in hand has the hold
+		l.spend() // the plan in hand has the hold
 		l.requestFetch()
 	})
 }

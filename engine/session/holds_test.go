@@ -151,8 +151,8 @@ func TestHoldLiftedOutsideTheSession(t *testing.T) {
 // holdsLoop is a bare loop with its holds worker, for the bookkeeping of
 // the holds file alone: a relist it asks for only counts as asked.
 func holdsLoop(t *testing.T) *loop {
-	l := &loop{ctx: context.Background(), opts: Options{User: "tester", Now: time.Now}, holds: map[string]map[string]bool{},
-		rollbacks: map[string]string{}, infoOK: true, fetching: true, slowSaid: map[string]time.Time{}}
+	l := &loop{ctx: context.Background(), opts: Options{User: "tester", Now: time.Now}, guards: guards{holds: map[string]map[string]bool{}},
+		runner: runner{rollbacks: map[string]string{}}, observer: observer{infoOK: true, fetching: true}, disk: disk{slowSaid: map[string]time.Time{}}}
 	l.holdsW = startWorker(doHolds)
 	t.Cleanup(l.holdsW.close)
 	return l

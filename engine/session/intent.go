@@ -92,7 +92,7 @@ func (q *intentQueue) drain() []Intent {
 // handle applies one intent. Whatever it changes makes the plan unfit to
 // act on until a fresh relist.
 func (l *loop) handle(i Intent) {
-	l.epoch++
+	l.spend()
 	defer l.requestFetch()
 	switch i := i.(type) {
 	case ApproveStep:

@@ -68,7 +68,8 @@ type notifyState struct {
 	rolledBack map[RollbackInfo]bool
 	operator   map[string]string // operator rollbacks under way, as last seen
 	failures   map[string]bool   // the plan's health failures, by workload/container
-	lost       bool              // engine_lost was posted
+	lost       bool              // the engine was seen lost
+	lostPosted bool              // and engine_lost was posted (acting then): engine_back follows it
 }
 
 // openRollout is a rollout under way.
@@ -125,13 +126,16 @@ func (l *loop) notifyTurn(s *Snapshot) {
 
 	switch {
 	case !s.Connected && l.everConnected && !ns.lost:
-		ns.lost = true
+		ns.lost, ns.lostPosted = true, acting
 		e := l.notifyEvent(notify.KindEngineLost, "", reconcile.NoSlot)
 		e.Error = s.EngineErr
 		post(e)
 	case s.Connected && ns.lost:
 		ns.lost = false
-		post(l.notifyEvent(notify.KindEngineBack, "", reconcile.NoSlot))
+		if ns.lostPosted { // a return only follows a loss that was posted
+			post(l.notifyEvent(notify.KindEngineBack, "", reconcile.NoSlot))
+		}
+		ns.lostPosted = false
 	}
 }
 

@@ -171,7 +171,7 @@ func TestEngineLostAndBackArePostedByTheActingSession(t *testing.T) {
 			f, clock := newEngine()
 			seed(t, f, clock, desiredYAML("web:v1", 1))
 			h := newHarness(t, f, clock, desiredYAML("web:v1", 1)+hook.notifyLine(), mode).start()
-			h.waitFor("a connection", func(s Snapshot) bool { return s.Connected && s.Steady })
+			h.waitFor("a connection", func(s Snapshot) bool { return s.Connected && s.Steady && (mode == ModeWatch || s.Lock.Held) })
 			f.FailNext("List", errors.New("connection refused"))
 			f.FailNext("Info", errors.New("connection refused"))
 			f.BreakEvents(errors.New("unexpected EOF"))

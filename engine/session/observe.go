@@ -69,7 +69,7 @@ func (l *loop) onEvent(ev docker.Event) {
 // container whose restart policy has the engine restart it is left to the
 // engine (rule 12).
 func (l *loop) onDie(ev docker.Event) {
-	if l.resolved == nil || l.planEpoch != l.epoch || l.loading || l.anyStale() {
+	if l.resolved == nil || !l.fresh() || l.loading {
 		return // the state in hand is already out of date: the relist decides
 	}
 	i := slices.IndexFunc(l.containers, func(c docker.Container) bool { return c.ID == ev.ContainerID })
@@ -151,7 +151,8 @@ func (l *loop) startFetch() {
 	l.throttle.stop()
 	l.fetching, l.refetch = true, false
 	l.lastFetch = time.Now()
-	epoch, ends, at, desired, prefix, needInfo := l.epoch, l.ends, l.now(), l.desired, l.prefix, !l.infoOK || !l.connected
+	epoch, ends := l.stamp()
+	at, desired, prefix, needInfo := l.now(), l.desired, l.prefix, !l.infoOK || !l.connected
 	// Images are resolved once per desired state, again after an image
 	// event or a broken stream (a tag may be rebuilt), and while one of
 	// them cannot be resolved.
@@ -221,19 +222,15 @@ func (l *loop) onFetched(r fetchResult) {
 	if r.resolved != nil {
 		l.resolved, l.resolvedFP, l.reresolve = r.resolved, r.resolvedFP, false
 	}
-	l.planEpoch, l.planEnds, l.planNow, l.planListed = r.epoch, r.ends, r.at, r.listed
-	for slot, n := range l.slotEnded {
-		if n <= l.planEnds {
-			delete(l.slotEnded, slot) // the list saw its step's end
-		}
-	}
+	l.listed(r.epoch, r.ends)
+	l.planNow, l.planListed = r.at, r.listed
 	l.diff()
 	l.recordRevisions()
 	if l.mode.Acting() && l.lock == nil {
 		l.takeLock()
 	}
 	l.readHolder()
-	if l.rollout != nil && l.planEpoch == l.epoch && !l.anyStale() && l.plan.Empty() && l.rollout.fp == l.desiredFP {
+	if l.rollout != nil && l.fresh() && l.plan.Empty() && l.rollout.fp == l.desiredFP {
 		l.endRollout("the desired state is reached")
 	}
 	l.act()
@@ -335,8 +332,8 @@ func (l *loop) forgetRestarts() {
 		}
 		// Diff's word on it: healthy by its healthcheck, or without one
 		// past min_ready (emergency's unverified does not count).
-		st, _ := l.plan.Container(id)
-		verified := st.Condition == reconcile.ConditionHealthy || (st.Condition == reconcile.ConditionUnverified && !l.skipHealth)
+		st, judged := l.plan.Container(id)
+		verified := judged && (st.Condition == reconcile.ConditionHealthy || (st.Condition == reconcile.ConditionUnverified && !l.skipHealth))
 		if verified && l.planNow.Sub(c.StartedAt) >= restartResetAfter {
 			delete(l.restarts, id)
 		}

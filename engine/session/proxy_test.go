@@ -231,7 +231,7 @@ func TestReleasedAsksTheProxy(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.rule, func(t *testing.T) {
 			caddy := newCaddyStandIn(t)
-			l := &loop{desired: &spec.Desired{Proxy: &spec.Proxy{CaddyAdmin: caddy.URL}}, containers: tc.containers}
+			l := &loop{desire: desire{desired: &spec.Desired{Proxy: &spec.Proxy{CaddyAdmin: caddy.URL}}}, observer: observer{containers: tc.containers}}
 			l.proxy.admin = caddy.URL
 			if tc.lastView == "routed" {
 				caddy.set(0, 0, ip)
@@ -253,7 +253,7 @@ func TestReleasedAsksTheProxy(t *testing.T) {
 		})
 	}
 
-	l := &loop{desired: &spec.Desired{}}
+	l := &loop{desire: desire{desired: &spec.Desired{}}}
 	if l.released(step) != nil {
 		t.Error("a Released without a proxy in the desired state")
 	}

@@ -477,7 +477,7 @@ func (l *loop) writePins(j revJob) {
 	ps := &l.rev.pins
 	ps.gen++
 	ps.writing++
-	l.epoch++
+	l.spend()
 	l.rev.w.push(j)
 }
 
@@ -486,7 +486,7 @@ func (l *loop) onPinWritten(d revDone) {
 	ps := &l.rev.pins
 	ps.writing--
 	ps.gen++
-	l.epoch++
+	l.spend()
 	l.requestFetch()
 	w := d.job.pin.Workload
 	if d.err != nil || (d.job.kind == revEndPin && d.ended == nil) {

@@ -14,7 +14,6 @@ import (
 	"github.com/rollcall/rollcall/engine/notify"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
-	"github.com/rollcall/rollcall/engine/state"
 )
 
 // Mode is how a session acts.
@@ -328,134 +327,17 @@ type loop struct {
 	details chan pauseDetail
 	proxied chan proxyResult
 
-	// The disk, beside the loop: each worker runs one kind of operation
-	// in order, and reports on its ready channel (worker).
-	journalW *worker[journal.Entry, error]
-	holdsW   *worker[holdsJob, holdsWritten]
-	rev      revState // revisions and pins, and their worker (revisions.go)
-	locks    *worker[lockJob, lockDone]
-	// jwait are the journal lines handed to journalW and not yet written,
-	// in order, with what the loop does once each is.
-	jwait []journalWait
-	// diskGone: the session ended with writes the disk never took;
-	// nothing more is handed to it.
-	diskGone bool
-	// diskAlarm wakes the loop while a write is pending, to say so;
-	// slowSaid are the writes said to be slow, by kind, since when.
-	diskAlarm alarm
-	slowSaid  map[string]time.Time
+	// the parts (parts.go)
+	observer
+	desire
+	freshness
+	guards
+	marks
+	runner
+	disk
 
-	// desired source
-	changes   <-chan struct{}
-	loading   bool
-	reload    bool
-	prefix    string
-	desired   *spec.Desired
-	desiredFP string
-	sourceErr error
-	recreated bool // Options.Recreate has been applied
-	// settle: nothing runs before settleUntil (wall clock); the alarm
-	// looks again then.
-	settleUntil time.Time
-	settleAlarm alarm
-
-	// observer
-	evc          <-chan docker.Event
-	errc         <-chan error
-	evCancel     context.CancelFunc
-	evFailures   int // event stream failures in a row
-	resub        alarm
-	throttle     alarm // the next relist: coalescing, or backoff after a failed one
-	resync       *time.Ticker
-	wake         alarm // the earliest wait of the plan ends
-	fetching     bool
-	refetch      bool
-	lastFetch    time.Time
-	listFailures int // relists that failed in a row
-	info         docker.EngineInfo
-	infoOK       bool
-	connected    bool
-	engineErr    string
-	// everConnected and saidDown keep the "disconnected" log line to one
-	// per outage.
-	everConnected bool
-	saidDown      bool
-
-	// epoch moves whenever a plan stops being good to act on: a step
-	// starts, a step ends that changed what every slot's plan hangs on (it
-	// failed, or it put a spec on hold), an intent arrives, the desired
-	// state or the mode changes.
-	epoch     uint64
-	planEpoch uint64 // epoch of the fetch the plan came from
-	// A step that ends well changes its own slot only. ends counts the
-	// steps that ended, planEnds the count as the plan's list began, and
-	// slotEnded the slots whose last step ended after that, with the count
-	// as it did: they are stale in the plan, and nothing runs in them
-	// before the next list. The other slots go on from the plan.
-	ends      uint64
-	planEnds  uint64
-	slotEnded map[string]uint64
-
-	resolved   *spec.ResolvedDesired
-	resolvedFP string // the fingerprint of the desired state resolved
-	reresolve  bool   // resolve the images again at the next relist (an image event, a broken stream)
-	containers []docker.Container
-	plan       reconcile.Plan
-	planNow    time.Time
-	planListed time.Time // wall clock: when the list the plan came from started
-	patchedID  string    // while set, the plan is of a state patched by a die event of this container
-
-	scopedClient docker.Client // see scoped
-	scopedPrefix string
-
-	events []docker.Event
+	mode   Mode
 	notes  []Note
-	recent []StepResult
-
-	// decisions
-	mode       Mode
-	pause      *PauseInfo
-	acked      map[string]bool // pause failures already acted on, by workload/container
-	skipHealth bool
-	holds      map[string]map[string]bool
-	recreate   map[string]time.Time
-	restarts   map[string]int // restarts rollcall issued, by container ID
-	approved   map[string]bool
-	rollout    *rolloutApproval // step mode: the operator approved the whole rollout
-	skipped    map[string]bool
-	confirmed  map[string]bool
-	retries    map[string]*retry     // failed steps, by key
-	results    map[string]StepResult // last result, by key
-	rollbacks  map[string]string     // operator rollbacks under way: workload -> held hash (Observed.RollingBack)
-	// rollbackStops are the operator rollback's stops in flight, by key.
-	rollbackStops map[string]bool
-	blastCheck    bool
-	confirm       *Confirmation
-	refusal       *Refusal            // unattended: the blast radius refused the desired state
-	running       map[string]*StepRun // the steps in flight, by Step.Key()
-	waiting       string              // why nothing runs, as decide last said
-	gated         string              // why the gate is closed (Gate, Options.Gated); "" when open
-	// waitsLogged are the plan's waits as last logged, by step key.
-	waitsLogged map[string]string
-	halted      string // the journal failed: nothing more runs
-	rolledBack  []RollbackInfo
-
-	holdsPath   string // "" until the engine is known, or without StateDir
-	holdsLoaded bool
-	hs          holdsState // the holds file as the loop knows it (holds.go)
-	lockPoll    alarm      // armed only while another session holds the lock
-
-	lock             *state.Lock // held: this session acts under it
-	lockTaking       bool        // a take is under way (lock.go)
-	lockLetGo        bool        // a release of lock is under way: the session no longer acts under it
-	lockGen          uint64      // moves at each release: a take from before is let go of
-	holderReading    bool        // a read of who holds the lock is under way
-	lockPath         string
-	holder           *LockHolder
-	lockErr          string
-	lockFree         bool // the lock this session wanted came free
-	releaseAfterStep bool
-
 	proxy  proxyState  // the proxy in front (proxy.go)
 	notify notifyState // the webhooks of notify: (notify.go)
 
@@ -468,12 +350,12 @@ func newLoop(ctx context.Context, s *Session) *loop {
 		raw: s.opts.Client, ro: docker.ReadOnly(s.opts.Client),
 		fetched: make(chan fetchResult), loaded: make(chan loadResult),
 		stepped: make(chan stepDone, 1), drained: make(chan reconcile.DrainProgress, 8), details: make(chan pauseDetail),
-		proxied: make(chan proxyResult), mode: s.opts.Mode, skipHealth: s.opts.SkipHealth,
-		acked: map[string]bool{}, holds: map[string]map[string]bool{}, recreate: map[string]time.Time{},
-		restarts: map[string]int{}, approved: map[string]bool{}, skipped: map[string]bool{},
-		confirmed: map[string]bool{}, retries: map[string]*retry{}, results: map[string]StepResult{},
-		rollbacks: map[string]string{}, rollbackStops: map[string]bool{}, blastCheck: true, connected: false, running: map[string]*StepRun{}, slotEnded: map[string]uint64{},
-		slowSaid: map[string]time.Time{},
+		proxied: make(chan proxyResult), mode: s.opts.Mode,
+		guards:    guards{skipHealth: s.opts.SkipHealth, holds: map[string]map[string]bool{}, blastCheck: true},
+		marks:     marks{acked: map[string]bool{}, recreate: map[string]time.Time{}, approved: map[string]bool{}, skipped: map[string]bool{}, confirmed: map[string]bool{}},
+		runner:    runner{restarts: map[string]int{}, retries: map[string]*retry{}, results: map[string]StepResult{}, rollbacks: map[string]string{}, rollbackStops: map[string]bool{}, running: map[string]*StepRun{}},
+		freshness: freshness{slotEnded: map[string]uint64{}},
+		disk:      disk{slowSaid: map[string]time.Time{}},
 	}
 	if s.opts.Gated {
 		l.gated = gateWaiting

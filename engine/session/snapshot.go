@@ -267,7 +267,7 @@ func (l *loop) snapshot() Snapshot {
 		Waiting: l.waiting, Gated: l.gated, Settling: l.settleLeft(), Halted: l.halted,
 		RolledBack: slices.Clone(l.rolledBack), Proxy: l.proxyView(),
 	}
-	s.Fresh = l.planEpoch == l.epoch && !l.loading && !l.fetching && len(l.running) == 0 && !l.anyStale() && l.resolved != nil && l.connected && !l.diskBusy()
+	s.Fresh = l.fresh() && !l.loading && !l.fetching && len(l.running) == 0 && l.resolved != nil && l.connected && !l.diskBusy()
 	s.Steady = s.Fresh && l.plan.Empty() && len(l.plan.Errors()) == 0 && s.Settling == 0
 	if l.refusal != nil {
 		r := *l.refusal
@@ -329,7 +329,7 @@ func (l *loop) stepStatuses() (map[string]StepStatus, string) {
 		switch {
 		case l.running[key] != nil:
 			ss.State, ss.At = StepRunning, l.running[key].Since
-		case ran && res.ends > l.planEnds: // it ended after this plan's list began
+		case ran && l.endedSincePlan(res.ends): // it ended after this plan's list began
 			ss.State, ss.At, ss.Err = StepDone, res.Began, res.Err
 			if res.Err != "" {
 				ss.State = StepFailed
