@@ -146,9 +146,13 @@ func (v fleetOutcome) final(s fleet.Snapshot) string {
 	}
 	why := v.why
 	if len(v.errs) > 0 {
+		// The fleet's Blocked (why) names them already, as a rule: each
+		// is said once.
 		var msgs []string
 		for _, e := range v.errs {
-			msgs = append(msgs, e.Msg)
+			if !strings.Contains(why, e.Msg) {
+				msgs = append(msgs, e.Msg)
+			}
 		}
 		why = strings.Join(append(msgs, why), "; ")
 	}

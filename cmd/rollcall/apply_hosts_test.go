@@ -145,6 +145,13 @@ func TestApplyHostsOneEngineTwice(t *testing.T) {
 		t.Fatalf("exit %d, want 1\n%s", res.code, res.stderr)
 	}
 	mustContain(t, "stderr", res.stderr, path+":"+hostLine(t, hostsYAML, "edge-3")+": hosts.edge-3: reaches the engine of edge-1")
+	// The last line says it once, not once from the file's errors and
+	// again from the fleet's reason.
+	for _, line := range strings.Split(res.stderr, "\n") {
+		if strings.Contains(line, "failed:") && strings.Count(line, "reaches the engine of edge-1") != 1 {
+			t.Errorf("the final line says it %d times: %q", strings.Count(line, "reaches the engine of edge-1"), line)
+		}
+	}
 	for _, name := range []string{"edge-1", "edge-2"} {
 		if muts := h.hosts[name].(*docker.Fake).Mutations(); len(muts) > 0 {
 			t.Errorf("%s changed: %q", name, muts)

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -43,9 +45,10 @@ ran healthy on every slot, the last 10 per workload, for this engine and
 prefix (--prefix, else the desired state's: -f as plan reads it, else
 rollcall), newest first: workload, revision number (what rollcall rollback
 --to takes), spec hash, image, version, when, the rollout it was reached
-in, and the pin that holds it now. Of one workload with WORKLOAD; --json
-prints one JSON object per line (workload, revision, hash, image, image_id,
-version, at, rollout, pinned).`,
+in, and the pin that holds it now. Of one workload with WORKLOAD; with -n N
+the newest N only (by default all that are kept); --json prints one JSON
+object per line (workload, revision, hash, image, image_id, version, at,
+rollout, pinned).`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 1 || (len(args) == 1 && !revisions) {
 				return usageErr(fmt.Errorf("history takes no argument (a workload only with --revisions), got %d", len(args)))
@@ -54,7 +57,11 @@ version, at, rollout, pinned).`,
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			if revisions { // rollback.go
-				return printRevisions(c.Context(), e, g, file, strings.Join(args, ""), asJSON)
+				limit := 0 // every revision kept, unless -n is given
+				if c.Flags().Changed("lines") {
+					limit = n
+				}
+				return printRevisions(c.Context(), e, g, file, strings.Join(args, ""), limit, asJSON)
 			}
 			// A step is at most two lines (its "started" line and its end,
 			// which follows it), so the newest n steps are within the
@@ -144,10 +151,18 @@ func historyRow(s screen, en journal.Entry) []string {
 }
 
 func printHistory(s screen, entries []journal.Entry) {
+	header, body := historyHeader, rows(s, entries)
+	if slices.ContainsFunc(entries, func(en journal.Entry) bool { return en.Host != "" || en.Rollout != "" }) {
+		// several hosts (DESIGN §11): which host and which rollout, after the time
+		header = slices.Insert(slices.Clone(historyHeader), 1, "HOST", "ROLLOUT")
+		for i, en := range entries {
+			body[i] = slices.Insert(body[i], 1, termSafe(cmp.Or(en.Host, "-")), termSafe(cmp.Or(en.Rollout, "-")))
+		}
+	}
 	if !s.styled {
 		var b strings.Builder
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		for _, cells := range append([][]string{historyHeader}, rows(s, entries)...) {
+		for _, cells := range append([][]string{header}, body...) {
 			fmt.Fprintln(tw, strings.Join(cells, "\t"))
 		}
 		tw.Flush()
@@ -155,8 +170,8 @@ func printHistory(s screen, entries []journal.Entry) {
 		return
 	}
 	t := table.New().
-		Headers(historyHeader...).
-		Rows(rows(s, entries)...).
+		Headers(header...).
+		Rows(body...).
 		BorderTop(false).BorderBottom(false).BorderLeft(false).BorderRight(false).
 		BorderColumn(false).BorderHeader(false).
 		StyleFunc(func(row, _ int) lipgloss.Style {

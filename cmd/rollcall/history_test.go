@@ -217,3 +217,37 @@ func TestHistoryNewestStepsFromTheNewestLines(t *testing.T) {
 		}
 	}
 }
+
+// TestHistoryNamesTheHost: lines of a rollout across several hosts say
+// which host and which rollout (DESIGN §11); a one-engine journal's table
+// is as before, with no such columns.
+func TestHistoryNamesTheHost(t *testing.T) {
+	h := newHarness(t, nil)
+	j, err := journal.Open(h.journal, journal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, host := range []string{"edge-1", "edge-2"} {
+		e := journal.FromResult(reconcile.Result{Step: reconcile.Step{Action: reconcile.ActRoll, Workload: "web", Slot: 0, Container: "rctest-web-0-abcd1234", Reason: "image demo:v1 → demo:v2"}},
+			t0.Add(time.Duration(i)*time.Minute), "alice", "apply")
+		e.Host, e.Rollout = host, "r-1234"
+		if err := j.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	res := h.run("", "history")
+	lines := strings.Split(strings.TrimRight(res.stdout, "\n"), "\n")
+	if res.code != exitOK || len(lines) != 3 {
+		t.Fatalf("exit %d, %d lines:\n%s%s", res.code, len(lines), res.stdout, res.stderr)
+	}
+	mustContain(t, "header", lines[0], "HOST", "ROLLOUT")
+	mustContain(t, "first row", lines[1], "edge-1", "r-1234")
+	mustContain(t, "second row", lines[2], "edge-2", "r-1234")
+
+	one := newHarness(t, nil)
+	writeJournal(t, one.journal, 1)
+	if out := one.run("", "history").stdout; strings.Contains(out, "HOST") {
+		t.Errorf("a one-engine journal grew a HOST column:\n%s", out)
+	}
+}

@@ -128,6 +128,33 @@ func TestSkipUnreachable(t *testing.T) {
 	}
 }
 
+// With SkipUnreachable a canary host that does not answer is not left
+// out: nothing changes anywhere, and the snapshot says why the flag did
+// not apply.
+func TestSkipUnreachableNeverTheCanary(t *testing.T) {
+	w := newWorld(t, abc...)
+	w.seed("web:v1", 2)
+	w.engines["a"].dead.Store(true)
+	r := w.fleet(fleetYAML("web:v2", 2, abc), session.ModeAuto)
+	r.opts.SkipUnreachable = true
+	r.start()
+
+	r.waitFor("b and c observed", func(s Snapshot) bool {
+		return len(s.Hosts) == 3 && s.Hosts[0].DialErr != "" && s.Hosts[1].Session.Connected && s.Hosts[2].Session.Connected &&
+			len(s.Decision.Hosts) == 3
+	})
+	snap := r.quiet(20 * time.Second)
+	if m := w.mutations(); len(m) != 0 {
+		t.Fatalf("the canary does not answer, yet the rollout changed something: %+v", m)
+	}
+	if v := snap.Decision.Hosts[0]; v.Status == HostLeftOut {
+		t.Errorf("the canary a was left out: %+v", v)
+	}
+	if !strings.Contains(snap.Blocked, "a does not answer") || !strings.Contains(snap.Blocked, "canary") {
+		t.Errorf("Blocked %q does not say the canary a does not answer and why it is not left out", snap.Blocked)
+	}
+}
+
 // A host whose engine goes away mid-roll is lost: the rollout pauses
 // loudly, no later wave starts, and the others keep serving.
 func TestLostHostPauses(t *testing.T) {

@@ -105,7 +105,12 @@ func (r *run) blocked() string {
 			decided := len(r.dec.Hosts) == len(r.hosts)
 			leftOut := r.opts.SkipUnreachable && (!decided || r.dec.Hosts[i].Status == HostLeftOut) // undecided: it may be left out
 			if h.dialErr != "" && !leftOut {
-				why = append(why, fmt.Sprintf("%s does not answer: %s", h.name, h.dialErr))
+				msg := fmt.Sprintf("%s does not answer: %s", h.name, h.dialErr)
+				if r.opts.SkipUnreachable {
+					// Decided and not left out: a host of the first wave.
+					msg += " (a canary host: --skip-unreachable never leaves one out)"
+				}
+				why = append(why, msg)
 			}
 		}
 	}
