@@ -94,8 +94,11 @@
 //     good desired state stays.
 //   - rollback_all: a host told to roll back gets, as its desired state,
 //     the last one its session was seen converged and healthy under before
-//     this rollout (revisions, DESIGN §12, are not used yet); without one
-//     it holds, and a note and a journal line say so.
+//     this rollout. A process that never saw it converged (apply starts
+//     cold) pins, with a state directory, each workload the rollout
+//     changes there (its plan's workloads with steps as the rollout
+//     began) to its revision before the desired spec (session.Pin, DESIGN
+//     §12); with neither it holds, and a note and a journal line say so.
 //   - Step mode: a wave approved (or the whole rollout, ApproveAll)
 //     approves the rollout of each of its hosts' sessions
 //     (session.ApproveRollout) as its gate opens, once per desired state

@@ -43,8 +43,13 @@ type host struct {
 	// under before this rollout (where rollback_all returns it).
 	convergedUnder *spec.Desired
 	before         *spec.Desired
-	rolledBack     bool // rollback_all handed it before
-	noBefore       bool // rollback_all found no before, and said so
+	rolledBack     bool // rollback_all handed it before (or pinned its revisions)
+	noBefore       bool // rollback_all found nothing to return to, and said so
+	// changing are the workloads this rollout changes on the host: those
+	// with steps in its plan as the rollout began. With no before (a
+	// process that never saw the host converged: apply), rollback_all pins
+	// each to its revision before the desired spec (DESIGN §12).
+	changing []string
 
 	everConnected bool
 	downSince     time.Time // by Options.Now: since when it is not connected; zero while it is

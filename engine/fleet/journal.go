@@ -96,6 +96,14 @@ func (r *run) onEvent(ev Event, now time.Time) {
 		id := newRolloutID(now)
 		r.f.rollout.Store(id)
 		r.rolloutAt = now
+		for _, h := range r.hosts {
+			h.changing = h.changing[:0]
+			for _, w := range h.snap.Plan.Workloads {
+				if len(w.Steps) > 0 || len(w.Failures) > 0 {
+					h.changing = append(h.changing, w.Name)
+				}
+			}
+		}
 		var waves []string
 		for _, w := range r.dec.Waves {
 			waves = append(waves, "["+strings.Join(w.Hosts, " ")+"]")

@@ -666,11 +666,23 @@ func (r *run) rollBack(h *host) {
 	switch {
 	case h.rolledBack:
 		return
+	case h.before == nil && len(h.changing) > 0 && h.sess != nil && r.opts.StateDir != "":
+		// Not seen converged before this rollout (apply starts cold): each
+		// workload the rollout changes is pinned to its revision before the
+		// desired spec, as `rollcall rollback` does, and rolls back under
+		// every rule of §5 until the desired spec changes or a retry.
+		h.rolledBack = true
+		for _, w := range h.changing {
+			h.sess.Do(session.Pin{Workload: w})
+		}
+		r.note("rollback_all: %s pins %s to the revision before this rollout", h.name, strings.Join(h.changing, ", "))
+		r.line(lineRollback, h.name, "pinning "+strings.Join(h.changing, ", ")+" to the revision before this rollout")
+		return
 	case h.before == nil:
 		if !h.noBefore {
 			h.noBefore = true
-			r.note("rollback_all: %s has no earlier converged desired state to return to: it holds where it is", h.name)
-			r.line(lineRollback, h.name, "no earlier converged desired state to return to: holding")
+			r.note("rollback_all: %s has no earlier converged desired state or revision to return to: it holds where it is", h.name)
+			r.line(lineRollback, h.name, "nothing earlier to return to: holding")
 		}
 		return
 	}

@@ -468,6 +468,34 @@ func TestRollbackAllWithoutEarlierStateHolds(t *testing.T) {
 	}
 }
 
+// rollback_all in a process that never saw the hosts converged (apply
+// starts cold): each rolled host's changed workloads are pinned to their
+// revision before the rollout, kept in the state directory by the run
+// that converged them, and roll back to it.
+func TestRollbackAllColdPinsTheRevisionBefore(t *testing.T) {
+	w := newWorld(t, "a", "b")
+	w.seed("web:v1", 2)
+	w.engines["b"].fake.AddImage("web:v2", "sha256:2222", docker.Behaviour{ReadyAfter: time.Hour})
+	state := t.TempDir()
+	first := w.fleet(fleetYAML("web:v1", 2, []string{"a", "b"}, "on_failure: rollback_all"), session.ModeAuto)
+	first.opts.StateDir = state
+	first.start()
+	first.drive("converged on v1, its revisions kept", doneAll)
+	first.quiet(time.Second) // the revisions' writes land beside the loop
+	first.stop()
+
+	r := w.fleet(fleetYAML("web:v2", 2, []string{"a", "b"}, "on_failure: rollback_all"), session.ModeAuto)
+	r.opts.StateDir = state
+	r.start()
+	r.drive("a on v2", func(s Snapshot) bool { return w.ready("a", "web:v2", 2) })
+	snap := r.drive("a back on v1", func(s Snapshot) bool {
+		return s.Decision.Phase == PhaseRollingBack && w.ready("a", "web:v1", 2)
+	})
+	if !hasNote(snap, "pins web to the revision before this rollout") {
+		t.Errorf("no note says a's web is pinned back:\n%s", describe(snap))
+	}
+}
+
 // Two hosts that reach one engine are an error at the second's line in
 // the file; it gets no session, and nothing acts.
 func TestSameEngineTwice(t *testing.T) {
