@@ -57,12 +57,18 @@ state cannot be read, or it names no webhook.`, notify.DefaultTimeout),
 			wg.Wait()
 			failed := 0
 			for i, r := range reports {
+				// Several webhooks on one host show the same name (the path
+				// is left out): the entry's place in notify: tells them apart.
+				where := fmt.Sprintf("notify[%d]", i)
+				if i < len(d.Notify) && d.Notify[i].Line > 0 {
+					where += fmt.Sprintf(" (line %d)", d.Notify[i].Line)
+				}
 				if r.Result == notify.Delivered {
-					fmt.Fprintf(e.stdout, "%s  %d %s (%s)\n", termSafe(r.Target), r.Status, http.StatusText(r.Status), took[i].Round(time.Millisecond))
+					fmt.Fprintf(e.stdout, "%s  %s  %d %s (%s)\n", where, termSafe(r.Target), r.Status, http.StatusText(r.Status), took[i].Round(time.Millisecond))
 					continue
 				}
 				failed++
-				fmt.Fprintf(e.stdout, "%s  failed: %s\n", termSafe(r.Target), termSafe(oneLine(r.Err.Error())))
+				fmt.Fprintf(e.stdout, "%s  %s  failed: %s\n", where, termSafe(r.Target), termSafe(oneLine(r.Err.Error())))
 			}
 			if failed > 0 {
 				return &exitError{code: exitFailed, err: fmt.Errorf("%d of %d webhooks did not take the sample", failed, len(reports))}

@@ -101,3 +101,37 @@ func TestNotifyTestWithoutWebhooksFails(t *testing.T) {
 	res = h.run("", "notify-test", "-f", bad)
 	mustContain(t, "stderr", res.stderr, bad+":2:10:", "not an http or https URL")
 }
+
+// TestNotifyTestTellsWebhooksOnOneHostApart: the URLs are shown by scheme
+// and host only, so two webhooks on one host would print the same name;
+// each answer names its entry of notify: (index and line), so the one that
+// failed can be found.
+func TestNotifyTestTellsWebhooksOnOneHostApart(t *testing.T) {
+	h := newHarness(t, nil)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/bad") {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(hook.Close)
+	path := h.file("rollcall.yaml", fmt.Sprintf("workloads: {}\nnotify:\n  - %q\n  - %q\n", hook.URL+"/good", hook.URL+"/bad"))
+	res := h.run("", "notify-test", "-f", path)
+	if res.code != exitFailed {
+		t.Fatalf("exit %d, want 1\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want one line per webhook:\n%s", res.stdout)
+	}
+	for _, want := range []string{"notify[0] (line 3)  " + hook.URL + "/…  200 OK", "notify[1] (line 4)  " + hook.URL + "/…  failed: "} {
+		found := false
+		for _, l := range lines {
+			found = found || strings.HasPrefix(l, want)
+		}
+		if !found {
+			t.Errorf("no line starts with %q:\n%s", want, res.stdout)
+		}
+	}
+}

@@ -54,7 +54,7 @@ is pinned).`,
 			if len(args) != 1 || args[0] == "" {
 				return usageErr(fmt.Errorf("rollback takes one workload name, got %d argument(s)", len(args)))
 			}
-			if to < 0 {
+			if c.Flags().Changed("to") && to < 1 { // --to 0 is no revision, not the default
 				return usageErr(fmt.Errorf("--to %d: revisions are numbered from 1", to))
 			}
 			return nil
@@ -124,7 +124,7 @@ is pinned).`,
 		},
 	}
 	fileFlag(c, &file)
-	c.Flags().IntVar(&to, "to", 0, "the revision to pin, by its number in `rollcall history --revisions` (default: the one before the desired spec)")
+	c.Flags().IntVar(&to, "to", 0, "the revision to pin (`REV`), by its number in rollcall history --revisions (default: the one before the desired spec)")
 	return c
 }
 
@@ -215,7 +215,7 @@ var revisionsHeader = []string{"WORKLOAD", "REV", "SPEC", "IMAGE", "VERSION", "W
 
 // printRevisions is `history --revisions [WORKLOAD]`: the revisions kept
 // for the engine and prefix, newest first, of one workload or all.
-func printRevisions(ctx context.Context, e env, g *globals, file desiredFlags, workload string, asJSON bool) error {
+func printRevisions(ctx context.Context, e env, g *globals, file desiredFlags, workload string, limit int, asJSON bool) error {
 	prefix := g.prefix
 	if prefix == "" {
 		prefix = spec.DefaultPrefix
@@ -247,6 +247,10 @@ func printRevisions(ctx context.Context, e env, g *globals, file desiredFlags, w
 		}
 	}
 	slices.SortStableFunc(list, func(a, b session.Revision) int { return b.At.Compare(a.At) }) // newest first
+	// -n N: the newest N only.
+	if limit > 0 && len(list) > limit {
+		list = list[:limit]
+	}
 	pinned := func(r session.Revision) *session.PinRecord {
 		for _, p := range pins {
 			if p.Workload == r.Workload && p.Revision.Same(r) {

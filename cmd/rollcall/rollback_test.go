@@ -208,3 +208,57 @@ func (s stepDoc) slot() int {
 	}
 	return *s.Slot
 }
+
+// TestRollbackToZeroIsRefused: --to 0 names no revision (they are numbered
+// from 1); it is refused like --to -1, not taken as "the previous one", and
+// nothing is pinned or journaled.
+func TestRollbackToZeroIsRefused(t *testing.T) {
+	h := newHarness(t, nil)
+	h.fake.AddImage("demo:v1", "sha256:d1", docker.Behaviour{})
+	h.fake.AddImage("demo:v2", "sha256:d2", docker.Behaviour{})
+	path := h.file("rollcall.yaml", strings.Replace(revisionsYAML, "%s", "v1", 1))
+	for _, v := range []string{"v1", "v2"} {
+		h.file("rollcall.yaml", strings.Replace(revisionsYAML, "%s", v, 1))
+		if res := h.run("", "apply", "--yes", "--timeout", "20s", "-f", path); res.code != exitOK {
+			t.Fatalf("%s: exit %d\n%s", v, res.code, res.stderr)
+		}
+	}
+	for _, to := range []string{"0", "-1"} {
+		res := h.run("", "rollback", "web", "--to", to, "-f", path)
+		if res.code != exitFailed || !strings.Contains(res.stderr, "--to "+to+": revisions are numbered from 1") {
+			t.Errorf("rollback --to %s: exit %d, want 1 and numbered from 1\n%s%s", to, res.code, res.stdout, res.stderr)
+		}
+	}
+	if ds := decisionsOf(t, h, "pin"); len(ds) != 0 {
+		t.Errorf("a refused --to was journaled as a pin: %+v", ds)
+	}
+	if plan := h.run("", "plan", "-f", path); plan.code != exitOK {
+		t.Errorf("plan after refused rollbacks: exit %d, want 0 (nothing pinned)\n%s", plan.code, plan.stdout)
+	}
+}
+
+// TestHistoryRevisionsTakesN: history --revisions -n N lists the newest N
+// revisions only; without -n, every one kept (the journal's default of 20
+// lines does not apply).
+func TestHistoryRevisionsTakesN(t *testing.T) {
+	h := newHarness(t, nil)
+	path := h.file("rollcall.yaml", strings.Replace(revisionsYAML, "%s", "v1", 1))
+	for _, v := range []string{"v1", "v2", "v3"} {
+		h.fake.AddImage("demo:"+v, "sha256:d"+v, docker.Behaviour{})
+		h.file("rollcall.yaml", strings.Replace(revisionsYAML, "%s", v, 1))
+		if res := h.run("", "apply", "--yes", "--timeout", "20s", "-f", path); res.code != exitOK {
+			t.Fatalf("%s: exit %d\n%s", v, res.code, res.stderr)
+		}
+	}
+	if all := revisionLines(t, h, "-f", path); len(all) != 3 {
+		t.Fatalf("revisions %+v, want 3", all)
+	}
+	two := revisionLines(t, h, "-n", "2", "-f", path)
+	if len(two) != 2 || two[0].Image != "demo:v3" || two[1].Image != "demo:v2" {
+		t.Errorf("history --revisions -n 2: %+v, want v3 then v2", two)
+	}
+	table := h.run("", "history", "--revisions", "-n", "1", "-f", path)
+	if lines := strings.Split(strings.TrimSpace(table.stdout), "\n"); table.code != exitOK || len(lines) != 2 || !strings.Contains(lines[1], "demo:v3") {
+		t.Errorf("history --revisions -n 1: exit %d, want the heading and v3\n%s%s", table.code, table.stdout, table.stderr)
+	}
+}

@@ -28,8 +28,8 @@
 //
 //	schema_version  1; it grows only when a field changes meaning or goes away
 //	kind            rollout_started | rollout_ended | step_failed |
-//	                health_failed | rollback | hold | engine_lost |
-//	                engine_back | test; pin, canary_step, abort, fleet_wave
+//	                health_failed | rollback | hold | pin | engine_lost |
+//	                engine_back | test; canary_step, abort, fleet_wave
 //	                and fleet_host_failed are held for the parts of §11
 //	                and §12 that will post them
 //	time            RFC 3339 time it happened, with nanoseconds
@@ -47,7 +47,7 @@
 //	                restart, update); health_failed: the failure_action
 //	from_image      the image the container ran (rollback, step_failed of a roll)
 //	to_image        the desired image
-//	spec            hold, rollback: the spec hash put on hold
+//	spec            hold, rollback, pin: the spec hash put on hold
 //	operator        the operator's own act (an asked-for rollback)
 //	outcome         rollout_ended: converged | held | superseded | stopped
 //	reason          why, as the plan or the session says it

@@ -23,16 +23,16 @@ const (
 	KindHealthFailed   Kind = "health_failed"   // a new container missed its health deadline; Action is the failure_action
 	KindRollback       Kind = "rollback"        // failure_action rollback stopped the new container, or the operator rolled back
 	KindHold           Kind = "hold"            // a spec went on hold: it does not start again until the desired spec changes or a retry
+	KindPin            Kind = "pin"             // an operator pinned a workload to a revision (rollcall rollback, u): Spec is the desired spec held, ToImage the pinned revision's
 	KindEngineLost     Kind = "engine_lost"     // the engine stopped answering
 	KindEngineBack     Kind = "engine_back"     // it answers again
 	KindTest           Kind = "test"            // `rollcall notify-test`
 )
 
 // Kinds that the schema holds for the parts of DESIGN §11 and §12 that
-// post them (revisions' pins, the canary by traffic, the fleet); no
-// session posts them yet.
+// post them (the canary by traffic, the fleet); no session posts them
+// yet.
 const (
-	KindPin             Kind = "pin"
 	KindCanaryStep      Kind = "canary_step"
 	KindAbort           Kind = "abort"
 	KindFleetWave       Kind = "fleet_wave"

@@ -36,8 +36,10 @@ import (
 //     container that missed its health deadline, with its failure_action;
 //     rollback: failure_action rollback's stop done, or an operator's
 //     rollback begun; hold: a spec put on hold, by either or by another
-//     process (rollcall rollback); engine_lost, engine_back: the engine
-//     stopped answering and answers again.
+//     process (rollcall rollback); pin: a workload pinned to a revision
+//     (rollcall rollback, u), whose roll back is a rollout of its own;
+//     engine_lost, engine_back: the engine stopped answering and answers
+//     again.
 //   - Only a session that acts (step or auto, under the host lock) posts,
 //     so that a console watching beside the agent does not post the
 //     agent's rollouts a second time; a rollout it began is ended even if
@@ -65,6 +67,8 @@ type notifyState struct {
 	ends       uint64          // the steps ended so far, as the last turn saw them
 	holdsKnown bool            // the holds kept from before are read: a hold seen after is new
 	holds      map[string]bool // workload + "/" + hash, as last seen
+	pinsKnown  bool            // the pins kept from before are read: a pin seen after is new
+	pins       map[string]bool // pinKey of each standing pin, as last seen
 	rolledBack map[RollbackInfo]bool
 	operator   map[string]string // operator rollbacks under way, as last seen
 	failures   map[string]bool   // the plan's health failures, by workload/container
@@ -119,6 +123,7 @@ func (l *loop) notifyTurn(s *Snapshot) {
 		ns.ends = max(ns.ends, s.Recent[n-1].ends)
 	}
 
+	l.notifyPins(s, post) // before the rollout it sets off
 	l.notifyRollout(s, acting)
 	l.notifyHealth(s, post)
 	l.notifyRollbacks(s, post)
@@ -260,6 +265,39 @@ func (l *loop) notifyHolds(s *Snapshot, post func(notify.Event)) {
 	ns.holds, ns.holdsKnown = now, known
 }
 
+// notifyPins posts each pin that stands (DESIGN §12: "rollout's start,
+// end, failure, rollback, hold and pin are posted"), once the pins kept
+// from before the session are known (those are not news): set by
+// `rollcall rollback` in another process, or by u in this one.
+func (l *loop) notifyPins(s *Snapshot, post func(notify.Event)) {
+	ns := &l.notify
+	known := l.opts.StateDir == "" || l.rev.pins.loaded
+	now := map[string]bool{}
+	for _, v := range s.Pins {
+		if !v.Standing {
+			continue
+		}
+		key := pinKey(v.PinRecord)
+		now[key] = true
+		if !ns.pinsKnown || !known || ns.pins[key] {
+			continue
+		}
+		e := l.notifyEvent(notify.KindPin, v.Workload, reconcile.NoSlot)
+		e.Spec, e.Operator, e.ToImage = v.Against, true, v.Revision.Image
+		e.FromImage = firstOf(olderImages(s, v.Workload, reconcile.NoSlot))
+		e.Reason = PinAbout(v.PinRecord) + " (by " + v.By + ")"
+		e.Error = v.Err
+		post(e)
+	}
+	ns.pins, ns.pinsKnown = now, known
+}
+
+// pinKey names one pin: a pin set again (another revision, or the same
+// one later) is a new one.
+func pinKey(p PinRecord) string {
+	return p.Workload + "/" + p.Revision.Hash + "/" + p.Against + "/" + p.Since.UTC().Format(time.RFC3339Nano)
+}
+
 // followTargets keeps the notifier's URLs those of the desired state,
 // starting it at the first desired state that names any.
 func (l *loop) followTargets() {
@@ -368,15 +406,22 @@ func (l *loop) rolloutID(o *openRollout) string {
 	return ""
 }
 
-// reachedState names a steady state: the desired state and the holds. A
-// retry lifts a hold, and the roll that follows is a rollout again; a
-// crash restart while the holds stand is not.
+// reachedState names a steady state: the desired state, the holds and
+// the standing pins. A retry lifts a hold, and the roll that follows is a
+// rollout again; so is the roll a pin (rollcall rollback) sets off, and
+// the one back once it is lifted; a crash restart while the holds stand
+// is not.
 type reachedState struct{ fp, holds string }
 
 func reachedOf(fp string, s *Snapshot) reachedState {
 	var b strings.Builder
 	for _, w := range sortedKeys(s.Holds) {
 		b.WriteString(w + "=" + strings.Join(s.Holds[w], ",") + ";")
+	}
+	for _, v := range s.Pins {
+		if v.Standing {
+			b.WriteString("pin:" + v.Workload + "=" + v.Revision.Hash + ";")
+		}
 	}
 	return reachedState{fp: fp, holds: b.String()}
 }
@@ -393,6 +438,11 @@ func changes(s *Snapshot) []notify.Change {
 		if s.Resolved != nil {
 			if w := s.Resolved.Workload(wp.Name); w != nil {
 				c.ToImage, c.Version, c.Replicas = w.Image, w.Version, w.Replicas
+			}
+		}
+		for _, v := range s.Pins { // a pinned workload rolls to its revision, not the desired spec
+			if v.Standing && v.Workload == wp.Name {
+				c.ToImage, c.Version = v.Revision.Image, v.Revision.Version
 			}
 		}
 		out = append(out, c)

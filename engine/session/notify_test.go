@@ -313,3 +313,76 @@ func TestHoldsFromBeforeAreNotPostedAndARetryRolls(t *testing.T) {
 		t.Errorf("posted %v (%s), want the retry's rollout, converged", k, ended.Outcome)
 	}
 }
+
+// TestPinPostsThePinAndItsRollout (§12: "a rollout's start, end, failure,
+// rollback, hold and pin are posted"): a pin posts a pin event (the held
+// desired spec, from the image that runs to the pinned one, the
+// operator's act), and the roll back to the pinned revision is a rollout
+// of its own, posted as it starts and ends.
+func TestPinPostsThePinAndItsRollout(t *testing.T) {
+	hook := newWebhook(t, 0, false)
+	f, clock := newEngine()
+	seed(t, f, clock, revYAML("web:v1"))
+	v1, v2 := resolvedWeb(t, f, revYAML("web:v1")), resolvedWeb(t, f, revYAML("web:v2"))
+	h := newRevHarness(t, f, clock, revYAML("web:v1")+hook.notifyLine(), ModeAuto)
+	h.start()
+	h.kept(1, v1.Hash)
+	h.src.Set(revYAML("web:v2") + hook.notifyLine())
+	h.kept(2, v2.Hash)
+	h.waitFor("v2 steady", func(s Snapshot) bool { return s.Steady && servingHash(s, v2.Hash, 2) })
+	hook.waitKind(t, notify.KindRolloutEnded)
+	before := len(hook.posted())
+
+	h.s.Do(Pin{Workload: "web"})
+	h.drive("v1 back on every slot", func(s Snapshot) bool {
+		return s.Steady && servingHash(s, v1.Hash, 2) && runsHash(s, v2.Hash) == 0
+	})
+	deadline := time.Now().Add(waitLimit)
+	var after []notify.Event
+	for time.Now().Before(deadline) {
+		after = hook.posted()[before:]
+		if len(after) >= 3 && after[len(after)-1].Kind == notify.KindRolloutEnded {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	var kinds []notify.Kind
+	var pin, started, ended *notify.Event
+	for i := range after {
+		kinds = append(kinds, after[i].Kind)
+		switch after[i].Kind {
+		case notify.KindPin:
+			pin = &after[i]
+		case notify.KindRolloutStarted:
+			started = &after[i]
+		case notify.KindRolloutEnded:
+			ended = &after[i]
+		}
+	}
+	if pin == nil || started == nil || ended == nil {
+		t.Fatalf("after the pin posted %v, want pin, rollout_started and rollout_ended", kinds)
+	}
+	if pin.Workload != "web" || pin.Spec != v2.Hash || pin.ToImage != "web:v1" || pin.FromImage != "web:v2" || !pin.Operator ||
+		!strings.Contains(pin.Reason, "revision 1") || !strings.Contains(pin.Reason, "by tester") {
+		t.Errorf("pin event %+v, want web pinned to revision 1 (web:v2 → web:v1) by tester, v2 held", *pin)
+	}
+	if started.Rollout == "" || started.Rollout != ended.Rollout {
+		t.Errorf("the pin's rollout IDs: started %q, ended %q", started.Rollout, ended.Rollout)
+	}
+	if kinds[0] != notify.KindPin {
+		t.Errorf("posted %v, want the pin first, then the rollout it sets off", kinds)
+	}
+	want := []notify.Change{{Workload: "web", FromImages: []string{"web:v2"}, ToImage: "web:v1", Replicas: 2}}
+	if !slices.EqualFunc(started.Workloads, want, changeEqual) || !slices.EqualFunc(ended.Workloads, want, changeEqual) {
+		t.Errorf("the pin's rollout changes: started %+v, ended %+v; want %+v (to the pinned image)", started.Workloads, ended.Workloads, want)
+	}
+	if ended.Counts.Steps == 0 {
+		t.Errorf("rollout_ended of the pin ran no steps: %+v", ended.Counts)
+	}
+	// Steady on the pinned revision, more turns post nothing more.
+	n := len(hook.posted())
+	h.settle()
+	if got := hook.posted(); len(got) != n {
+		t.Errorf("posted again once steady: %v", hook.kinds()[n:])
+	}
+}

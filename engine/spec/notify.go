@@ -2,6 +2,7 @@ package spec
 
 import (
 	"net/url"
+	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -57,6 +58,17 @@ func (l *loader) readNotify(f field) []Webhook {
 	return out
 }
 
+// validPort: no port (the scheme's own), or 1..65535. url.Parse takes
+// any digits, so a URL that can never be dialled would pass the file and
+// fail at every post.
+func validPort(p string) bool {
+	if p == "" {
+		return true
+	}
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 1 && n <= 65535
+}
+
 // webhook reads one entry of notify; at is the node of its URL.
 func (l *loader) webhook(n *yaml.Node, path string) (w Webhook, at *yaml.Node, ok bool) {
 	switch n.Kind {
@@ -101,6 +113,8 @@ func (l *loader) webhook(n *yaml.Node, path string) (w Webhook, at *yaml.Node, o
 		l.fail(at, webhookHint, "%s: invalid URL %q", path, s)
 	case u.Hostname() == "":
 		l.fail(at, webhookHint, "%s: %q names no host", path, s)
+	case !validPort(u.Port()):
+		l.fail(at, "a port is a number from 1 to 65535; leave it out for the scheme's own", "%s: %q has no valid port", path, s)
 	case u.User != nil:
 		l.fail(at, "give the credential in token_file: a URL's user and password would show wherever the URL does", "%s: %q carries a user", path, s)
 	case u.Fragment != "":

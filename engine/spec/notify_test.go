@@ -59,6 +59,8 @@ func TestParseNotifyErrors(t *testing.T) {
 		{"file URLs are refused", notifyDoc(`["file:///etc/passwd"]`), "2:10", "is not an http or https URL", ""},
 		{"a URL names a host", notifyDoc(`["https:///x"]`), "2:10", "names no host", ""},
 		{"a URL parses", notifyDoc(`["https://a.example:99999999999/x y%zz"]`), "2:10", "invalid URL", ""},
+		{"a port is in range", notifyDoc(`["http://a.example:99999/h"]`), "2:10", `notify[0]: "http://a.example:99999/h" has no valid port`, "1 to 65535"},
+		{"port 0 is no port", notifyDoc(`["http://a.example:0/h"]`), "2:10", "has no valid port", ""},
 		{"no user in the URL", notifyDoc(`["https://bot:s3cret@a.example/h"]`), "2:10", "carries a user", "token_file"},
 		{"no fragment", notifyDoc(`["https://a.example/h#x"]`), "2:10", "has a fragment", ""},
 		{"a URL is listed once", notifyDoc(`["https://a.example/h", {url: "https://a.example/h"}]`), "2:39",
