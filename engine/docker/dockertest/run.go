@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -407,13 +408,32 @@ func ImageTag(repo, name string) string { return "rollcall-test-" + repo + ":" +
 
 // runBuilder builds images labelled with the run (RunLabel), so that the
 // sweep finds them when no tag names them any more.
+//
+// The label comes right after the FROM line, so that every layer after it
+// is this run's own: two runs building the same Dockerfile at once would
+// otherwise share the builder's cached intermediate images, and the other
+// run's removal of its image could delete one this build stands on
+// ("failed to get digest … no such file", seen with two suites at once).
 type runBuilder struct{ m *moby.Moby }
 
 func (b runBuilder) BuildImage(ctx context.Context, tag string, files map[string][]byte) (string, error) {
 	labelled := maps.Clone(files)
-	df := append([]byte(nil), bytes.TrimRight(files["Dockerfile"], "\n")...)
-	labelled["Dockerfile"] = fmt.Appendf(df, "\nLABEL %s=%q\n", RunLabel, Run)
+	labelled["Dockerfile"] = withRunLabel(files["Dockerfile"])
 	return b.m.BuildImage(ctx, tag, labelled)
+}
+
+// withRunLabel is df with the run's label after its first FROM line (at
+// its end when it has none).
+func withRunLabel(df []byte) []byte {
+	label := fmt.Sprintf("LABEL %s=%q", RunLabel, Run)
+	lines := strings.Split(strings.TrimRight(string(df), "\n"), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(strings.ToUpper(strings.TrimSpace(l)), "FROM ") {
+			lines = slices.Insert(lines, i+1, label)
+			return []byte(strings.Join(lines, "\n") + "\n")
+		}
+	}
+	return []byte(strings.Join(append(lines, label), "\n") + "\n")
 }
 
 // ImageBuilder returns a builder of images on the engine (see Engine)
