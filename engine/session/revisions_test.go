@@ -334,7 +334,6 @@ func TestRetryLiftsThePin(t *testing.T) {
 	seed(t, f, clock, revYAML("web:v1"))
 	v1, v2 := resolvedWeb(t, f, revYAML("web:v1")), resolvedWeb(t, f, revYAML("web:v2"))
 	h := newRevHarness(t, f, clock, revYAML("web:v1"), ModeAuto)
-	h.opts.Resync = 20 * time.Millisecond
 	h.start()
 	h.kept(1, v1.Hash)
 	h.src.Set(revYAML("web:v2"))
