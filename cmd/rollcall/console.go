@@ -66,10 +66,10 @@ func addConsole(root *cobra.Command, e env, g *globals) {
 	}
 }
 
-// runConsole opens the console on a session over client and source. lock,
-// when not nil, is the host lock the caller holds for the session to act
-// under (the demo's).
-func runConsole(ctx context.Context, e env, g *globals, client docker.Client, source session.Source, o consoleOpts, lock *session.Lock) error {
+// consoleSetup is what every console starts from, one host or several: its
+// mode from the flags, the journal it acts under (none when it only
+// watches) and its theme.
+func consoleSetup(g *globals, o consoleOpts) (session.Mode, *journal.Journal, theme.Name, error) {
 	mode := session.ModeStep
 	switch {
 	case o.watch:
@@ -77,17 +77,30 @@ func runConsole(ctx context.Context, e env, g *globals, client docker.Client, so
 	case o.auto:
 		mode = session.ModeAuto
 	}
-	var j *journal.Journal
-	if mode != session.ModeWatch {
-		var err error
-		if j, err = journal.Open(g.journal, journal.Options{}); err != nil {
-			return withHint(fmt.Errorf("journal: %w", err), "pass --journal PATH, or --watch to only look")
-		}
-		defer j.Close()
-	}
 	name, err := theme.ParseName(g.theme)
 	if err != nil {
-		return usageErr(err)
+		return "", nil, "", usageErr(err)
+	}
+	if mode == session.ModeWatch {
+		return mode, nil, name, nil
+	}
+	j, err := journal.Open(g.journal, journal.Options{})
+	if err != nil {
+		return "", nil, "", withHint(fmt.Errorf("journal: %w", err), "pass --journal PATH, or --watch to only look")
+	}
+	return mode, j, name, nil
+}
+
+// runConsole opens the console on a session over client and source. lock,
+// when not nil, is the host lock the caller holds for the session to act
+// under (the demo's).
+func runConsole(ctx context.Context, e env, g *globals, client docker.Client, source session.Source, o consoleOpts, lock *session.Lock) error {
+	mode, j, name, err := consoleSetup(g, o)
+	if err != nil {
+		return err
+	}
+	if j != nil {
+		defer j.Close()
 	}
 	s := session.New(session.Options{
 		Client: client, Source: source, Mode: mode, Prefix: g.prefix, Journal: j,

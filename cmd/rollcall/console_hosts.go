@@ -8,10 +8,8 @@ import (
 
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/fleet"
-	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/spec"
-	"github.com/rollcall/rollcall/theme"
 	"github.com/rollcall/rollcall/tui"
 )
 
@@ -29,24 +27,12 @@ func runFleetConsole(ctx context.Context, e env, g *globals, source session.Sour
 	if o.recreate || o.skipHealth {
 		return usageErr(fmt.Errorf("--recreate and --skip-health act on one engine: a file with hosts: does not take them yet"))
 	}
-	mode := session.ModeStep
-	switch {
-	case o.watch:
-		mode = session.ModeWatch
-	case o.auto:
-		mode = session.ModeAuto
-	}
-	var j *journal.Journal
-	if mode != session.ModeWatch {
-		var err error
-		if j, err = journal.Open(g.journal, journal.Options{}); err != nil {
-			return withHint(fmt.Errorf("journal: %w", err), "pass --journal PATH, or --watch to only look")
-		}
-		defer j.Close()
-	}
-	name, err := theme.ParseName(g.theme)
+	mode, j, name, err := consoleSetup(g, o)
 	if err != nil {
-		return usageErr(err)
+		return err
+	}
+	if j != nil {
+		defer j.Close()
 	}
 	f := fleet.New(fleet.Options{Source: prefixed{source, g.prefix}, Dial: dial, Mode: mode, Journal: j, Now: e.now, StateDir: g.stateDir()})
 	defer abandonOn(e.abandon, f)()
