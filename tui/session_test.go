@@ -10,7 +10,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/spec"
@@ -36,12 +36,12 @@ func (s textSource) Load(context.Context) (*spec.Desired, error) {
 func (s textSource) Changes(context.Context) <-chan struct{} { return nil }
 
 // rollEngine is a fake engine running web:v1 ×3, with web:v2 available.
-func rollEngine(t *testing.T) (*docker.Fake, *docker.ManualClock) {
+func rollEngine(t *testing.T) (*fake.Engine, *fake.ManualClock) {
 	t.Helper()
-	clock := docker.NewManualClock(t0)
-	f := docker.NewFake(docker.FakeOptions{Clock: clock, Seed: 1})
-	f.AddImage("web:v1", "sha256:1111", docker.Behaviour{ReadyAfter: time.Second})
-	f.AddImage("web:v2", "sha256:2222", docker.Behaviour{ReadyAfter: time.Second})
+	clock := fake.NewManualClock(t0)
+	f := fake.New(fake.Options{Clock: clock, Seed: 1})
+	f.AddImage("web:v1", "sha256:1111", fake.Behaviour{ReadyAfter: time.Second})
+	f.AddImage("web:v2", "sha256:2222", fake.Behaviour{ReadyAfter: time.Second})
 	d, err := spec.Parse("seed.yaml", []byte(desiredYAML("web:v1")))
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +58,7 @@ func rollEngine(t *testing.T) (*docker.Fake, *docker.ManualClock) {
 }
 
 // startSession runs a session on f in mode, stopped when the test ends.
-func startSession(t *testing.T, f *docker.Fake, clock *docker.ManualClock, mode session.Mode) *session.Session {
+func startSession(t *testing.T, f *fake.Engine, clock *fake.ManualClock, mode session.Mode) *session.Session {
 	s := session.New(session.Options{Client: f, Source: textSource{desiredYAML("web:v2")}, Mode: mode, User: "tester",
 		Now: clock.Now, LockPath: filepath.Join(t.TempDir(), "rollcall.lock"), Coalesce: 2 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -84,7 +84,7 @@ func sessionConsole(t *testing.T, s *session.Session, w, h int) *console {
 
 // await settles the console until cond holds; while waiting it moves the
 // clock half a second whenever nothing runs, as time passes on a host.
-func (c *console) await(t *testing.T, f *docker.Fake, clock *docker.ManualClock, s *session.Session, what string, cond func(*board) bool) {
+func (c *console) await(t *testing.T, f *fake.Engine, clock *fake.ManualClock, s *session.Session, what string, cond func(*board) bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !c.m.has || !cond(&c.m.board) {

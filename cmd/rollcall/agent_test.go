@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 )
 
 const agentYAML = `prefix: rctest
@@ -40,7 +41,7 @@ func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
 }
 
 // healthyRunning counts the running, healthy containers of prefix rctest.
-func healthyRunning(f *docker.Fake) int {
+func healthyRunning(f *fake.Engine) int {
 	cs, err := f.List(context.Background(), "rctest")
 	if err != nil {
 		return -1
@@ -60,7 +61,7 @@ func healthyRunning(f *docker.Fake) int {
 // journals every step, and exits 0 when its context ends (SIGTERM).
 func TestAgent(t *testing.T) {
 	h := newHarness(t, nil)
-	h.fake.AddImage("demo:v1", "", docker.Behaviour{})
+	h.fake.AddImage("demo:v1", "", fake.Behaviour{})
 	path := h.file("rollcall.yaml", agentFile(2))
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -206,7 +207,7 @@ func fastPolls(t *testing.T) {
 func TestAgentFollowsAURL(t *testing.T) {
 	fastPolls(t)
 	h := newHarness(t, nil)
-	h.fake.AddImage("demo:v1", "", docker.Behaviour{})
+	h.fake.AddImage("demo:v1", "", fake.Behaviour{})
 	plane := newPlaneServer(t)
 	plane.set(func(p *planeServer) { p.body, p.etag, p.token = agentFile(2), `"v1"`, "tok-one" })
 	tokenFile := h.file("token", "tok-one\n")
@@ -307,7 +308,7 @@ func TestAgentURLMustAnswerAtStart(t *testing.T) {
 // the agent follows it.
 func TestAgentFollowsAConfigMapSwap(t *testing.T) {
 	h := newHarness(t, nil)
-	h.fake.AddImage("demo:v1", "", docker.Behaviour{})
+	h.fake.AddImage("demo:v1", "", fake.Behaviour{})
 	vol := filepath.Join(h.dir, "config")
 	must := func(err error) {
 		t.Helper()

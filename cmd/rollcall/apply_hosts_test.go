@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/session"
 )
@@ -27,7 +27,7 @@ func noSoak(t *testing.T, h *harness) string {
 // the steps carries its host and the one rollout ID; plan then exits 0 and
 // a second apply changes nothing.
 func TestApplyHosts(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
+	h := newHarness(t, fake.NewManualClock(t0))
 	path := noSoak(t, h)
 	res := h.run("", "apply", "--yes", "--allow-mass-stop", "--timeout", "1m", "-f", path)
 	if res.code != exitOK {
@@ -106,7 +106,7 @@ func TestApplyHosts(t *testing.T) {
 // it. --skip-unreachable leaves it out: the others converge, and apply
 // still exits 1, the host left out not being converged.
 func TestApplyHostsUnreachable(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
+	h := newHarness(t, fake.NewManualClock(t0))
 	path := noSoak(t, h)
 	e3 := h.hosts["edge-3"]
 	h.setHost("edge-3", nil)
@@ -116,11 +116,11 @@ func TestApplyHostsUnreachable(t *testing.T) {
 	}
 	mustContain(t, "stderr", res.stderr, "edge-3 does not answer")
 	for _, name := range []string{"edge-1", "edge-2"} {
-		if muts := h.hosts[name].(*docker.Fake).Mutations(); len(muts) > 0 {
+		if muts := h.hosts[name].(*fake.Engine).Mutations(); len(muts) > 0 {
 			t.Errorf("%s changed though edge-3 did not answer: %q", name, muts)
 		}
 	}
-	if muts := e3.(*docker.Fake).Mutations(); len(muts) > 0 {
+	if muts := e3.(*fake.Engine).Mutations(); len(muts) > 0 {
 		t.Errorf("edge-3 changed: %q", muts)
 	}
 
@@ -129,7 +129,7 @@ func TestApplyHostsUnreachable(t *testing.T) {
 		t.Fatalf("--skip-unreachable: exit %d, want 1 (edge-3 is not converged)\n%s", res.code, res.stderr)
 	}
 	mustContain(t, "stderr", res.stderr, "edge-3 left out", "every host converged but edge-3")
-	if muts := h.hosts["edge-2"].(*docker.Fake).Mutations(); len(muts) == 0 {
+	if muts := h.hosts["edge-2"].(*fake.Engine).Mutations(); len(muts) == 0 {
 		t.Errorf("--skip-unreachable: edge-2 did not roll\n%s", res.stderr)
 	}
 }
@@ -137,7 +137,7 @@ func TestApplyHostsUnreachable(t *testing.T) {
 // TestApplyHostsOneEngineTwice: two hosts on one engine stop apply before
 // anything acts, at the second host's file:line:col.
 func TestApplyHostsOneEngineTwice(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
+	h := newHarness(t, fake.NewManualClock(t0))
 	path, _ := threeHosts(t, h)
 	h.setHost("edge-3", h.hosts["edge-1"])
 	res := h.run("", "apply", "--yes", "--allow-mass-stop", "-f", path)
@@ -153,7 +153,7 @@ func TestApplyHostsOneEngineTwice(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"edge-1", "edge-2"} {
-		if muts := h.hosts[name].(*docker.Fake).Mutations(); len(muts) > 0 {
+		if muts := h.hosts[name].(*fake.Engine).Mutations(); len(muts) > 0 {
 			t.Errorf("%s changed: %q", name, muts)
 		}
 	}
@@ -170,8 +170,8 @@ func agentHostsFile(replicas int) string {
 func TestAgentHosts(t *testing.T) {
 	h := newHarness(t, nil)
 	a, b := h.addHost("a"), h.addHost("b")
-	a.AddImage("demo:v1", "", docker.Behaviour{})
-	b.AddImage("demo:v1", "", docker.Behaviour{})
+	a.AddImage("demo:v1", "", fake.Behaviour{})
+	b.AddImage("demo:v1", "", fake.Behaviour{})
 	path := h.file("rollcall.yaml", agentHostsFile(1))
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -210,7 +210,7 @@ func TestAgentHosts(t *testing.T) {
 func TestAgentHostsUnreachable(t *testing.T) {
 	h := newHarness(t, nil)
 	a := h.addHost("a")
-	a.AddImage("demo:v1", "", docker.Behaviour{})
+	a.AddImage("demo:v1", "", fake.Behaviour{})
 	path := h.file("rollcall.yaml", agentHostsFile(1))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -229,7 +229,7 @@ func TestAgentHostsUnreachable(t *testing.T) {
 // anything acts on any of them, naming who holds it; once it is let go,
 // apply converges them all.
 func TestApplyHostsLockHeldElsewhere(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
+	h := newHarness(t, fake.NewManualClock(t0))
 	path := noSoak(t, h)
 	info, err := h.hosts["edge-3"].Info(t.Context())
 	if err != nil {
@@ -244,7 +244,7 @@ func TestApplyHostsLockHeldElsewhere(t *testing.T) {
 		t.Fatalf("exit %d: want a refusal naming alice\n%s", res.code, res.stderr)
 	}
 	for name, c := range h.hosts {
-		if muts := c.(*docker.Fake).Mutations(); len(muts) > 0 {
+		if muts := c.(*fake.Engine).Mutations(); len(muts) > 0 {
 			t.Errorf("%s changed while edge-3's lock was held elsewhere: %q", name, muts)
 		}
 	}
@@ -258,14 +258,14 @@ func TestApplyHostsLockHeldElsewhere(t *testing.T) {
 // the waves and asks once: refused when stdin is no terminal, and "y" at a
 // terminal rolls the fleet.
 func TestApplyHostsAsksOnce(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
+	h := newHarness(t, fake.NewManualClock(t0))
 	path := noSoak(t, h)
 	res := h.run("", "apply", "--allow-mass-stop", "-f", path)
 	if res.code != exitFailed || !strings.Contains(res.stderr, "refusing to apply without confirmation") {
 		t.Fatalf("exit %d\n%s", res.code, res.stderr)
 	}
 	for name, c := range h.hosts {
-		if muts := c.(*docker.Fake).Mutations(); len(muts) > 0 {
+		if muts := c.(*fake.Engine).Mutations(); len(muts) > 0 {
 			t.Errorf("%s changed without confirmation: %q", name, muts)
 		}
 	}

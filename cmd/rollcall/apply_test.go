@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/session"
@@ -19,7 +20,7 @@ import (
 // prints a line as each step starts and ends and a final line, writes one
 // journal line per executed step, and plan then exits 0.
 func TestApplyConverges(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
+	h := newHarness(t, fake.NewManualClock(t0))
 	path := seedMixed(t, h)
 	res := h.run("", "apply", "--yes", "--allow-mass-stop", "-f", path)
 	if res.code != exitOK {
@@ -73,7 +74,7 @@ func TestApplyConverges(t *testing.T) {
 // else; progress stays on stderr. Every executed step names its container
 // by ID, a start the one it created.
 func TestApplyJSON(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
+	h := newHarness(t, fake.NewManualClock(t0))
 	path := seedMixed(t, h)
 	res := h.run("", "apply", "--yes", "--allow-mass-stop", "--json", "-f", path)
 	if res.code != exitOK {
@@ -129,7 +130,7 @@ func TestApplyConfirmation(t *testing.T) {
 		{"terminal, yes", true, "yes\n", exitOK, "converged:", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, docker.NewManualClock(t0))
+			h := newHarness(t, fake.NewManualClock(t0))
 			h.terminal["stdin"] = tc.terminal
 			path := seedMixed(t, h)
 			res := h.run(tc.answer, "apply", "--allow-mass-stop", "-f", path)
@@ -151,7 +152,7 @@ func TestApplyConfirmation(t *testing.T) {
 // at --timeout with exit 1 and say so, with what was left.
 func TestApplyTimeout(t *testing.T) {
 	h := newHarness(t, nil) // real time: the deadline is real
-	h.fake.AddImage("stuck:v1", "", docker.Behaviour{ReadyAfter: time.Hour})
+	h.fake.AddImage("stuck:v1", "", fake.Behaviour{ReadyAfter: time.Hour})
 	path := h.file("rollcall.yaml", `prefix: rctest
 workloads:
   web:
@@ -172,7 +173,7 @@ workloads:
 // TestApplyStepFailure: a step the engine refuses is reported with its
 // error, journaled as failed, and retried in the next round.
 func TestApplyStepFailure(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
+	h := newHarness(t, fake.NewManualClock(t0))
 	path := seedMixed(t, h)
 	h.fake.FailNext("Create", nil)
 	res := h.run("", "apply", "--yes", "--allow-mass-stop", "-f", path)
@@ -197,7 +198,7 @@ func TestApplyStepFailure(t *testing.T) {
 // TestApplyRecreate: --recreate rolls every container of a converged state,
 // one new container per slot, and converges again.
 func TestApplyRecreate(t *testing.T) {
-	clock := docker.NewManualClock(t0)
+	clock := fake.NewManualClock(t0)
 	h := newHarness(t, clock)
 	path := seedMixed(t, h)
 	if res := h.run("", "apply", "--yes", "--allow-mass-stop", "-f", path); res.code != exitOK {
@@ -218,7 +219,7 @@ func TestApplyRecreate(t *testing.T) {
 // waiting for health.
 func TestApplySkipHealth(t *testing.T) {
 	h := newHarness(t, nil)
-	h.fake.AddImage("stuck:v1", "", docker.Behaviour{ReadyAfter: time.Hour})
+	h.fake.AddImage("stuck:v1", "", fake.Behaviour{ReadyAfter: time.Hour})
 	path := h.file("rollcall.yaml", "workloads:\n  web:\n    image: stuck:v1\n    healthcheck: {test: [\"CMD\", \"/x\"]}\n")
 	res := h.run("", "apply", "--yes", "--skip-health", "--timeout", "10s", "-f", path)
 	if res.code != exitOK {
@@ -231,7 +232,7 @@ func TestApplySkipHealth(t *testing.T) {
 // in step or auto mode (or an agent): it names the holder and touches
 // nothing.
 func TestApplyRefusesWhileTheHostLockIsHeld(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
+	h := newHarness(t, fake.NewManualClock(t0))
 	path := seedMixed(t, h)
 	info, err := h.fake.Info(t.Context())
 	if err != nil {
@@ -289,7 +290,7 @@ func (c *removesFirstStart) Create(ctx context.Context, spec docker.CreateSpec) 
 // end: the first start's container was removed and the slot started again
 // under the same name, and each start names its own.
 func TestApplyJSONStartIDIsTheCreatedOne(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
+	h := newHarness(t, fake.NewManualClock(t0))
 	path := seedMixed(t, h)
 	engine := &removesFirstStart{Client: h.fake}
 	var stdout, stderr syncBuffer

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rollcall/rollcall/engine/demo"
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/fleet"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/session"
@@ -48,11 +49,11 @@ func demoHostNames(n int) []string {
 
 // newDemoFake is one simulated demo engine: demo.NewFake's, with an
 // engine ID of its own (so it is a host of its own), on real time.
-func newDemoFake(ctx context.Context, name, run string) *docker.Fake {
-	f := docker.NewFake(docker.FakeOptions{Endpoint: "fake://rollcall-demo/" + name, EngineID: "rollcall-demo-" + run + "-" + name,
+func newDemoFake(ctx context.Context, name, run string) *fake.Engine {
+	f := fake.New(fake.Options{Endpoint: "fake://rollcall-demo/" + name, EngineID: "rollcall-demo-" + run + "-" + name,
 		Seed: time.Now().UnixNano()})
-	f.AddImage(demo.ImageV1, "", docker.Behaviour{ReadyAfter: 2 * time.Second})
-	f.AddImage(demo.ImageV2, "", docker.Behaviour{ReadyAfter: 2 * time.Second})
+	f.AddImage(demo.ImageV1, "", fake.Behaviour{ReadyAfter: 2 * time.Second})
+	f.AddImage(demo.ImageV2, "", fake.Behaviour{ReadyAfter: 2 * time.Second})
 	go func() {
 		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()

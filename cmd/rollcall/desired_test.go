@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 )
 
 // composeYAML is a compose file of one service of the fake engine's image,
@@ -48,8 +48,8 @@ func planDocOf(t *testing.T, stdout string) planDoc {
 // when the directory has no rollcall.yaml; its warnings go to stderr with
 // their file:line:col.
 func TestPlanReadsComposeFiles(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
-	h.fake.AddImage("demo:v2", imageV2, docker.Behaviour{})
+	h := newHarness(t, fake.NewManualClock(t0))
+	h.fake.AddImage("demo:v2", imageV2, fake.Behaviour{})
 	compose := h.file("compose.yaml", composeYAML)
 	stack := h.file("stack.yml", composeYAML)
 
@@ -81,8 +81,8 @@ func TestPlanReadsComposeFiles(t *testing.T) {
 
 // TestApplyConvergesAComposeFile: apply takes a compose file all the way.
 func TestApplyConvergesAComposeFile(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
-	h.fake.AddImage("demo:v2", imageV2, docker.Behaviour{})
+	h := newHarness(t, fake.NewManualClock(t0))
+	h.fake.AddImage("demo:v2", imageV2, fake.Behaviour{})
 	compose := h.file("compose.yaml", composeYAML)
 	if res := h.run("", "apply", "--yes", "-f", compose); res.code != exitOK {
 		t.Fatalf("apply: exit %d\n%s", res.code, res.stderr)
@@ -96,8 +96,8 @@ func TestApplyConvergesAComposeFile(t *testing.T) {
 // read, else the first compose file of the directory; with none of them,
 // the error names them all and hints at rollcall demo.
 func TestDefaultDesiredFile(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
-	h.fake.AddImage("demo:v2", imageV2, docker.Behaviour{})
+	h := newHarness(t, fake.NewManualClock(t0))
+	h.fake.AddImage("demo:v2", imageV2, fake.Behaviour{})
 	t.Chdir(h.dir)
 
 	res := h.run("", "plan")
@@ -136,8 +136,8 @@ func TestPlanReadsAURL(t *testing.T) {
 		_, _ = w.Write([]byte(b))
 	}))
 	defer srv.Close()
-	h := newHarness(t, docker.NewManualClock(t0))
-	h.fake.AddImage("demo:v2", imageV2, docker.Behaviour{})
+	h := newHarness(t, fake.NewManualClock(t0))
+	h.fake.AddImage("demo:v2", imageV2, fake.Behaviour{})
 	url := srv.URL + "/desired.yaml"
 
 	for _, b := range []string{desiredJSON, "prefix: rctest\nworkloads:\n  web: {image: demo:v2, replicas: 2}\n"} {
@@ -175,7 +175,7 @@ func TestPlanReadsAURL(t *testing.T) {
 // a URL, and a token file that cannot be read are refused before the
 // engine is asked.
 func TestDesiredSourceRefusals(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
+	h := newHarness(t, fake.NewManualClock(t0))
 	h.unreachable = true
 	for _, tc := range []struct {
 		args []string
@@ -198,8 +198,8 @@ func TestDesiredSourceRefusals(t *testing.T) {
 // TestPlanSendsTheToken: plan and apply send the bearer token of
 // --token-file, trimmed, and a server that refuses it is an error.
 func TestPlanSendsTheToken(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
-	h.fake.AddImage("demo:v2", imageV2, docker.Behaviour{})
+	h := newHarness(t, fake.NewManualClock(t0))
+	h.fake.AddImage("demo:v2", imageV2, fake.Behaviour{})
 	plane := newPlaneServer(t)
 	plane.set(func(p *planeServer) { p.body, p.token = desiredJSON, "s3cret" })
 	url := plane.srv.URL + "/desired.json"
@@ -223,7 +223,7 @@ func TestPlanSendsTheToken(t *testing.T) {
 // again whenever it changes.
 func TestAgentFollowsAComposeFile(t *testing.T) {
 	h := newHarness(t, nil)
-	h.fake.AddImage("demo:v2", imageV2, docker.Behaviour{})
+	h.fake.AddImage("demo:v2", imageV2, fake.Behaviour{})
 	path := h.file("compose.yaml", composeYAML)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -24,6 +24,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
 )
 
@@ -301,7 +302,7 @@ func TestHostileJournalsFailFast(t *testing.T) {
 // TestAPanicExitsOne: a panic inside a command is reported as a bug and
 // exits 1, never 2 (plan's "changes pending").
 func TestAPanicExitsOne(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
+	h := newHarness(t, fake.NewManualClock(t0))
 	path := h.file("rollcall.yaml", "workloads: {}\n")
 	var stdout, stderr syncBuffer
 	e := h.env(strings.NewReader(""), &stdout, &stderr)
@@ -370,11 +371,11 @@ func TestEscapeSequencesInLabelsNeverReachTheTerminal(t *testing.T) {
 	const desired = "prefix: rctest\nworkloads:\n  web:\n    image: demo:v2\n    version: \"2\"\n"
 	for _, styled := range []bool{false, true} {
 		t.Run(fmt.Sprintf("styled=%v", styled), func(t *testing.T) {
-			h := newHarness(t, docker.NewManualClock(t0))
+			h := newHarness(t, fake.NewManualClock(t0))
 			h.terminal["stdout"] = styled
 			path := h.file("rollcall.yaml", desired)
-			h.fake.AddImage("demo:v1", imageV1, docker.Behaviour{})
-			h.fake.AddImage("demo:v2", imageV2, docker.Behaviour{})
+			h.fake.AddImage("demo:v1", imageV1, fake.Behaviour{})
+			h.fake.AddImage("demo:v2", imageV2, fake.Behaviour{})
 			add := func(id, workload, version, name string) {
 				labels := map[string]string{
 					docker.ManagedLabel("rctest"): "true", docker.WorkloadLabel("rctest"): workload,
@@ -445,7 +446,7 @@ func TestEscapeSequencesInLabelsNeverReachTheTerminal(t *testing.T) {
 // TestErrorsAreTerminalSafe: an error that quotes hostile text (a file's
 // name, here) reaches stderr without its control sequences.
 func TestErrorsAreTerminalSafe(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
+	h := newHarness(t, fake.NewManualClock(t0))
 	res := h.run("", "plan", "-f", filepath.Join(h.dir, "missing"+evilText+".yaml"))
 	if res.code != exitFailed {
 		t.Fatalf("exit %d, want %d", res.code, exitFailed)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/docker/moby"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/session"
@@ -30,7 +31,7 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 // directory that holds the desired file and the journal.
 type harness struct {
 	t       *testing.T
-	fake    *docker.Fake
+	fake    *fake.Engine
 	now     func() time.Time
 	dir     string
 	journal string
@@ -44,7 +45,7 @@ type harness struct {
 	// host not there does not answer.
 	hosts map[string]docker.Client
 	// clock is the fake engines' clock; nil is real time.
-	clock *docker.ManualClock
+	clock *fake.ManualClock
 
 	dialMu sync.Mutex
 	dialed map[string]moby.Endpoint // the endpoint each host was last dialled at
@@ -52,7 +53,7 @@ type harness struct {
 
 // newHarness returns a harness over an empty fake engine. A nil clock is
 // real time.
-func newHarness(t *testing.T, clock *docker.ManualClock) *harness {
+func newHarness(t *testing.T, clock *fake.ManualClock) *harness {
 	t.Helper()
 	now := time.Now
 	if clock != nil {
@@ -70,7 +71,7 @@ func newHarness(t *testing.T, clock *docker.ManualClock) *harness {
 // this binary had the same lock for a prefix, and a test could find it
 // still held by an earlier test's session winding down (seen once with two
 // suites running side by side).
-func newTestFake(t *testing.T, clock *docker.ManualClock, what string) *docker.Fake {
+func newTestFake(t *testing.T, clock *fake.ManualClock, what string) *fake.Engine {
 	t.Helper()
 	var id [6]byte
 	if _, err := rand.Read(id[:]); err != nil {
@@ -86,16 +87,16 @@ func newTestFake(t *testing.T, clock *docker.ManualClock, what string) *docker.F
 			}
 		}
 	})
-	opts := docker.FakeOptions{Seed: 1, EngineID: engineID}
+	opts := fake.Options{Seed: 1, EngineID: engineID}
 	if clock != nil {
 		opts.Clock = clock
 	}
-	return docker.NewFake(opts)
+	return fake.New(opts)
 }
 
 // addHost gives host name of a hosts: file an engine of its own, with its
 // own engine ID, on the harness's clock.
-func (h *harness) addHost(name string) *docker.Fake {
+func (h *harness) addHost(name string) *fake.Engine {
 	h.t.Helper()
 	f := newTestFake(h.t, h.clock, name+"-")
 	h.setHost(name, f)

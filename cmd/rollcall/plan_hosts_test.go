@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/spec"
@@ -33,15 +34,15 @@ workloads:
 
 // seedConverged gives fake every slot of d's workloads, up to date and
 // healthy: nothing to do.
-func seedConverged(t *testing.T, fake *docker.Fake, d *spec.Desired) {
+func seedConverged(t *testing.T, f *fake.Engine, d *spec.Desired) {
 	t.Helper()
-	fake.AddImage("demo:v2", imageV2, docker.Behaviour{})
-	r := spec.Resolve(context.Background(), d, fake)
+	f.AddImage("demo:v2", imageV2, fake.Behaviour{})
+	r := spec.Resolve(context.Background(), d, f)
 	for _, name := range d.Names() {
 		w := r.Workload(name)
 		for slot := range w.Replicas {
 			cs := reconcile.CreateSpec(d.Prefix, w, slot)
-			if _, err := fake.AddContainer(docker.Container{
+			if _, err := f.AddContainer(docker.Container{
 				Name: cs.Name, Image: cs.Image, ImageID: w.ImageID, Labels: cs.Labels,
 				State: docker.StateRunning, Health: docker.HealthHealthy, HasHealthcheck: true,
 				Created: t0.Add(-time.Hour), StartedAt: t0.Add(-time.Hour), Limits: cs.Limits,
@@ -74,7 +75,7 @@ func threeHosts(t *testing.T, h *harness) (string, *spec.Desired) {
 	one, _ := d.ForHost("edge-1")
 	seedConverged(t, h.addHost("edge-1"), one)
 	seedMixedOn(t, h.addHost("edge-2"))
-	h.addHost("edge-3").AddImage("demo:v2", imageV2, docker.Behaviour{})
+	h.addHost("edge-3").AddImage("demo:v2", imageV2, fake.Behaviour{})
 	return path, d
 }
 
@@ -107,7 +108,7 @@ func maskEngines(h *harness, s string) string {
 // changes on any engine; each host is dialled at its endpoint, a relative
 // TLS folder read from beside the file.
 func TestPlanHosts(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
+	h := newHarness(t, fake.NewManualClock(t0))
 	path, _ := threeHosts(t, h)
 	res := h.run("", "plan", "-f", path)
 	if res.code != exitPending {
@@ -116,7 +117,7 @@ func TestPlanHosts(t *testing.T) {
 	golden(t, "plan_hosts.golden", maskEngines(h, res.stdout))
 
 	// edge-2's block is the single-host plan of the same state.
-	single := newHarness(t, docker.NewManualClock(t0))
+	single := newHarness(t, fake.NewManualClock(t0))
 	one := single.run("", "plan", "-f", seedMixed(t, single))
 	if one.code != exitPending {
 		t.Fatalf("single-host plan: exit %d\n%s", one.code, one.stderr)
@@ -137,7 +138,7 @@ func TestPlanHosts(t *testing.T) {
 		"edge-1  converged\n", "edge-3  2 steps: 2 start\n", "3 hosts: 1 converged · 2 not converged")
 
 	for name, c := range h.hosts {
-		if muts := c.(*docker.Fake).Mutations(); len(muts) > 0 {
+		if muts := c.(*fake.Engine).Mutations(); len(muts) > 0 {
 			t.Errorf("plan changed %s: %q", name, muts)
 		}
 	}
@@ -154,7 +155,7 @@ func TestPlanHosts(t *testing.T) {
 
 // TestPlanHostsConverged: a fleet whose every host is converged exits 0.
 func TestPlanHostsConverged(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
+	h := newHarness(t, fake.NewManualClock(t0))
 	content := strings.Replace(mixedYAML, "workloads:\n", "hosts:\n  a: {endpoint: \"ssh://a\"}\n  b: {endpoint: \"ssh://b\", replicas: {web: 3}}\nworkloads:\n", 1)
 	path := h.file("fleet.yaml", content)
 	d, err := spec.Parse(path, []byte(content))
@@ -176,7 +177,7 @@ func TestPlanHostsConverged(t *testing.T) {
 // and each host with its engine and its own plan document: edge-2's is the
 // single-host plan of the same state.
 func TestPlanHostsJSON(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
+	h := newHarness(t, fake.NewManualClock(t0))
 	path, _ := threeHosts(t, h)
 	res := h.run("", "plan", "--json", "-f", path)
 	if res.code != exitPending {
@@ -211,7 +212,7 @@ func TestPlanHostsJSON(t *testing.T) {
 		t.Errorf("edge-3's plan (one web replica there): %+v", p)
 	}
 
-	single := newHarness(t, docker.NewManualClock(t0))
+	single := newHarness(t, fake.NewManualClock(t0))
 	one := single.run("", "plan", "--json", "-f", seedMixed(t, single))
 	var want planDoc
 	if err := json.Unmarshal([]byte(one.stdout), &want); err != nil {
@@ -230,7 +231,7 @@ func TestPlanHostsJSON(t *testing.T) {
 // block, in the summary and in --json, the others are still planned, and
 // plan exits 1 naming it.
 func TestPlanHostsUnreachable(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
+	h := newHarness(t, fake.NewManualClock(t0))
 	path, _ := threeHosts(t, h)
 	h.setHost("edge-3", nil)
 	res := h.run("", "plan", "-f", path)
@@ -261,7 +262,7 @@ func TestPlanHostsUnreachable(t *testing.T) {
 // TestPlanHostsOneEngineTwice: two hosts that answer with one engine ID are
 // one engine: an error at the second host's file:line:col, and no plan.
 func TestPlanHostsOneEngineTwice(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
+	h := newHarness(t, fake.NewManualClock(t0))
 	path, _ := threeHosts(t, h)
 	h.setHost("edge-3", h.hosts["edge-1"])
 	res := h.run("", "plan", "-f", path)
@@ -280,7 +281,7 @@ func TestPlanHostsOneEngineTwice(t *testing.T) {
 // without its files) is an error at the host's file:line:col, and no host
 // is dialled.
 func TestPlanHostsBadEndpoint(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
+	h := newHarness(t, fake.NewManualClock(t0))
 	path, _ := threeHosts(t, h)
 	if err := os.Remove(filepath.Join(h.dir, "certs", "edge-2", "key.pem")); err != nil {
 		t.Fatal(err)
@@ -322,7 +323,7 @@ func TestCheckHostsValidate(t *testing.T) {
 
 // TestPlanHostsRefusesDockerHost: a hosts: file names its engines itself.
 func TestPlanHostsRefusesDockerHost(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
+	h := newHarness(t, fake.NewManualClock(t0))
 	path, _ := threeHosts(t, h)
 	res := h.run("", "--docker-host", "unix:///x.sock", "plan", "-f", path)
 	if res.code != exitFailed || !strings.Contains(res.stderr, "names its engines under hosts:") {

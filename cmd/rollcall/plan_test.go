@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
@@ -48,15 +49,15 @@ func seedMixed(t *testing.T, h *harness) string {
 }
 
 // seedMixedOn seeds fake with seedMixed's state.
-func seedMixedOn(t *testing.T, fake *docker.Fake) {
+func seedMixedOn(t *testing.T, f *fake.Engine) {
 	t.Helper()
-	fake.AddImage("demo:v1", imageV1, docker.Behaviour{})
-	fake.AddImage("demo:v2", imageV2, docker.Behaviour{})
+	f.AddImage("demo:v1", imageV1, fake.Behaviour{})
+	f.AddImage("demo:v2", imageV2, fake.Behaviour{})
 	d, err := spec.Parse("mixed.yaml", []byte(mixedYAML))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := spec.Resolve(context.Background(), d, fake)
+	r := spec.Resolve(context.Background(), d, f)
 	web := r.Workload("web")
 	up := func(id string, slot int, mods ...func(*docker.Container)) {
 		cs := reconcile.CreateSpec(d.Prefix, web, slot)
@@ -68,7 +69,7 @@ func seedMixedOn(t *testing.T, fake *docker.Fake) {
 		for _, m := range mods {
 			m(&c)
 		}
-		if _, err := fake.AddContainer(c); err != nil {
+		if _, err := f.AddContainer(c); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -82,7 +83,7 @@ func seedMixedOn(t *testing.T, fake *docker.Fake) {
 			State: docker.StateRunning, Health: docker.HealthHealthy, HasHealthcheck: true,
 			Created: t0.Add(-2 * time.Hour), StartedAt: t0.Add(-2 * time.Hour), Limits: docker.Limits{Restart: "unless-stopped"},
 		}
-		if _, err := fake.AddContainer(c); err != nil {
+		if _, err := f.AddContainer(c); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -109,7 +110,7 @@ func TestPlanGolden(t *testing.T) {
 		{"plan.json.golden", []string{"--json"}},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
-			h := newHarness(t, docker.NewManualClock(t0))
+			h := newHarness(t, fake.NewManualClock(t0))
 			path := seedMixed(t, h)
 			res := h.run("", append([]string{"plan", "-f", path}, tc.args...)...)
 			if res.code != exitPending {
@@ -130,7 +131,7 @@ func TestPlanGolden(t *testing.T) {
 // TestPlanJSONSchema: the JSON document holds every documented field, with
 // [] rather than null, and null for a slot-less step's slot.
 func TestPlanJSONSchema(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
+	h := newHarness(t, fake.NewManualClock(t0))
 	path := seedMixed(t, h)
 	res := h.run("", "plan", "--json", "-f", path)
 	var doc map[string]any
@@ -194,7 +195,7 @@ func TestPlanExitCodes(t *testing.T) {
 			stderr: []string{"rollcall: cannot converge: web: image nope:v1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, docker.NewManualClock(t0))
+			h := newHarness(t, fake.NewManualClock(t0))
 			h.unreachable = tc.unreachable
 			path := h.dir + "/absent.yaml"
 			switch {
@@ -241,7 +242,7 @@ workloads:
 
 // seedOneWeb writes oneWebYAML and seeds web/0 with an up-to-date
 // container of an image that behaves as b, changed by mods.
-func seedOneWeb(t *testing.T, h *harness, b docker.Behaviour, mods ...func(*docker.Container)) string {
+func seedOneWeb(t *testing.T, h *harness, b fake.Behaviour, mods ...func(*docker.Container)) string {
 	t.Helper()
 	path := h.file("rollcall.yaml", oneWebYAML)
 	h.fake.AddImage("demo:v2", imageV2, b)
@@ -265,12 +266,12 @@ func seedOneWeb(t *testing.T, h *harness, b docker.Behaviour, mods ...func(*dock
 	return path
 }
 
-func seedHealthy(t *testing.T, h *harness) string { return seedOneWeb(t, h, docker.Behaviour{}) }
+func seedHealthy(t *testing.T, h *harness) string { return seedOneWeb(t, h, fake.Behaviour{}) }
 
 // seedBooting: web/0's only container is up to date and still starting,
 // well within its health deadline: the plan is one wait.
 func seedBooting(t *testing.T, h *harness) string {
-	return seedOneWeb(t, h, docker.Behaviour{ReadyAfter: time.Hour}, func(c *docker.Container) {
+	return seedOneWeb(t, h, fake.Behaviour{ReadyAfter: time.Hour}, func(c *docker.Container) {
 		c.Health, c.Created, c.StartedAt = docker.HealthStarting, t0.Add(-2*time.Second), t0.Add(-2*time.Second)
 	})
 }
@@ -278,7 +279,7 @@ func seedBooting(t *testing.T, h *harness) string {
 // TestPlanPrefixOverride: --prefix replaces the file's prefix, and a bad
 // one is refused before the engine is asked.
 func TestPlanPrefixOverride(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
+	h := newHarness(t, fake.NewManualClock(t0))
 	path := seedMixed(t, h)
 	res := h.run("", "--prefix", "other", "plan", "--json", "-f", path)
 	if res.code != exitPending { // api still needs a start under any prefix
@@ -298,7 +299,7 @@ func TestPlanPrefixOverride(t *testing.T) {
 // TestStyledPlanCommandMatchesPlain: through the command, on a terminal the tree is styled, and with the
 // escape sequences stripped it is exactly the plain tree, in every theme.
 func TestStyledPlanCommandMatchesPlain(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
+	h := newHarness(t, fake.NewManualClock(t0))
 	path := seedMixed(t, h)
 	plain := h.run("", "plan", "-f", path).stdout
 	h.terminal["stdout"] = true
@@ -317,7 +318,7 @@ func TestStyledPlanCommandMatchesPlain(t *testing.T) {
 // stay), an explicit colour theme wins over it, and piped output has no
 // escape sequences at all.
 func TestNoColor(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
+	h := newHarness(t, fake.NewManualClock(t0))
 	path := seedMixed(t, h)
 	if out := h.run("", "plan", "-f", path).stdout; strings.Contains(out, "\x1b") {
 		t.Errorf("piped plan has escape sequences:\n%q", out)
@@ -338,8 +339,8 @@ func TestNoColor(t *testing.T) {
 // It returns the desired file, on v3.
 func holdWeb(t *testing.T, h *harness) string {
 	t.Helper()
-	h.fake.AddImage("demo:v1", "", docker.Behaviour{})
-	h.fake.AddImage("demo:v3", "", docker.Behaviour{ReadyAfter: time.Hour})
+	h.fake.AddImage("demo:v1", "", fake.Behaviour{})
+	h.fake.AddImage("demo:v3", "", fake.Behaviour{ReadyAfter: time.Hour})
 	path := h.file("rollcall.yaml", strings.Replace(rollbackYAML, "%s", "v1", 1))
 	if res := h.run("", "apply", "--yes", "--timeout", "20s", "-f", path); res.code != exitOK {
 		t.Fatalf("v1: exit %d\n%s", res.code, res.stderr)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/reconcile"
 )
@@ -80,8 +81,8 @@ func runningImages(t *testing.T, h *harness) map[string]int {
 // lifts the pin, journaled, and v2 rolls back in.
 func TestRollbackPinsARevision(t *testing.T) {
 	h := newHarness(t, nil)
-	h.fake.AddImage("demo:v1", "sha256:d1", docker.Behaviour{})
-	h.fake.AddImage("demo:v2", "sha256:d2", docker.Behaviour{})
+	h.fake.AddImage("demo:v1", "sha256:d1", fake.Behaviour{})
+	h.fake.AddImage("demo:v2", "sha256:d2", fake.Behaviour{})
 	path := h.file("rollcall.yaml", strings.Replace(revisionsYAML, "%s", "v1", 1))
 	if res := h.run("", "apply", "--yes", "--timeout", "20s", "-f", path); res.code != exitOK {
 		t.Fatalf("v1: exit %d\n%s", res.code, res.stderr)
@@ -214,8 +215,8 @@ func (s stepDoc) slot() int {
 // nothing is pinned or journaled.
 func TestRollbackToZeroIsRefused(t *testing.T) {
 	h := newHarness(t, nil)
-	h.fake.AddImage("demo:v1", "sha256:d1", docker.Behaviour{})
-	h.fake.AddImage("demo:v2", "sha256:d2", docker.Behaviour{})
+	h.fake.AddImage("demo:v1", "sha256:d1", fake.Behaviour{})
+	h.fake.AddImage("demo:v2", "sha256:d2", fake.Behaviour{})
 	path := h.file("rollcall.yaml", strings.Replace(revisionsYAML, "%s", "v1", 1))
 	for _, v := range []string{"v1", "v2"} {
 		h.file("rollcall.yaml", strings.Replace(revisionsYAML, "%s", v, 1))
@@ -244,7 +245,7 @@ func TestHistoryRevisionsTakesN(t *testing.T) {
 	h := newHarness(t, nil)
 	path := h.file("rollcall.yaml", strings.Replace(revisionsYAML, "%s", "v1", 1))
 	for _, v := range []string{"v1", "v2", "v3"} {
-		h.fake.AddImage("demo:"+v, "sha256:d"+v, docker.Behaviour{})
+		h.fake.AddImage("demo:"+v, "sha256:d"+v, fake.Behaviour{})
 		h.file("rollcall.yaml", strings.Replace(revisionsYAML, "%s", v, 1))
 		if res := h.run("", "apply", "--yes", "--timeout", "20s", "-f", path); res.code != exitOK {
 			t.Fatalf("%s: exit %d\n%s", v, res.code, res.stderr)

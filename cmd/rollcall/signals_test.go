@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
 )
 
@@ -57,7 +58,7 @@ func (g *stopGate) Stop(ctx context.Context, id string, grace time.Duration) err
 // desired file. cancel is the first signal, abandon the second.
 func signalRun(t *testing.T, h *harness, extra string, began func(gate *stopGate, stderr *syncBuffer) <-chan struct{}) (gate *stopGate, cancel context.CancelFunc, abandon chan struct{}, stderr *syncBuffer, exit chan int) {
 	t.Helper()
-	h.fake.AddImage("demo:v1", "", docker.Behaviour{})
+	h.fake.AddImage("demo:v1", "", fake.Behaviour{})
 	path := h.file("rollcall.yaml", agentFile(2)+extra)
 	if res := h.run("", "apply", "--yes", "--timeout", "20s", "-f", path); res.code != exitOK {
 		t.Fatalf("2 replicas: exit %d\n%s", res.code, res.stderr)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 )
 
 // The guards of an unattended session, as apply and agent meet them on the
@@ -18,7 +18,7 @@ import (
 // half of the running containers is refused, naming the count; --yes does
 // not let it through, --allow-mass-stop does.
 func TestApplyRefusesAMassStop(t *testing.T) {
-	h := newHarness(t, docker.NewManualClock(t0))
+	h := newHarness(t, fake.NewManualClock(t0))
 	path := seedMixed(t, h)
 	h.fake.ResetCalls()
 	res := h.run("", "apply", "--yes", "-f", path)
@@ -50,8 +50,8 @@ workloads:
 // nor reports success.
 func TestApplyFailsAfterARollbackAndKeepsTheHold(t *testing.T) {
 	h := newHarness(t, nil)
-	h.fake.AddImage("demo:v1", "", docker.Behaviour{})
-	h.fake.AddImage("demo:v3", "", docker.Behaviour{ReadyAfter: time.Hour})
+	h.fake.AddImage("demo:v1", "", fake.Behaviour{})
+	h.fake.AddImage("demo:v3", "", fake.Behaviour{ReadyAfter: time.Hour})
 	path := h.file("rollcall.yaml", strings.Replace(rollbackYAML, "%s", "v1", 1))
 	if res := h.run("", "apply", "--yes", "--timeout", "20s", "-f", path); res.code != exitOK {
 		t.Fatalf("v1: exit %d\n%s", res.code, res.stderr)
@@ -87,7 +87,7 @@ func TestApplyStopsWhenTheJournalCannotBeWritten(t *testing.T) {
 	}
 	h := newHarness(t, nil)
 	h.journal = "/dev/full"
-	h.fake.AddImage("demo:v1", "", docker.Behaviour{})
+	h.fake.AddImage("demo:v1", "", fake.Behaviour{})
 	path := h.file("rollcall.yaml", agentFile(2))
 	res := h.run("", "apply", "--yes", "--timeout", "10s", "-f", path)
 	if res.code != exitFailed {
@@ -137,7 +137,7 @@ func agentRun(t *testing.T, h *harness, path string, args ...string) (stop func(
 // desired change.
 func TestAgentRefusesAMassStop(t *testing.T) {
 	h := newHarness(t, nil)
-	h.fake.AddImage("demo:v1", "", docker.Behaviour{})
+	h.fake.AddImage("demo:v1", "", fake.Behaviour{})
 	path := h.file("rollcall.yaml", agentFile(3))
 	stop, log := agentRun(t, h, path)
 	waitFor(t, "3 healthy containers", 10*time.Second, func() bool { return healthyRunning(h.fake) == 3 })
@@ -165,7 +165,7 @@ func TestAgentRefusesAMassStop(t *testing.T) {
 // settle, so the api containers are never stopped.
 func TestAgentNeverActsOnAHalfWrittenFile(t *testing.T) {
 	h := newHarness(t, nil)
-	h.fake.AddImage("demo:v1", "", docker.Behaviour{})
+	h.fake.AddImage("demo:v1", "", fake.Behaviour{})
 	whole := agentFile(1) + `  api:
     image: demo:v1
     replicas: 2

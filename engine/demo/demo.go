@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/docker/moby"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/session"
@@ -86,10 +87,10 @@ prefix: ` + prefix + "\nworkloads:\n" +
 // ctx ends, it works out its state changes every 100ms and emits their
 // events, as a real engine does by itself: a session then sees a container
 // turn healthy when it does, not at its next resync.
-func NewFake(ctx context.Context, ready time.Duration) *docker.Fake {
-	f := docker.NewFake(docker.FakeOptions{Endpoint: "fake://rollcall-demo", Seed: time.Now().UnixNano()})
-	f.AddImage(ImageV1, "", docker.Behaviour{ReadyAfter: ready})
-	f.AddImage(ImageV2, "", docker.Behaviour{ReadyAfter: ready})
+func NewFake(ctx context.Context, ready time.Duration) *fake.Engine {
+	f := fake.New(fake.Options{Endpoint: "fake://rollcall-demo", Seed: time.Now().UnixNano()})
+	f.AddImage(ImageV1, "", fake.Behaviour{ReadyAfter: ready})
+	f.AddImage(ImageV2, "", fake.Behaviour{ReadyAfter: ready})
 	go func() {
 		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()
@@ -189,7 +190,7 @@ func crash(ctx context.Context, c docker.Client, prefix, workload string, slot i
 			Kill(ctx context.Context, id string) error
 		}: // the moby adapter
 			return k.Kill(ctx, ct.ID)
-		case *docker.Fake:
+		case *fake.Engine:
 			return k.Kill(ct.ID, 137)
 		default:
 			return fmt.Errorf("crash %s/%d: this engine cannot kill", workload, slot)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/spec"
 )
@@ -164,7 +165,7 @@ func TestDemoConvergesOnOneRolloutApproval(t *testing.T) {
 // staged stages the demo on a fake engine whose containers turn healthy
 // ready after they start, under the host lock (released at the end of t).
 // It returns the engine, the lock and the desired file.
-func staged(t *testing.T, ready time.Duration) (*docker.Fake, *session.Lock, string) {
+func staged(t *testing.T, ready time.Duration) (*fake.Engine, *session.Lock, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()

@@ -1,12 +1,12 @@
 // Package docker is rollcall's narrow view of a container engine.
 //
 // It holds the Client interface (only the calls rollcall makes, in rollcall's
-// own types), the scope check and the read-only wrapper used by watch mode,
-// and an in-memory fake engine for tests, the demo and benchmarks. The moby
-// adapter, the production Client, is package engine/docker/moby: this
-// package imports no moby client package, so what imports it alone
-// (reconcile, spec, session, tui) does not link them. Nothing here imports
-// reconcile, session, tui or theme.
+// own types), the scope check and the read-only wrapper used by watch mode.
+// The moby adapter, the production Client, is package engine/docker/moby;
+// the in-memory fake engine for tests, the demo and benchmarks is package
+// engine/docker/fake. This package imports no moby client package, so what
+// imports it alone (reconcile, spec, session, tui) does not link them.
+// Nothing here imports reconcile, session, tui or theme.
 package docker
 
 import (
@@ -16,7 +16,8 @@ import (
 )
 
 // Client is every engine call rollcall makes. Implementations: moby.Moby
-// (production, package engine/docker/moby), Fake (tests, demo, benchmarks)
+// (production, package engine/docker/moby), fake.Engine (tests, demo,
+// benchmarks; package engine/docker/fake)
 // and ReadOnly (watch).
 //
 // List, Events and every method that acts on a container by ID only ever see

@@ -1,4 +1,4 @@
-package docker
+package docker_test
 
 import (
 	"context"
@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 )
 
 // readMethods are the Client methods that only look. Every Client method
@@ -16,36 +19,39 @@ var readMethods = []string{"Info", "List", "Inspect", "ImageInspect", "Events", 
 
 // guardedFake is an engine with one managed running container, and the
 // read-only wrapper around it.
-func guardedFake(t *testing.T) (*Fake, Client, string) {
+func guardedFake(t *testing.T) (*fake.Engine, docker.Client, string) {
 	t.Helper()
-	f := NewFake(FakeOptions{Clock: NewManualClock(fakeEpoch), Seed: 1})
-	f.AddImage("web:v1", "sha256:web1", Behaviour{})
-	id, err := f.Create(context.Background(), CreateSpec{
+	f := fake.New(fake.Options{Clock: fake.NewManualClock(fakeEpoch), Seed: 1})
+	f.AddImage("web:v1", "sha256:web1", fake.Behaviour{})
+	id, err := f.Create(context.Background(), docker.CreateSpec{
 		Name: "rollcall-web-0-aaaaaaaa", Image: "web:v1",
-		Labels: map[string]string{ManagedLabel("rollcall"): "true"},
+		Labels: map[string]string{docker.ManagedLabel("rollcall"): "true"},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.ResetCalls()
-	return f, ReadOnly(f), id
+	return f, docker.ReadOnly(f), id
 }
 
 func TestReadOnlyRefusesEveryMutatingMethod(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		method string
-		call   func(c Client, id string) error
+		call   func(c docker.Client, id string) error
 	}{
-		{"Create", func(c Client, _ string) error {
-			_, err := c.Create(ctx, CreateSpec{Name: "rollcall-web-1-bbbbbbbb", Image: "web:v1"})
+		{"Create", func(c docker.Client, _ string) error {
+			_, err := c.Create(ctx, docker.CreateSpec{Name: "rollcall-web-1-bbbbbbbb", Image: "web:v1"})
 			return err
 		}},
-		{"Stop", func(c Client, id string) error { return c.Stop(ctx, id, time.Second) }},
-		{"Remove", func(c Client, id string) error { return c.Remove(ctx, id) }},
-		{"Restart", func(c Client, id string) error { return c.Restart(ctx, id, time.Second) }},
-		{"Update", func(c Client, id string) error { return c.Update(ctx, id, Limits{Memory: 1 << 20}) }},
-		{"Exec", func(c Client, id string) error { _, _, err := c.Exec(ctx, id, []string{"/app", "-drain"}); return err }},
+		{"Stop", func(c docker.Client, id string) error { return c.Stop(ctx, id, time.Second) }},
+		{"Remove", func(c docker.Client, id string) error { return c.Remove(ctx, id) }},
+		{"Restart", func(c docker.Client, id string) error { return c.Restart(ctx, id, time.Second) }},
+		{"Update", func(c docker.Client, id string) error { return c.Update(ctx, id, docker.Limits{Memory: 1 << 20}) }},
+		{"Exec", func(c docker.Client, id string) error {
+			_, _, err := c.Exec(ctx, id, []string{"/app", "-drain"})
+			return err
+		}},
 	}
 	var covered []string
 	for _, tt := range tests {
@@ -56,7 +62,7 @@ func TestReadOnlyRefusesEveryMutatingMethod(t *testing.T) {
 			f.ResetCalls()
 
 			err := tt.call(ro, id)
-			if !errors.Is(err, ErrReadOnly) {
+			if !errors.Is(err, docker.ErrReadOnly) {
 				t.Fatalf("%s through ReadOnly: err = %v, want ErrReadOnly", tt.method, err)
 			}
 			if calls := f.Calls(); len(calls) != 0 {
@@ -68,8 +74,8 @@ func TestReadOnlyRefusesEveryMutatingMethod(t *testing.T) {
 			}
 		})
 	}
-	if !slices.Equal(covered, Mutating) {
-		t.Errorf("table covers %v, Mutating is %v", covered, Mutating)
+	if !slices.Equal(covered, docker.Mutating) {
+		t.Errorf("table covers %v, Mutating is %v", covered, docker.Mutating)
 	}
 }
 
@@ -77,16 +83,16 @@ func TestReadOnlyPassesReadsThrough(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		name     string
-		call     func(c Client, id string) (any, error)
+		call     func(c docker.Client, id string) (any, error)
 		wantCall string
 	}{
-		{"Info", func(c Client, _ string) (any, error) { return c.Info(ctx) }, "info"},
-		{"List", func(c Client, _ string) (any, error) { return c.List(ctx, "rollcall") }, "list:rollcall"},
-		{"Inspect", func(c Client, id string) (any, error) { return c.Inspect(ctx, id) }, "inspect:rollcall-web-0-aaaaaaaa"},
-		{"ImageInspect", func(c Client, _ string) (any, error) { return c.ImageInspect(ctx, "web:v1") }, "imageinspect:web:v1"},
-		{"Logs", func(c Client, id string) (any, error) {
-			ch, err := c.Logs(ctx, id, LogOptions{})
-			var lines []LogLine
+		{"Info", func(c docker.Client, _ string) (any, error) { return c.Info(ctx) }, "info"},
+		{"List", func(c docker.Client, _ string) (any, error) { return c.List(ctx, "rollcall") }, "list:rollcall"},
+		{"Inspect", func(c docker.Client, id string) (any, error) { return c.Inspect(ctx, id) }, "inspect:rollcall-web-0-aaaaaaaa"},
+		{"ImageInspect", func(c docker.Client, _ string) (any, error) { return c.ImageInspect(ctx, "web:v1") }, "imageinspect:web:v1"},
+		{"Logs", func(c docker.Client, id string) (any, error) {
+			ch, err := c.Logs(ctx, id, docker.LogOptions{})
+			var lines []docker.LogLine
 			for l := range ch {
 				lines = append(lines, l)
 			}
@@ -129,16 +135,16 @@ func TestReadOnlyPassesReadsThrough(t *testing.T) {
 // to forget: each must be declared a read or be in Mutating, and calling
 // every method through ReadOnly must refuse exactly the mutating ones.
 func TestReadOnlyCoversTheWholeInterface(t *testing.T) {
-	iface := reflect.TypeFor[Client]()
+	iface := reflect.TypeFor[docker.Client]()
 	var names []string
 	for i := range iface.NumMethod() {
 		m := iface.Method(i)
 		names = append(names, m.Name)
-		if slices.Contains(Mutating, m.Name) == slices.Contains(readMethods, m.Name) {
+		if slices.Contains(docker.Mutating, m.Name) == slices.Contains(readMethods, m.Name) {
 			t.Errorf("Client.%s must be in exactly one of Mutating and readMethods", m.Name)
 		}
 	}
-	for _, m := range append(slices.Clone(Mutating), readMethods...) {
+	for _, m := range append(slices.Clone(docker.Mutating), readMethods...) {
 		if !slices.Contains(names, m) {
 			t.Errorf("%s is listed but is not a Client method", m)
 		}
@@ -160,9 +166,9 @@ func TestReadOnlyCoversTheWholeInterface(t *testing.T) {
 			reached := slices.ContainsFunc(f.Calls(), func(c string) bool {
 				return strings.HasPrefix(c, strings.ToLower(name))
 			})
-			if slices.Contains(Mutating, name) {
+			if slices.Contains(docker.Mutating, name) {
 				err, _ := out[len(out)-1].Interface().(error)
-				if !errors.Is(err, ErrReadOnly) {
+				if !errors.Is(err, docker.ErrReadOnly) {
 					t.Errorf("%s: err = %v, want ErrReadOnly", name, err)
 				}
 				if reached {

@@ -1,4 +1,4 @@
-package docker
+package docker_test
 
 import (
 	"context"
@@ -6,24 +6,27 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 )
 
 // scopedFake is an engine with one managed container of prefix "rollcall",
 // one of prefix "other", and one with no label at all.
-func scopedFake(t *testing.T) (f *Fake, ours, theirs, bare string) {
+func scopedFake(t *testing.T) (f *fake.Engine, ours, theirs, bare string) {
 	t.Helper()
-	f = NewFake(FakeOptions{Clock: NewManualClock(fakeEpoch), Seed: 1})
-	f.AddImage("web:v1", "sha256:web1", Behaviour{})
+	f = fake.New(fake.Options{Clock: fake.NewManualClock(fakeEpoch), Seed: 1})
+	f.AddImage("web:v1", "sha256:web1", fake.Behaviour{})
 	ctx := context.Background()
 	mk := func(name string, labels map[string]string) string {
-		id, err := f.Create(ctx, CreateSpec{Name: name, Image: "web:v1", Labels: labels})
+		id, err := f.Create(ctx, docker.CreateSpec{Name: name, Image: "web:v1", Labels: labels})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return id
 	}
-	ours = mk("rollcall-web-0-aaaaaaaa", map[string]string{ManagedLabel("rollcall"): "true"})
-	theirs = mk("other-web-0-bbbbbbbb", map[string]string{ManagedLabel("other"): "true"})
+	ours = mk("rollcall-web-0-aaaaaaaa", map[string]string{docker.ManagedLabel("rollcall"): "true"})
+	theirs = mk("other-web-0-bbbbbbbb", map[string]string{docker.ManagedLabel("other"): "true"})
 	bare = mk("postgres", nil)
 	f.ResetCalls()
 	return f, ours, theirs, bare
@@ -36,22 +39,25 @@ func TestScopedRefusesForeignContainers(t *testing.T) {
 	ctx := context.Background()
 	calls := []struct {
 		method string
-		call   func(c Client, id string) error
+		call   func(c docker.Client, id string) error
 	}{
-		{"Stop", func(c Client, id string) error { return c.Stop(ctx, id, time.Second) }},
-		{"Remove", func(c Client, id string) error { return c.Remove(ctx, id) }},
-		{"Restart", func(c Client, id string) error { return c.Restart(ctx, id, time.Second) }},
-		{"Update", func(c Client, id string) error { return c.Update(ctx, id, Limits{Memory: 1 << 20}) }},
-		{"Exec", func(c Client, id string) error { _, _, err := c.Exec(ctx, id, []string{"/app", "-drain"}); return err }},
+		{"Stop", func(c docker.Client, id string) error { return c.Stop(ctx, id, time.Second) }},
+		{"Remove", func(c docker.Client, id string) error { return c.Remove(ctx, id) }},
+		{"Restart", func(c docker.Client, id string) error { return c.Restart(ctx, id, time.Second) }},
+		{"Update", func(c docker.Client, id string) error { return c.Update(ctx, id, docker.Limits{Memory: 1 << 20}) }},
+		{"Exec", func(c docker.Client, id string) error {
+			_, _, err := c.Exec(ctx, id, []string{"/app", "-drain"})
+			return err
+		}},
 	}
 	var covered []string
 	for _, tt := range calls {
 		covered = append(covered, tt.method)
 		t.Run(tt.method, func(t *testing.T) {
 			f, ours, theirs, bare := scopedFake(t)
-			c := Scoped(f, "rollcall")
+			c := docker.Scoped(f, "rollcall")
 			for _, id := range []string{theirs, bare} {
-				if err := tt.call(c, id); !errors.Is(err, ErrForeign) {
+				if err := tt.call(c, id); !errors.Is(err, docker.ErrForeign) {
 					t.Fatalf("%s on a foreign container: err = %v, want ErrForeign", tt.method, err)
 				}
 			}
@@ -73,7 +79,7 @@ func TestScopedRefusesForeignContainers(t *testing.T) {
 		})
 	}
 	covered = append(covered, "Create")
-	for _, m := range Mutating {
+	for _, m := range docker.Mutating {
 		if !slices.Contains(covered, m) {
 			t.Errorf("mutating method %s is not covered by this test", m)
 		}
@@ -83,14 +89,14 @@ func TestScopedRefusesForeignContainers(t *testing.T) {
 func TestScopedCreateNeedsTheManagedLabel(t *testing.T) {
 	ctx := context.Background()
 	f, _, _, _ := scopedFake(t)
-	c := Scoped(f, "rollcall")
-	for _, labels := range []map[string]string{nil, {ManagedLabel("other"): "true"}, {ManagedLabel("rollcall"): "false"}} {
-		if _, err := c.Create(ctx, CreateSpec{Name: "rollcall-x-0-cccccccc", Image: "web:v1", Labels: labels}); !errors.Is(err, ErrForeign) {
+	c := docker.Scoped(f, "rollcall")
+	for _, labels := range []map[string]string{nil, {docker.ManagedLabel("other"): "true"}, {docker.ManagedLabel("rollcall"): "false"}} {
+		if _, err := c.Create(ctx, docker.CreateSpec{Name: "rollcall-x-0-cccccccc", Image: "web:v1", Labels: labels}); !errors.Is(err, docker.ErrForeign) {
 			t.Fatalf("create with labels %v: err = %v, want ErrForeign", labels, err)
 		}
 	}
-	if _, err := c.Create(ctx, CreateSpec{Name: "rollcall-x-0-cccccccc", Image: "web:v1",
-		Labels: map[string]string{ManagedLabel("rollcall"): "true"}}); err != nil {
+	if _, err := c.Create(ctx, docker.CreateSpec{Name: "rollcall-x-0-cccccccc", Image: "web:v1",
+		Labels: map[string]string{docker.ManagedLabel("rollcall"): "true"}}); err != nil {
 		t.Fatalf("create of our own: %v", err)
 	}
 }
@@ -100,7 +106,7 @@ func TestScopedCreateNeedsTheManagedLabel(t *testing.T) {
 func TestScopedTrustsItsOwnList(t *testing.T) {
 	ctx := context.Background()
 	f, ours, theirs, _ := scopedFake(t)
-	c := Scoped(f, "rollcall")
+	c := docker.Scoped(f, "rollcall")
 	if _, err := c.List(ctx, "rollcall"); err != nil {
 		t.Fatal(err)
 	}
@@ -121,19 +127,19 @@ func TestScopedTrustsItsOwnList(t *testing.T) {
 	if calls := f.Calls(); !slices.Equal(calls, []string{"restart:rollcall-web-0-aaaaaaaa"}) {
 		t.Fatalf("after another prefix's list: calls %q, want the restart alone", calls)
 	}
-	if err := c.Restart(ctx, theirs, time.Second); !errors.Is(err, ErrForeign) {
+	if err := c.Restart(ctx, theirs, time.Second); !errors.Is(err, docker.ErrForeign) {
 		t.Fatalf("restart of another prefix's container: %v, want ErrForeign", err)
 	}
 }
 
 // lyingList lists every container, managed or not, as a broken engine or
 // adapter might.
-type lyingList struct{ *Fake }
+type lyingList struct{ *fake.Engine }
 
-func (l lyingList) List(ctx context.Context, _ string) ([]Container, error) {
-	var out []Container
+func (l lyingList) List(ctx context.Context, _ string) ([]docker.Container, error) {
+	var out []docker.Container
 	for _, p := range []string{"rollcall", "other"} {
-		cs, err := l.Fake.List(ctx, p)
+		cs, err := l.Engine.List(ctx, p)
 		if err != nil {
 			return nil, err
 		}
@@ -147,11 +153,13 @@ func (l lyingList) List(ctx context.Context, _ string) ([]Container, error) {
 func TestScopedListVouchesOnlyForManaged(t *testing.T) {
 	ctx := context.Background()
 	f, _, theirs, _ := scopedFake(t)
-	c := Scoped(lyingList{f}, "rollcall")
+	c := docker.Scoped(lyingList{f}, "rollcall")
 	if _, err := c.List(ctx, "rollcall"); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Restart(ctx, theirs, time.Second); !errors.Is(err, ErrForeign) {
+	if err := c.Restart(ctx, theirs, time.Second); !errors.Is(err, docker.ErrForeign) {
 		t.Fatalf("restart of a foreign container a list showed: %v, want ErrForeign", err)
 	}
 }
+
+var fakeEpoch = time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)

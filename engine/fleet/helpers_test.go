@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/session"
@@ -72,7 +73,7 @@ func (m *memSource) Set(text string) {
 // mutating call that reached any of them, in the order they came.
 type world struct {
 	t       *testing.T
-	clock   *docker.ManualClock
+	clock   *fake.ManualClock
 	engines map[string]*engine
 	names   []string
 	lockDir string
@@ -100,7 +101,7 @@ type mutation struct {
 // can go away (down) and logs every mutating call to the world.
 type engine struct {
 	name string
-	fake *docker.Fake
+	fake *fake.Engine
 	w    *world
 	down atomic.Bool
 	// gone is closed as the engine goes away: its event streams end.
@@ -117,13 +118,13 @@ type engine struct {
 // its own and web:v1, web:v2 (healthy 1s after start) and web:bad (never
 // healthy in time).
 func newWorld(t *testing.T, names ...string) *world {
-	w := &world{t: t, clock: docker.NewManualClock(time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)),
+	w := &world{t: t, clock: fake.NewManualClock(time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)),
 		engines: map[string]*engine{}, names: names, lockDir: t.TempDir()}
 	for i, n := range names {
-		f := docker.NewFake(docker.FakeOptions{Clock: w.clock, Seed: int64(i + 1), Endpoint: "unix:///run/" + n + ".sock", EngineID: "engine-" + n})
-		f.AddImage("web:v1", "sha256:1111", docker.Behaviour{ReadyAfter: time.Second})
-		f.AddImage("web:v2", "sha256:2222", docker.Behaviour{ReadyAfter: time.Second})
-		f.AddImage("web:bad", "sha256:bbbb", docker.Behaviour{ReadyAfter: time.Hour})
+		f := fake.New(fake.Options{Clock: w.clock, Seed: int64(i + 1), Endpoint: "unix:///run/" + n + ".sock", EngineID: "engine-" + n})
+		f.AddImage("web:v1", "sha256:1111", fake.Behaviour{ReadyAfter: time.Second})
+		f.AddImage("web:v2", "sha256:2222", fake.Behaviour{ReadyAfter: time.Second})
+		f.AddImage("web:bad", "sha256:bbbb", fake.Behaviour{ReadyAfter: time.Hour})
 		w.engines[n] = &engine{name: n, fake: f, w: w, gone: make(chan struct{})}
 	}
 	return w

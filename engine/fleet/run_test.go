@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/state"
@@ -417,7 +418,7 @@ func TestRollbackAll(t *testing.T) {
 	w := newWorld(t, abc...)
 	w.seed("web:v1", 2)
 	// web:v2 never turns healthy on b.
-	w.engines["b"].fake.AddImage("web:v2", "sha256:2222", docker.Behaviour{ReadyAfter: time.Hour})
+	w.engines["b"].fake.AddImage("web:v2", "sha256:2222", fake.Behaviour{ReadyAfter: time.Hour})
 	r := w.fleet(fleetYAML("web:v1", 2, abc, "batch: 1", "on_failure: rollback_all"), session.ModeAuto)
 	path := r.withJournal()
 	r.start()
@@ -457,7 +458,7 @@ func TestRollbackAll(t *testing.T) {
 func TestRollbackAllWithoutEarlierStateHolds(t *testing.T) {
 	w := newWorld(t, "a", "b")
 	w.seed("web:v1", 2)
-	w.engines["b"].fake.AddImage("web:v2", "sha256:2222", docker.Behaviour{ReadyAfter: time.Hour})
+	w.engines["b"].fake.AddImage("web:v2", "sha256:2222", fake.Behaviour{ReadyAfter: time.Hour})
 	r := w.fleet(fleetYAML("web:v2", 2, []string{"a", "b"}, "on_failure: rollback_all"), session.ModeAuto).start()
 	snap := r.drive("the rollback to end", func(s Snapshot) bool { return strings.Contains(s.Blocked, "rolled back") })
 	if !hasNote(snap, "no earlier converged desired state") {
@@ -475,7 +476,7 @@ func TestRollbackAllWithoutEarlierStateHolds(t *testing.T) {
 func TestRollbackAllColdPinsTheRevisionBefore(t *testing.T) {
 	w := newWorld(t, "a", "b")
 	w.seed("web:v1", 2)
-	w.engines["b"].fake.AddImage("web:v2", "sha256:2222", docker.Behaviour{ReadyAfter: time.Hour})
+	w.engines["b"].fake.AddImage("web:v2", "sha256:2222", fake.Behaviour{ReadyAfter: time.Hour})
 	state := t.TempDir()
 	first := w.fleet(fleetYAML("web:v1", 2, []string{"a", "b"}, "on_failure: rollback_all"), session.ModeAuto)
 	first.opts.StateDir = state

@@ -10,17 +10,18 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
 // fakeWorld is a fake engine on a manual clock, with v1 and v2 images of
 // every workload, and Converge options whose sleeps advance that clock.
-func fakeWorld(seed int64, ready time.Duration) (*docker.Fake, *docker.ManualClock, ConvergeOptions) {
-	clock := docker.NewManualClock(t0)
-	f := docker.NewFake(docker.FakeOptions{Clock: clock, Seed: seed})
+func fakeWorld(seed int64, ready time.Duration) (*fake.Engine, *fake.ManualClock, ConvergeOptions) {
+	clock := fake.NewManualClock(t0)
+	f := fake.New(fake.Options{Clock: clock, Seed: seed})
 	for _, name := range workloadNames {
 		for _, v := range []string{"1", "2"} {
-			f.AddImage(name+":v"+v, "", docker.Behaviour{ReadyAfter: ready})
+			f.AddImage(name+":v"+v, "", fake.Behaviour{ReadyAfter: ready})
 		}
 	}
 	opts := ConvergeOptions{
@@ -69,7 +70,7 @@ func TestConvergeRollsOnFakeEngine(t *testing.T) {
 
 func TestConvergePausesOnHealthDeadline(t *testing.T) {
 	f, _, opts := fakeWorld(1, 2*time.Second)
-	f.AddImage("web:v2", "id-broken", docker.Behaviour{ReadyAfter: time.Second, Unhealthy: true})
+	f.AddImage("web:v2", "id-broken", fake.Behaviour{ReadyAfter: time.Second, Unhealthy: true})
 	ctx := t.Context()
 	if _, err := Converge(ctx, f, desiredOf(workload("web", 1, v1)), opts); err != nil {
 		t.Fatal(err)
@@ -92,7 +93,7 @@ func TestConvergePausesOnHealthDeadline(t *testing.T) {
 
 func TestConvergeRollbackHolds(t *testing.T) {
 	f, _, opts := fakeWorld(1, 2*time.Second)
-	f.AddImage("web:v2", "id-broken", docker.Behaviour{ReadyAfter: time.Second, Unhealthy: true})
+	f.AddImage("web:v2", "id-broken", fake.Behaviour{ReadyAfter: time.Second, Unhealthy: true})
 	ctx := t.Context()
 	if _, err := Converge(ctx, f, desiredOf(workload("web", 1, v1)), opts); err != nil {
 		t.Fatal(err)

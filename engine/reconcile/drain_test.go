@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -81,10 +82,10 @@ func TestDiffDrainsWithTheCommandTheContainerWasCreatedWith(t *testing.T) {
 
 // drainRig is a fake engine on a manual clock with one running container of
 // the given behaviour, and run options whose Sleep moves that clock.
-func drainRig(t *testing.T, b docker.Behaviour) (*docker.Fake, *docker.ManualClock, Step, RunOptions) {
+func drainRig(t *testing.T, b fake.Behaviour) (*fake.Engine, *fake.ManualClock, Step, RunOptions) {
 	t.Helper()
-	clock := docker.NewManualClock(t0)
-	f := docker.NewFake(docker.FakeOptions{Clock: clock, Seed: 7})
+	clock := fake.NewManualClock(t0)
+	f := fake.New(fake.Options{Clock: clock, Seed: 7})
 	f.AddImage("web:v1", "sha256:web1", b)
 	id, err := f.Create(context.Background(), docker.CreateSpec{
 		Name: "rollcall-web-0-73f3aaaa", Image: "web:v1",
@@ -108,17 +109,17 @@ func stillRoutes(context.Context, Step) (bool, error) { return false, nil }
 func TestRunDrainsBeforeTheStop(t *testing.T) {
 	tests := []struct {
 		rule      string
-		behaviour docker.Behaviour
+		behaviour fake.Behaviour
 		released  func(context.Context, Step) (bool, error) // nil: no proxy
 		wantTook  time.Duration                             // on the manual clock
 		wantEnded string
 		wantErr   error
 	}{
-		{"the drain ends once the container reports unhealthy", docker.Behaviour{ExecDrains: true}, nil, time.Second, "unhealthy", nil},
-		{"without a health change the whole drain passes", docker.Behaviour{}, nil, 5 * time.Second, "timeout", nil},
-		{"the proxy letting go ends the drain", docker.Behaviour{}, letGo, 0, "released", nil},
-		{"behind a proxy that still routes, unhealthy ends nothing", docker.Behaviour{ExecDrains: true}, stillRoutes, 5 * time.Second, "timeout", nil},
-		{"a failing pre_stop waits the drain, then stops anyway", docker.Behaviour{ExecExitCode: 2}, nil, 5 * time.Second, "timeout", ErrPreStop},
+		{"the drain ends once the container reports unhealthy", fake.Behaviour{ExecDrains: true}, nil, time.Second, "unhealthy", nil},
+		{"without a health change the whole drain passes", fake.Behaviour{}, nil, 5 * time.Second, "timeout", nil},
+		{"the proxy letting go ends the drain", fake.Behaviour{}, letGo, 0, "released", nil},
+		{"behind a proxy that still routes, unhealthy ends nothing", fake.Behaviour{ExecDrains: true}, stillRoutes, 5 * time.Second, "timeout", nil},
+		{"a failing pre_stop waits the drain, then stops anyway", fake.Behaviour{ExecExitCode: 2}, nil, 5 * time.Second, "timeout", ErrPreStop},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {
@@ -152,7 +153,7 @@ func TestRunDrainsBeforeTheStop(t *testing.T) {
 // TestRunDrainIsIdempotent (I6): a re-run on a container already gone is a
 // no-op, without an exec error.
 func TestRunDrainIsIdempotent(t *testing.T) {
-	f, _, s, opts := drainRig(t, docker.Behaviour{ExecDrains: true})
+	f, _, s, opts := drainRig(t, fake.Behaviour{ExecDrains: true})
 	if err := RunWith(context.Background(), f, s, opts); err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func TestRunDrainIsIdempotent(t *testing.T) {
 // TestRunDrainEndsWithTheContext: a drain cut short by ctx does not stop the
 // container.
 func TestRunDrainEndsWithTheContext(t *testing.T) {
-	f, _, s, opts := drainRig(t, docker.Behaviour{})
+	f, _, s, opts := drainRig(t, fake.Behaviour{})
 	ctx, cancel := context.WithCancel(context.Background())
 	opts.Sleep = func(context.Context, time.Duration) error { cancel(); return context.Canceled }
 	if err := RunWith(ctx, f, s, opts); !errors.Is(err, context.Canceled) {

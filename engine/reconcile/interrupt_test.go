@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 )
 
 // engineGoesOn is an engine whose first call of method, once made, goes on
@@ -21,7 +22,7 @@ import (
 // once that effect is in place.
 type engineGoesOn struct {
 	docker.Client
-	fake    *docker.Fake
+	fake    *fake.Engine
 	method  string // "stop" or "create"
 	entered chan struct{}
 	release chan struct{}
@@ -29,7 +30,7 @@ type engineGoesOn struct {
 	once    sync.Once
 }
 
-func newEngineGoesOn(f *docker.Fake, method string) *engineGoesOn {
+func newEngineGoesOn(f *fake.Engine, method string) *engineGoesOn {
 	return &engineGoesOn{Client: f, fake: f, method: method,
 		entered: make(chan struct{}), release: make(chan struct{}), landed: make(chan struct{})}
 }
@@ -85,9 +86,9 @@ func (g *engineGoesOn) Create(ctx context.Context, spec docker.CreateSpec) (stri
 
 // interruptRig is a fake engine with one running, healthy container, and a
 // stop step for it and a start step for slot 1, neither with a drain.
-func interruptRig(t *testing.T) (f *docker.Fake, stop, start Step) {
+func interruptRig(t *testing.T) (f *fake.Engine, stop, start Step) {
 	t.Helper()
-	f, _, roll, _ := drainRig(t, docker.Behaviour{})
+	f, _, roll, _ := drainRig(t, fake.Behaviour{})
 	stop = roll
 	stop.Action, stop.PreStop, stop.Drain = ActStop, nil, 0
 	create := &docker.CreateSpec{Name: "rollcall-web-1-73f3aaaa", Image: "web:v1",
@@ -98,7 +99,7 @@ func interruptRig(t *testing.T) (f *docker.Fake, stop, start Step) {
 
 // leftBehind lists the containers neither running nor gone: an Exited one,
 // or one Created and never started.
-func leftBehind(t *testing.T, f *docker.Fake) []string {
+func leftBehind(t *testing.T, f *fake.Engine) []string {
 	t.Helper()
 	cs, err := f.List(context.Background(), pfx)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -110,7 +111,7 @@ func TestSlowStarterIsBooting(t *testing.T) {
 // rolls without a single restart.
 func TestSlowStarterRollsWithoutRestart(t *testing.T) {
 	f, _, opts := fakeWorld(1, 2*time.Second)
-	f.AddImage("web:v2", "id-slow", docker.Behaviour{UnhealthyAt: 3 * time.Second, ReadyAfter: 8 * time.Second})
+	f.AddImage("web:v2", "id-slow", fake.Behaviour{UnhealthyAt: 3 * time.Second, ReadyAfter: 8 * time.Second})
 	ctx := t.Context()
 	if _, err := Converge(ctx, f, desiredOf(workload("web", 3, v1)), opts); err != nil {
 		t.Fatal(err)

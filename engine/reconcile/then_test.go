@@ -9,6 +9,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -163,7 +164,7 @@ func TestThenRowsAreNeverRun(t *testing.T) {
 // A then row handed straight to RunWith is refused before the engine hears
 // of it, whatever its action.
 func TestRunWithRefusesAThenRow(t *testing.T) {
-	f := docker.NewFake(docker.FakeOptions{Clock: docker.NewManualClock(t0), Seed: 1})
+	f := fake.New(fake.Options{Clock: fake.NewManualClock(t0), Seed: 1})
 	for _, a := range []Action{ActStart, ActStop, ActRoll, ActRestart, ActUpdate} {
 		s := Step{Action: a, Workload: "web", Slot: 0, Container: "rollcall-web-0-x", ContainerID: "x", Then: true,
 			Create: &docker.CreateSpec{Name: "rollcall-web-0-x", Image: "web:v1"}}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
 )
@@ -243,18 +244,18 @@ func TestSmallDesiredChangeWaitsToSettle(t *testing.T) {
 func TestLockIsKeyedOnTheEngineNotTheEndpoint(t *testing.T) {
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
 	id, prefix := "engine-"+run, "rclk-"+run // the lock files are this run's alone
-	clock := docker.NewManualClock(time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC))
-	fake := func(endpoint, id string) *docker.Fake {
-		f := docker.NewFake(docker.FakeOptions{Clock: clock, Seed: 1, Endpoint: endpoint, EngineID: id})
-		f.AddImage("web:v1", "sha256:1111", docker.Behaviour{ReadyAfter: time.Second})
+	clock := fake.NewManualClock(time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC))
+	mk := func(endpoint, id string) *fake.Engine {
+		f := fake.New(fake.Options{Clock: clock, Seed: 1, Endpoint: endpoint, EngineID: id})
+		f.AddImage("web:v1", "sha256:1111", fake.Behaviour{ReadyAfter: time.Second})
 		return f
 	}
-	fa, fb, fc := fake("fake://a", id), fake("fake://b", id), fake("fake://c", id+"-other")
+	fa, fb, fc := mk("fake://a", id), mk("fake://b", id), mk("fake://c", id+"-other")
 	for _, e := range []string{id, id + "-other"} {
 		path := DefaultLockPath(docker.EngineInfo{ID: e, Simulated: true}, prefix)
 		t.Cleanup(func() { os.Remove(path) }) // after the sessions end
 	}
-	session := func(f *docker.Fake, user string) *harness {
+	session := func(f *fake.Engine, user string) *harness {
 		h := newHarness(t, f, clock, desiredYAML("web:v1", 1), ModeAuto)
 		h.opts.LockPath, h.opts.User, h.opts.Prefix = "", user, prefix // the default lock: by the engine
 		return h.start()
@@ -324,11 +325,11 @@ func TestHoldStandsWhileTheImageCannotBeResolved(t *testing.T) {
 		return w != nil && w.Err != nil
 	}
 	u.gone.Store(true)
-	f.AddImage("unrelated:1", "", docker.Behaviour{}) // an image event: the images are resolved again
+	f.AddImage("unrelated:1", "", fake.Behaviour{}) // an image event: the images are resolved again
 	h.waitFor("the image unresolved", func(s Snapshot) bool { return unresolved(s) && s.Fresh })
 	h.settle()
 	u.gone.Store(false)
-	f.AddImage("unrelated:2", "", docker.Behaviour{})
+	f.AddImage("unrelated:2", "", fake.Behaviour{})
 	h.waitFor("the image back", func(s Snapshot) bool { return !unresolved(s) && s.Resolved != nil && s.Fresh })
 	snap := h.settle()
 	if hs := snap.Holds["web"]; !slices.Equal(hs, []string{held}) {

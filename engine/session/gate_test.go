@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/state"
 )
@@ -80,7 +80,7 @@ func TestGateClosesOnNewDesired(t *testing.T) {
 func TestGateDoesNotLiftFailurePause(t *testing.T) {
 	f, clock := newEngine()
 	seed(t, f, clock, desiredYAML("web:v1", 2))
-	f.AddImage("web:v3", "sha256:3333", docker.Behaviour{ReadyAfter: time.Hour}) // never healthy in time
+	f.AddImage("web:v3", "sha256:3333", fake.Behaviour{ReadyAfter: time.Hour}) // never healthy in time
 	h := newHarness(t, f, clock, desiredYAML("web:v3", 2, "failure_action: pause"), ModeAuto)
 	h.opts.Gated = true
 	h.start()

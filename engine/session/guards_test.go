@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
@@ -33,7 +34,7 @@ const noRestartYAML = `workloads:
 `
 
 // crashOne kills the only container of web/0 and returns its name.
-func crashOne(t *testing.T, f *docker.Fake) string {
+func crashOne(t *testing.T, f *fake.Engine) string {
 	t.Helper()
 	cs, err := f.List(context.Background(), pfx)
 	if err != nil || len(cs) == 0 {
@@ -353,10 +354,10 @@ func TestHoldsOutliveTheSession(t *testing.T) {
 
 // notSimulated is the fake engine standing in for a real one, whose holds
 // are kept on disk (a simulated engine's die with its process).
-type notSimulated struct{ *docker.Fake }
+type notSimulated struct{ *fake.Engine }
 
 func (n notSimulated) Info(ctx context.Context) (docker.EngineInfo, error) {
-	info, err := n.Fake.Info(ctx)
+	info, err := n.Engine.Info(ctx)
 	info.Simulated = false
 	return info, err
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
@@ -61,17 +62,17 @@ func (m *memSource) Set(text string) {
 
 // newEngine is a fake engine on a manual clock with web:v1 and web:v2,
 // both healthy one second after start.
-func newEngine() (*docker.Fake, *docker.ManualClock) {
-	clock := docker.NewManualClock(time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC))
-	f := docker.NewFake(docker.FakeOptions{Clock: clock, Seed: 1})
-	f.AddImage("web:v1", "sha256:1111", docker.Behaviour{ReadyAfter: time.Second})
-	f.AddImage("web:v2", "sha256:2222", docker.Behaviour{ReadyAfter: time.Second})
+func newEngine() (*fake.Engine, *fake.ManualClock) {
+	clock := fake.NewManualClock(time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC))
+	f := fake.New(fake.Options{Clock: clock, Seed: 1})
+	f.AddImage("web:v1", "sha256:1111", fake.Behaviour{ReadyAfter: time.Second})
+	f.AddImage("web:v2", "sha256:2222", fake.Behaviour{ReadyAfter: time.Second})
 	return f, clock
 }
 
 // seed converges the fake engine to text with the clock moving as needed,
 // then forgets the calls it took.
-func seed(t *testing.T, f *docker.Fake, clock *docker.ManualClock, text string) {
+func seed(t *testing.T, f *fake.Engine, clock *fake.ManualClock, text string) {
 	t.Helper()
 	d, err := spec.Parse("seed.yaml", []byte(text))
 	if err != nil {
@@ -91,8 +92,8 @@ func seed(t *testing.T, f *docker.Fake, clock *docker.ManualClock, text string) 
 // harness runs one session on a fake engine.
 type harness struct {
 	t     *testing.T
-	fake  *docker.Fake
-	clock *docker.ManualClock
+	fake  *fake.Engine
+	clock *fake.ManualClock
 	src   *memSource
 	opts  Options
 	s     *Session
@@ -100,7 +101,7 @@ type harness struct {
 	done  chan error
 }
 
-func newHarness(t *testing.T, f *docker.Fake, clock *docker.ManualClock, text string, mode Mode) *harness {
+func newHarness(t *testing.T, f *fake.Engine, clock *fake.ManualClock, text string, mode Mode) *harness {
 	src := newMemSource(text)
 	return &harness{t: t, fake: f, clock: clock, src: src, opts: Options{
 		Client: f, Source: src, Mode: mode, User: "tester", Now: clock.Now,

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
@@ -16,7 +17,7 @@ import (
 // heldWeb seeds web/0 on web:v1 and puts web:v2, the desired spec, on hold
 // in a holds file of a fresh state directory, as a rollback would have. It
 // returns the directory, the engine's identity and the held hash.
-func heldWeb(t *testing.T, f *docker.Fake, clock *docker.ManualClock) (string, docker.EngineInfo, string) {
+func heldWeb(t *testing.T, f *fake.Engine, clock *fake.ManualClock) (string, docker.EngineInfo, string) {
 	t.Helper()
 	seed(t, f, clock, desiredYAML("web:v1", 1))
 	d, err := spec.Parse("v2.yaml", []byte(desiredYAML("web:v2", 1)))
@@ -263,13 +264,13 @@ func TestHoldsChangedWhileAWriteIsUnderWay(t *testing.T) {
 // cannot be resolved keeps its hold ("cannot tell" is not "changed"), so
 // once the image is back the held spec is still not started.
 func TestHoldKeptWhileTheImageCannotBeResolved(t *testing.T) {
-	clock := docker.NewManualClock(time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC))
-	f := docker.NewFake(docker.FakeOptions{Clock: clock, Seed: 1})
-	f.AddImage("web:v1", "sha256:1111", docker.Behaviour{ReadyAfter: time.Second})
+	clock := fake.NewManualClock(time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC))
+	f := fake.New(fake.Options{Clock: clock, Seed: 1})
+	f.AddImage("web:v1", "sha256:1111", fake.Behaviour{ReadyAfter: time.Second})
 	seed(t, f, clock, desiredYAML("web:v1", 1))
 	// The held spec's hash, as resolved where web:v2 exists.
-	other := docker.NewFake(docker.FakeOptions{Clock: clock, Seed: 1})
-	other.AddImage("web:v2", "sha256:2222", docker.Behaviour{ReadyAfter: time.Second})
+	other := fake.New(fake.Options{Clock: clock, Seed: 1})
+	other.AddImage("web:v2", "sha256:2222", fake.Behaviour{ReadyAfter: time.Second})
 	d, err := spec.Parse("v2.yaml", []byte(desiredYAML("web:v2", 1)))
 	if err != nil {
 		t.Fatal(err)
@@ -292,7 +293,7 @@ func TestHoldKeptWhileTheImageCannotBeResolved(t *testing.T) {
 	if len(h.last.Holds["web"]) != 1 {
 		t.Fatalf("the hold was lifted while web:v2 could not be resolved: %v\n%s", h.last.Holds, describe(h.last))
 	}
-	f.AddImage("web:v2", "sha256:2222", docker.Behaviour{ReadyAfter: time.Second})
+	f.AddImage("web:v2", "sha256:2222", fake.Behaviour{ReadyAfter: time.Second})
 	h.waitFor("web:v2 resolved", func(s Snapshot) bool { return s.Fresh && len(s.Plan.Errors()) == 0 })
 	h.settle()
 	if n := countPrefix(f.Mutations(), "create"); n != 0 {

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/notify"
 )
@@ -202,7 +202,7 @@ func TestEngineLostAndBackArePostedByTheActingSession(t *testing.T) {
 func TestRollbackPostsTheFailureTheRollbackAndTheHold(t *testing.T) {
 	hook := newWebhook(t, 0, false)
 	f, clock := newEngine()
-	f.AddImage("web:bad", "sha256:bad0", docker.Behaviour{ReadyAfter: time.Second, Unhealthy: true})
+	f.AddImage("web:bad", "sha256:bad0", fake.Behaviour{ReadyAfter: time.Second, Unhealthy: true})
 	yaml := func(image string) string {
 		// A deadline off the harness's 500ms clock steps: at exactly the
 		// deadline Diff reads the container crashed, not failed.

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/proxy"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
@@ -74,7 +75,7 @@ func withProxy(text, admin string) string {
 }
 
 // onlyContainer is the one container of the fake engine.
-func onlyContainer(t *testing.T, f *docker.Fake) docker.Container {
+func onlyContainer(t *testing.T, f *fake.Engine) docker.Container {
 	t.Helper()
 	cs, err := f.List(context.Background(), pfx)
 	if err != nil || len(cs) != 1 {

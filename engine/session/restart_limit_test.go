@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/reconcile"
 )
 
 // gatedRestarts is a fake engine whose restarts wait for release, so that a
 // test can look at what the session does while one is in flight.
 type gatedRestarts struct {
-	*docker.Fake
+	*fake.Engine
 	mu      sync.Mutex
 	entered []string
 	release chan struct{}
@@ -26,7 +27,7 @@ func (g *gatedRestarts) Restart(ctx context.Context, id string, grace time.Durat
 	g.mu.Unlock()
 	// As docker's restart does, the container stops first: a list taken
 	// meanwhile shows it exited.
-	if err := g.Fake.Stop(ctx, id, grace); err != nil {
+	if err := g.Engine.Stop(ctx, id, grace); err != nil {
 		return err
 	}
 	select {
@@ -34,7 +35,7 @@ func (g *gatedRestarts) Restart(ctx context.Context, id string, grace time.Durat
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	return g.Fake.Restart(ctx, id, grace)
+	return g.Engine.Restart(ctx, id, grace)
 }
 
 func (g *gatedRestarts) restarts() []string {
@@ -51,7 +52,7 @@ func TestWorkloadWideHealthFailureRestartsOneAtATime(t *testing.T) {
 	f, clock := newEngine()
 	text := desiredYAML("web:v1", 2)
 	seed(t, f, clock, text)
-	g := &gatedRestarts{Fake: f, release: make(chan struct{})}
+	g := &gatedRestarts{Engine: f, release: make(chan struct{})}
 	h := newHarness(t, f, clock, text, ModeAuto)
 	h.opts.Client = g
 	var once sync.Once

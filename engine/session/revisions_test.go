@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
@@ -23,7 +24,7 @@ func revYAML(image string) string {
 }
 
 // resolvedWeb is web of text as resolved on f.
-func resolvedWeb(t *testing.T, f *docker.Fake, text string) *spec.Resolved {
+func resolvedWeb(t *testing.T, f *fake.Engine, text string) *spec.Resolved {
 	t.Helper()
 	d, err := spec.Parse("web.yaml", []byte(text))
 	if err != nil {
@@ -50,7 +51,7 @@ type revHarness struct {
 	launched []reconcile.Step
 }
 
-func newRevHarness(t *testing.T, f *docker.Fake, clock *docker.ManualClock, text string, mode Mode) *revHarness {
+func newRevHarness(t *testing.T, f *fake.Engine, clock *fake.ManualClock, text string, mode Mode) *revHarness {
 	h := &revHarness{harness: newHarness(t, f, clock, text, mode), dir: t.TempDir(), logged: &syncBuffer{}}
 	info, err := notSimulated{f}.Info(context.Background())
 	if err != nil {
@@ -213,7 +214,7 @@ func TestRevisionNotKeptForASpecNotReached(t *testing.T) {
 // changes (to v3, which then rolls in).
 func TestPinRollsBackWithDrains(t *testing.T) {
 	f, clock := newEngine()
-	f.AddImage("web:v3", "sha256:3333", docker.Behaviour{ReadyAfter: time.Second})
+	f.AddImage("web:v3", "sha256:3333", fake.Behaviour{ReadyAfter: time.Second})
 	seed(t, f, clock, revYAML("web:v1"))
 	v1, v2, v3 := resolvedWeb(t, f, revYAML("web:v1")), resolvedWeb(t, f, revYAML("web:v2")), resolvedWeb(t, f, revYAML("web:v3"))
 	h := newRevHarness(t, f, clock, revYAML("web:v1"), ModeAuto)
@@ -390,7 +391,7 @@ func TestPinRefused(t *testing.T) {
 // started again in a loop.
 func TestPinnedRevisionThatFailsIsHeld(t *testing.T) {
 	f, clock := newEngine()
-	f.AddImage("web:bad", "sha256:bad0", docker.Behaviour{ReadyAfter: time.Second, Unhealthy: true})
+	f.AddImage("web:bad", "sha256:bad0", fake.Behaviour{ReadyAfter: time.Second, Unhealthy: true})
 	// A deadline off the harness's 500ms clock steps: at exactly the
 	// deadline Diff reads the container crashed, not failed.
 	yaml := func(image string) string {
@@ -432,7 +433,7 @@ func TestPinOfARebuiltTag(t *testing.T) {
 	h := newRevHarness(t, f, clock, revYAML("web:v1"), ModeAuto)
 	h.start()
 	h.kept(1, old.Hash)
-	f.AddImage("web:v1", "sha256:1112", docker.Behaviour{ReadyAfter: time.Second}) // rebuilt: an image event
+	f.AddImage("web:v1", "sha256:1112", fake.Behaviour{ReadyAfter: time.Second}) // rebuilt: an image event
 	rebuilt := resolvedWeb(t, f, revYAML("web:v1"))
 	h.kept(2, rebuilt.Hash)
 	h.steps()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
@@ -137,7 +138,7 @@ func TestFailureActions(t *testing.T) {
 	setup := func(t *testing.T, action string, replicas int) *harness {
 		f, clock := newEngine()
 		seed(t, f, clock, desiredYAML("web:v1", replicas))
-		f.AddImage("web:v3", "sha256:3333", docker.Behaviour{ReadyAfter: time.Hour}) // never healthy in time
+		f.AddImage("web:v3", "sha256:3333", fake.Behaviour{ReadyAfter: time.Hour}) // never healthy in time
 		h := newHarness(t, f, clock, desiredYAML("web:v3", replicas, "failure_action: "+action), ModeAuto)
 		h.withJournal()
 		return h.start()
@@ -535,7 +536,7 @@ func TestRebuiltTagRollsFromTheImageEvent(t *testing.T) {
 	}
 
 	// Resyncs resolve nothing: only the image event can tell.
-	f.AddImage("web:v1", "sha256:1b1b", docker.Behaviour{ReadyAfter: time.Second})
+	f.AddImage("web:v1", "sha256:1b1b", fake.Behaviour{ReadyAfter: time.Second})
 	h.drive("both slots rolled to the rebuilt image", func(s Snapshot) bool {
 		n := 0
 		for _, c := range s.Containers {

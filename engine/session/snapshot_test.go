@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
 )
@@ -126,7 +127,7 @@ func TestRecreateRollsEverySlot(t *testing.T) {
 func TestEmergencySkipsHealth(t *testing.T) {
 	f, clock := newEngine()
 	seed(t, f, clock, desiredYAML("web:v1", 2))
-	f.AddImage("web:v3", "sha256:3333", docker.Behaviour{ReadyAfter: time.Hour})
+	f.AddImage("web:v3", "sha256:3333", fake.Behaviour{ReadyAfter: time.Hour})
 	h := newHarness(t, f, clock, desiredYAML("web:v3", 2), ModeAuto).start()
 	h.s.Do(Emergency{On: true})
 	snap := h.waitFor("the roll, clock standing", func(s Snapshot) bool {

@@ -1,9 +1,11 @@
-package docker
+package fake
 
 import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/rollcall/rollcall/engine/docker"
 )
 
 // A slow starter on the fake: starting, unhealthy from UnhealthyAt, healthy
@@ -15,7 +17,7 @@ func TestFakeSlowStarter(t *testing.T) {
 	spec := managedSpec("rollcall-web-0-slow", "slow:v1")
 	spec.Limits.Restart = "no"
 	id := mustCreate(t, f, spec)
-	at := func(d time.Duration, health Health, since bool) {
+	at := func(d time.Duration, health docker.Health, since bool) {
 		t.Helper()
 		clock.Set(fakeEpoch.Add(d))
 		c := mustInspect(t, f, id).Container
@@ -23,17 +25,17 @@ func TestFakeSlowStarter(t *testing.T) {
 			t.Fatalf("at %s: health %q, healthy since start %v; want %q, %v", d, c.Health, c.HealthySinceStart, health, since)
 		}
 	}
-	at(time.Second, HealthStarting, false)
-	at(4*time.Second, HealthUnhealthy, false)
-	at(9*time.Second, HealthHealthy, true)
-	if err := f.SetHealth(id, HealthUnhealthy); err != nil {
+	at(time.Second, docker.HealthStarting, false)
+	at(4*time.Second, docker.HealthUnhealthy, false)
+	at(9*time.Second, docker.HealthHealthy, true)
+	if err := f.SetHealth(id, docker.HealthUnhealthy); err != nil {
 		t.Fatal(err)
 	}
-	at(10*time.Second, HealthUnhealthy, true) // unhealthy after healthy: a crash
+	at(10*time.Second, docker.HealthUnhealthy, true) // unhealthy after healthy: a crash
 	if err := f.Restart(testCtx, id, time.Second); err != nil {
 		t.Fatal(err)
 	}
-	at(11*time.Second, HealthStarting, false)
+	at(11*time.Second, docker.HealthStarting, false)
 }
 
 // The fake's inspect tells how the container was created, as the moby
@@ -50,7 +52,7 @@ func TestFakeInspectConfig(t *testing.T) {
 	if !slices.Equal(cfg.Cmd, spec.Command) || !slices.Equal(cfg.Env, spec.Env) || cfg.StopSignal != "SIGINT" ||
 		cfg.Healthcheck == nil || cfg.Healthcheck.Interval != time.Second || !cfg.ImageKnown ||
 		!slices.Equal(cfg.Networks, []string{"back", "front"}) ||
-		!slices.Equal(cfg.Ports, []PortSpec{{ContainerPort: 8080, Proto: "tcp", HostIP: "127.0.0.1"}}) {
+		!slices.Equal(cfg.Ports, []docker.PortSpec{{ContainerPort: 8080, Proto: "tcp", HostIP: "127.0.0.1"}}) {
 		t.Errorf("config %+v", cfg)
 	}
 }

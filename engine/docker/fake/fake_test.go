@@ -1,4 +1,4 @@
-package docker
+package fake
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rollcall/rollcall/engine/docker"
 )
 
 const fakePrefix = "rollcall"
@@ -19,10 +21,10 @@ const fakePrefix = "rollcall"
 var testCtx = context.Background()
 
 // newTestFake is an engine on a manual clock with the images the tests use.
-func newTestFake(t *testing.T) (*Fake, *ManualClock) {
+func newTestFake(t *testing.T) (*Engine, *ManualClock) {
 	t.Helper()
 	clock := NewManualClock(fakeEpoch)
-	f := NewFake(FakeOptions{Clock: clock, Seed: 42})
+	f := New(Options{Clock: clock, Seed: 42})
 	f.AddImage("web:v1", "sha256:web1", Behaviour{ReadyAfter: 2 * time.Second})
 	f.AddImage("sick:v1", "sha256:sick1", Behaviour{ReadyAfter: 2 * time.Second, Unhealthy: true})
 	f.AddImage("crash:v1", "sha256:crash1", Behaviour{ReadyAfter: 500 * time.Millisecond, CrashAfter: 5 * time.Second, ExitCode: 1})
@@ -33,18 +35,18 @@ func newTestFake(t *testing.T) (*Fake, *ManualClock) {
 }
 
 // managedSpec is a managed container of image with a healthcheck.
-func managedSpec(name, image string) CreateSpec {
-	return CreateSpec{
+func managedSpec(name, image string) docker.CreateSpec {
+	return docker.CreateSpec{
 		Name:        name,
 		Image:       image,
-		Labels:      map[string]string{ManagedLabel(fakePrefix): "true", WorkloadLabel(fakePrefix): "web"},
-		Healthcheck: &Healthcheck{Test: []string{"CMD", "/demoapp", "-health"}, Interval: time.Second},
-		Ports:       []PortSpec{{ContainerPort: 8080}},
-		Limits:      Limits{NanoCPUs: 5e8, Memory: 64 << 20, Restart: "unless-stopped"},
+		Labels:      map[string]string{docker.ManagedLabel(fakePrefix): "true", docker.WorkloadLabel(fakePrefix): "web"},
+		Healthcheck: &docker.Healthcheck{Test: []string{"CMD", "/demoapp", "-health"}, Interval: time.Second},
+		Ports:       []docker.PortSpec{{ContainerPort: 8080}},
+		Limits:      docker.Limits{NanoCPUs: 5e8, Memory: 64 << 20, Restart: "unless-stopped"},
 	}
 }
 
-func mustCreate(t *testing.T, f *Fake, spec CreateSpec) string {
+func mustCreate(t *testing.T, f *Engine, spec docker.CreateSpec) string {
 	t.Helper()
 	id, err := f.Create(testCtx, spec)
 	if err != nil {
@@ -53,7 +55,7 @@ func mustCreate(t *testing.T, f *Fake, spec CreateSpec) string {
 	return id
 }
 
-func mustInspect(t *testing.T, f *Fake, id string) ContainerDetail {
+func mustInspect(t *testing.T, f *Engine, id string) docker.ContainerDetail {
 	t.Helper()
 	d, err := f.Inspect(testCtx, id)
 	if err != nil {
@@ -74,12 +76,12 @@ func TestFakeRoundTrip(t *testing.T) {
 		t.Fatalf("list after create = %v, %v; want one container", list, err)
 	}
 	c := list[0]
-	want := Container{
+	want := docker.Container{
 		ID: id, Name: "rollcall-web-0-aaaaaaaa", Image: "web:v1", ImageID: "sha256:web1",
-		Labels: c.Labels, State: StateRunning, Health: HealthStarting, HasHealthcheck: true,
+		Labels: c.Labels, State: docker.StateRunning, Health: docker.HealthStarting, HasHealthcheck: true,
 		Created: fakeEpoch, StartedAt: fakeEpoch,
-		Limits:   Limits{NanoCPUs: 5e8, Memory: 64 << 20, Restart: "unless-stopped"},
-		Ports:    []PublishedPort{{ContainerPort: 8080, Proto: "tcp", HostIP: "127.0.0.1", HostPort: 32768}},
+		Limits:   docker.Limits{NanoCPUs: 5e8, Memory: 64 << 20, Restart: "unless-stopped"},
+		Ports:    []docker.PublishedPort{{ContainerPort: 8080, Proto: "tcp", HostIP: "127.0.0.1", HostPort: 32768}},
 		Networks: map[string]string{"bridge": "172.17.0.2"},
 	}
 	if !equalContainers(c, want) {
@@ -100,7 +102,7 @@ func TestFakeRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	stopped := mustInspect(t, f, id)
-	if stopped.State != StateExited || stopped.ExitCode != 0 || !stopped.FinishedAt.Equal(fakeEpoch.Add(3*time.Second)) {
+	if stopped.State != docker.StateExited || stopped.ExitCode != 0 || !stopped.FinishedAt.Equal(fakeEpoch.Add(3*time.Second)) {
 		t.Errorf("after stop: state %s exit %d finished %v; want exited, 0, now", stopped.State, stopped.ExitCode, stopped.FinishedAt)
 	}
 	if err := f.Stop(testCtx, id, time.Second); err != nil {
@@ -112,10 +114,10 @@ func TestFakeRoundTrip(t *testing.T) {
 	if err := f.Remove(testCtx, id); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Inspect(testCtx, id); !errors.Is(err, ErrNotFound) {
+	if _, err := f.Inspect(testCtx, id); !errors.Is(err, docker.ErrNotFound) {
 		t.Errorf("inspect after remove: err = %v, want ErrNotFound", err)
 	}
-	if err := f.Remove(testCtx, id); !errors.Is(err, ErrNotFound) {
+	if err := f.Remove(testCtx, id); !errors.Is(err, docker.ErrNotFound) {
 		t.Errorf("second remove: err = %v, want ErrNotFound", err)
 	}
 
@@ -138,7 +140,7 @@ func TestFakeRoundTrip(t *testing.T) {
 	}
 }
 
-func equalContainers(a, b Container) bool {
+func equalContainers(a, b docker.Container) bool {
 	return fmt.Sprintf("%+v", a) == fmt.Sprintf("%+v", b)
 }
 
@@ -156,7 +158,7 @@ func TestFakeListShowsOnlyManagedContainersOfThePrefix(t *testing.T) {
 		{"workload-only", map[string]string{"rollcall.workload": "web"}},
 	}
 	for _, s := range seeds {
-		if _, err := f.AddContainer(Container{Name: s.name, Image: "web:v1", Labels: s.labels}); err != nil {
+		if _, err := f.AddContainer(docker.Container{Name: s.name, Image: "web:v1", Labels: s.labels}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -196,18 +198,18 @@ func TestFakeListShowsOnlyManagedContainersOfThePrefix(t *testing.T) {
 func TestFakeCreateRefusals(t *testing.T) {
 	tests := []struct {
 		name    string
-		spec    CreateSpec
+		spec    docker.CreateSpec
 		wantErr error
 	}{
-		{"name in use by a managed container is a conflict", managedSpec("rollcall-web-0-aaaaaaaa", "web:v1"), ErrConflict},
-		{"name in use by an unmanaged container is a conflict", managedSpec("postgres", "web:v1"), ErrConflict},
-		{"missing image is not found", managedSpec("rollcall-web-1-aaaaaaaa", "web:v9"), ErrNotFound},
+		{"name in use by a managed container is a conflict", managedSpec("rollcall-web-0-aaaaaaaa", "web:v1"), docker.ErrConflict},
+		{"name in use by an unmanaged container is a conflict", managedSpec("postgres", "web:v1"), docker.ErrConflict},
+		{"missing image is not found", managedSpec("rollcall-web-1-aaaaaaaa", "web:v9"), docker.ErrNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f, _ := newTestFake(t)
 			mustCreate(t, f, managedSpec("rollcall-web-0-aaaaaaaa", "web:v1"))
-			if _, err := f.AddContainer(Container{Name: "postgres", Image: "postgres:16"}); err != nil {
+			if _, err := f.AddContainer(docker.Container{Name: "postgres", Image: "postgres:16"}); err != nil {
 				t.Fatal(err)
 			}
 			before, _ := f.List(testCtx, fakePrefix)
@@ -232,7 +234,7 @@ func TestFakeImages(t *testing.T) {
 	}{
 		{"a tag resolves to its image", nil, "web:v1", "sha256:web1", nil},
 		{"an image ID resolves to itself", nil, "sha256:web1", "sha256:web1", nil},
-		{"a missing image is not found", nil, "web:v9", "", ErrNotFound},
+		{"a missing image is not found", nil, "web:v9", "", docker.ErrNotFound},
 		{"re-adding a tag re-points it, like a rebuild", func() { f.AddImage("web:v1", "sha256:web1b", Behaviour{}) }, "web:v1", "sha256:web1b", nil},
 		{"the old image stays reachable by ID", nil, "sha256:web1", "sha256:web1", nil},
 	}
@@ -250,27 +252,30 @@ func TestFakeImages(t *testing.T) {
 }
 
 func TestFakeHealthOverTime(t *testing.T) {
-	noHealthcheck := func(s CreateSpec) CreateSpec { s.Healthcheck = nil; return s }
-	disabled := func(s CreateSpec) CreateSpec { s.Healthcheck = &Healthcheck{Test: []string{"NONE"}}; return s }
-	same := func(s CreateSpec) CreateSpec { return s }
+	noHealthcheck := func(s docker.CreateSpec) docker.CreateSpec { s.Healthcheck = nil; return s }
+	disabled := func(s docker.CreateSpec) docker.CreateSpec {
+		s.Healthcheck = &docker.Healthcheck{Test: []string{"NONE"}}
+		return s
+	}
+	same := func(s docker.CreateSpec) docker.CreateSpec { return s }
 	tests := []struct {
 		name       string
 		image      string
-		spec       func(CreateSpec) CreateSpec
+		spec       func(docker.CreateSpec) docker.CreateSpec
 		wantHC     bool
-		wantBefore Health        // at 1.9s
-		wantAfter  Health        // at 3s
+		wantBefore docker.Health // at 1.9s
+		wantAfter  docker.Health // at 3s
 		wantProbes []string      // health log outputs at 3s, interval 1s
 		wantEvents []string      // health_status events
-		wantState  State         // at 3s
+		wantState  docker.State  // at 3s
 		wantAt     time.Duration // when the health turned
 	}{
-		{"starting until ReadyAfter, then healthy", "web:v1", same, true, HealthStarting, HealthHealthy,
-			[]string{"connection refused", "ok", "ok"}, []string{"health_status: healthy"}, StateRunning, 2 * time.Second},
-		{"unhealthy instead of healthy when the image says so", "sick:v1", same, true, HealthStarting, HealthUnhealthy,
-			[]string{"connection refused", "connection refused", "connection refused"}, []string{"health_status: unhealthy"}, StateRunning, 2 * time.Second},
-		{"no healthcheck: nothing happens, it runs", "web:v1", noHealthcheck, false, HealthNone, HealthNone, nil, nil, StateRunning, 0},
-		{"healthcheck NONE counts as none", "web:v1", disabled, false, HealthNone, HealthNone, nil, nil, StateRunning, 0},
+		{"starting until ReadyAfter, then healthy", "web:v1", same, true, docker.HealthStarting, docker.HealthHealthy,
+			[]string{"connection refused", "ok", "ok"}, []string{"health_status: healthy"}, docker.StateRunning, 2 * time.Second},
+		{"unhealthy instead of healthy when the image says so", "sick:v1", same, true, docker.HealthStarting, docker.HealthUnhealthy,
+			[]string{"connection refused", "connection refused", "connection refused"}, []string{"health_status: unhealthy"}, docker.StateRunning, 2 * time.Second},
+		{"no healthcheck: nothing happens, it runs", "web:v1", noHealthcheck, false, docker.HealthNone, docker.HealthNone, nil, nil, docker.StateRunning, 0},
+		{"healthcheck NONE counts as none", "web:v1", disabled, false, docker.HealthNone, docker.HealthNone, nil, nil, docker.StateRunning, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -326,21 +331,21 @@ func TestFakeHealthOverTime(t *testing.T) {
 func TestFakeSetHealthSticks(t *testing.T) {
 	f, clock := newTestFake(t)
 	id := mustCreate(t, f, managedSpec("rollcall-web-0-aaaaaaaa", "web:v1"))
-	if err := f.SetHealth(id, HealthUnhealthy); err != nil {
+	if err := f.SetHealth(id, docker.HealthUnhealthy); err != nil {
 		t.Fatal(err)
 	}
 	clock.Advance(10 * time.Second)
-	if c := mustInspect(t, f, id); c.Health != HealthUnhealthy {
+	if c := mustInspect(t, f, id); c.Health != docker.HealthUnhealthy {
 		t.Errorf("hand-set unhealthy became %q after ReadyAfter", c.Health)
 	}
 	if err := f.Restart(testCtx, id, time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if c := mustInspect(t, f, id); c.Health != HealthStarting {
+	if c := mustInspect(t, f, id); c.Health != docker.HealthStarting {
 		t.Errorf("after restart health = %q, want starting", c.Health)
 	}
 	clock.Advance(2 * time.Second)
-	if c := mustInspect(t, f, id); c.Health != HealthHealthy {
+	if c := mustInspect(t, f, id); c.Health != docker.HealthHealthy {
 		t.Errorf("after restart + ReadyAfter health = %q, want healthy", c.Health)
 	}
 }
@@ -372,15 +377,15 @@ func TestFakeCrashAndRestartPolicy(t *testing.T) {
 			id := mustCreate(t, f, spec)
 
 			clock.Advance(tt.crashAfter - time.Millisecond)
-			if c := mustInspect(t, f, id); c.State != StateRunning {
+			if c := mustInspect(t, f, id); c.State != docker.StateRunning {
 				t.Fatalf("before CrashAfter: state %s, want running", c.State)
 			}
 			clock.Advance(time.Millisecond)
 			c := mustInspect(t, f, id)
 			crashedAt := fakeEpoch.Add(tt.crashAfter)
-			wantState := StateExited
+			wantState := docker.StateExited
 			if tt.wantRestart {
-				wantState = StateRestarting
+				wantState = docker.StateRestarting
 			}
 			if c.State != wantState || c.ExitCode != tt.wantExit || c.OOMKilled != tt.wantOOM || !c.FinishedAt.Equal(crashedAt) {
 				t.Fatalf("at crash: state %s exit %d oom %v finished %v; want %s %d %v %v",
@@ -390,24 +395,24 @@ func TestFakeCrashAndRestartPolicy(t *testing.T) {
 			clock.Advance(100 * time.Millisecond) // the first backoff
 			c = mustInspect(t, f, id)
 			if !tt.wantRestart {
-				if c.State != StateExited || c.RestartCount != 0 {
+				if c.State != docker.StateExited || c.RestartCount != 0 {
 					t.Errorf("policy %s: state %s restarts %d, want exited 0", tt.policy, c.State, c.RestartCount)
 				}
 				return
 			}
 			restartedAt := crashedAt.Add(100 * time.Millisecond)
-			if c.ID != id || c.State != StateRunning || c.RestartCount != 1 || !c.StartedAt.Equal(restartedAt) || c.Health != HealthStarting {
+			if c.ID != id || c.State != docker.StateRunning || c.RestartCount != 1 || !c.StartedAt.Equal(restartedAt) || c.Health != docker.HealthStarting {
 				t.Errorf("after backoff: id same %v state %s restarts %d started %v health %q; want same, running, 1, %v, starting",
 					c.ID == id, c.State, c.RestartCount, c.StartedAt, c.Health, restartedAt)
 			}
 
 			// The second crash waits twice as long.
 			clock.Advance(tt.crashAfter + 199*time.Millisecond)
-			if c := mustInspect(t, f, id); c.State != StateRestarting {
+			if c := mustInspect(t, f, id); c.State != docker.StateRestarting {
 				t.Errorf("second backoff at 199ms: state %s, want restarting", c.State)
 			}
 			clock.Advance(time.Millisecond)
-			if c := mustInspect(t, f, id); c.State != StateRunning || c.RestartCount != 2 {
+			if c := mustInspect(t, f, id); c.State != docker.StateRunning || c.RestartCount != 2 {
 				t.Errorf("after second backoff: state %s restarts %d, want running 2", c.State, c.RestartCount)
 			}
 		})
@@ -432,12 +437,12 @@ func TestRestartBackoffDoublesAndCapsAtAMinute(t *testing.T) {
 func TestFakeStopPreventsPolicyRestart(t *testing.T) {
 	tests := []struct {
 		name  string
-		setup func(t *testing.T, f *Fake, clock *ManualClock, id string)
+		setup func(t *testing.T, f *Engine, clock *ManualClock, id string)
 	}{
-		{"stopped while running", func(*testing.T, *Fake, *ManualClock, string) {}},
-		{"stopped while restarting", func(t *testing.T, f *Fake, clock *ManualClock, id string) {
+		{"stopped while running", func(*testing.T, *Engine, *ManualClock, string) {}},
+		{"stopped while restarting", func(t *testing.T, f *Engine, clock *ManualClock, id string) {
 			clock.Advance(5 * time.Second)
-			if c := mustInspect(t, f, id); c.State != StateRestarting {
+			if c := mustInspect(t, f, id); c.State != docker.StateRestarting {
 				t.Fatalf("setup: state %s, want restarting", c.State)
 			}
 		}},
@@ -453,7 +458,7 @@ func TestFakeStopPreventsPolicyRestart(t *testing.T) {
 				t.Fatal(err)
 			}
 			clock.Advance(10 * time.Minute)
-			if c := mustInspect(t, f, id); c.State != StateExited {
+			if c := mustInspect(t, f, id); c.State != docker.StateExited {
 				t.Errorf("10 min after Stop with policy always: state %s, want exited", c.State)
 			}
 		})
@@ -464,13 +469,13 @@ func TestFakeKillCountsAsACrash(t *testing.T) {
 	tests := []struct {
 		policy    string
 		exit      int
-		wantState State
+		wantState docker.State
 	}{
-		{"no", 137, StateExited},
-		{"always", 137, StateRestarting},
-		{"unless-stopped", 0, StateRestarting},
-		{"on-failure", 137, StateRestarting},
-		{"on-failure", 0, StateExited},
+		{"no", 137, docker.StateExited},
+		{"always", 137, docker.StateRestarting},
+		{"unless-stopped", 0, docker.StateRestarting},
+		{"on-failure", 137, docker.StateRestarting},
+		{"on-failure", 0, docker.StateExited},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s exit %d", tt.policy, tt.exit), func(t *testing.T) {
@@ -502,27 +507,29 @@ func TestFakeKillCountsAsACrash(t *testing.T) {
 func TestFakeInPlaceChanges(t *testing.T) {
 	tests := []struct {
 		name         string
-		change       func(f *Fake, id string) error
-		wantLimits   Limits
+		change       func(f *Engine, id string) error
+		wantLimits   docker.Limits
 		wantStarted  time.Duration // since epoch
-		wantHealth   Health
+		wantHealth   docker.Health
 		wantRestarts int
 		wantCall     string
 	}{
 		{"update changes limits, keeps ID and StartedAt",
-			func(f *Fake, id string) error {
-				return f.Update(testCtx, id, Limits{NanoCPUs: 1e9, Memory: 128 << 20, Restart: "always"})
+			func(f *Engine, id string) error {
+				return f.Update(testCtx, id, docker.Limits{NanoCPUs: 1e9, Memory: 128 << 20, Restart: "always"})
 			},
-			Limits{NanoCPUs: 1e9, Memory: 128 << 20, Restart: "always"}, 0, HealthHealthy, 0, "update:rollcall-web-0-aaaaaaaa"},
+			docker.Limits{NanoCPUs: 1e9, Memory: 128 << 20, Restart: "always"}, 0, docker.HealthHealthy, 0, "update:rollcall-web-0-aaaaaaaa"},
 		{"update with no restart policy keeps the current one",
-			func(f *Fake, id string) error { return f.Update(testCtx, id, Limits{Memory: 32 << 20}) },
-			Limits{Memory: 32 << 20, Restart: "unless-stopped"}, 0, HealthHealthy, 0, "update:rollcall-web-0-aaaaaaaa"},
+			func(f *Engine, id string) error { return f.Update(testCtx, id, docker.Limits{Memory: 32 << 20}) },
+			docker.Limits{Memory: 32 << 20, Restart: "unless-stopped"}, 0, docker.HealthHealthy, 0, "update:rollcall-web-0-aaaaaaaa"},
 		{"SetLimits is drift by hand, not a call",
-			func(f *Fake, id string) error { return f.SetLimits(id, Limits{Memory: 1 << 30, Restart: "no"}) },
-			Limits{Memory: 1 << 30, Restart: "no"}, 0, HealthHealthy, 0, ""},
+			func(f *Engine, id string) error {
+				return f.SetLimits(id, docker.Limits{Memory: 1 << 30, Restart: "no"})
+			},
+			docker.Limits{Memory: 1 << 30, Restart: "no"}, 0, docker.HealthHealthy, 0, ""},
 		{"restart keeps ID, starts anew, health back to starting, count unchanged",
-			func(f *Fake, id string) error { return f.Restart(testCtx, id, time.Second) },
-			Limits{NanoCPUs: 5e8, Memory: 64 << 20, Restart: "unless-stopped"}, 3 * time.Second, HealthStarting, 0, "restart:rollcall-web-0-aaaaaaaa"},
+			func(f *Engine, id string) error { return f.Restart(testCtx, id, time.Second) },
+			docker.Limits{NanoCPUs: 5e8, Memory: 64 << 20, Restart: "unless-stopped"}, 3 * time.Second, docker.HealthStarting, 0, "restart:rollcall-web-0-aaaaaaaa"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -536,7 +543,7 @@ func TestFakeInPlaceChanges(t *testing.T) {
 			calls := f.Mutations()
 			c := mustInspect(t, f, id)
 			if c.ID != id || c.Limits != tt.wantLimits || !c.StartedAt.Equal(fakeEpoch.Add(tt.wantStarted)) ||
-				c.Health != tt.wantHealth || c.RestartCount != tt.wantRestarts || c.State != StateRunning {
+				c.Health != tt.wantHealth || c.RestartCount != tt.wantRestarts || c.State != docker.StateRunning {
 				t.Errorf("got id same %v limits %+v started %v health %q restarts %d state %s",
 					c.ID == id, c.Limits, c.StartedAt, c.Health, c.RestartCount, c.State)
 			}
@@ -555,44 +562,44 @@ func TestFakeInjectedFailuresHaveNoEffect(t *testing.T) {
 	custom := errors.New("engine on fire")
 	tests := []struct {
 		name      string
-		inject    func(f *Fake)
-		act       func(f *Fake, id string) error
+		inject    func(f *Engine)
+		act       func(f *Engine, id string) error
 		wantErr   error
 		wantCall  string
-		wantState State
+		wantState docker.State
 		wantCount int // managed containers after
 	}{
-		{"FailRate 1 fails create", func(f *Fake) { f.FailRate(1) },
-			func(f *Fake, _ string) error {
+		{"FailRate 1 fails create", func(f *Engine) { f.FailRate(1) },
+			func(f *Engine, _ string) error {
 				_, err := f.Create(testCtx, managedSpec("rollcall-web-1-bbbbbbbb", "web:v1"))
 				return err
 			},
-			ErrInjected, "create:rollcall-web-1-bbbbbbbb!fail", StateRunning, 1},
-		{"FailRate 1 fails stop", func(f *Fake) { f.FailRate(1) },
-			func(f *Fake, id string) error { return f.Stop(testCtx, id, 0) },
-			ErrInjected, "stop:rollcall-web-0-aaaaaaaa!fail", StateRunning, 1},
-		{"FailRate 1 fails update", func(f *Fake) { f.FailRate(1) },
-			func(f *Fake, id string) error { return f.Update(testCtx, id, Limits{Memory: 1}) },
-			ErrInjected, "update:rollcall-web-0-aaaaaaaa!fail", StateRunning, 1},
-		{"FailRate spares reads", func(f *Fake) { f.FailRate(1) },
-			func(f *Fake, id string) error { _, err := f.Inspect(testCtx, id); return err },
-			nil, "inspect:rollcall-web-0-aaaaaaaa", StateRunning, 1},
-		{"FailReads extends FailRate to reads", func(f *Fake) { f.FailRate(1); f.FailReads(true) },
-			func(f *Fake, _ string) error { _, err := f.List(testCtx, fakePrefix); return err },
-			ErrInjected, "list:rollcall!fail", StateRunning, 1},
-		{"FailCall fails the n-th call", func(f *Fake) { f.FailCall("Stop", 1) },
-			func(f *Fake, id string) error { return f.Stop(testCtx, id, 0) },
-			ErrInjected, "stop:rollcall-web-0-aaaaaaaa!fail", StateRunning, 1},
-		{"FailNext returns the given error", func(f *Fake) { f.FailNext("restart", custom) },
-			func(f *Fake, id string) error { return f.Restart(testCtx, id, 0) },
-			custom, "restart:rollcall-web-0-aaaaaaaa!fail", StateRunning, 1},
-		{"FailNext on remove", func(f *Fake) { f.FailNext("Remove", nil) },
-			func(f *Fake, id string) error {
+			ErrInjected, "create:rollcall-web-1-bbbbbbbb!fail", docker.StateRunning, 1},
+		{"FailRate 1 fails stop", func(f *Engine) { f.FailRate(1) },
+			func(f *Engine, id string) error { return f.Stop(testCtx, id, 0) },
+			ErrInjected, "stop:rollcall-web-0-aaaaaaaa!fail", docker.StateRunning, 1},
+		{"FailRate 1 fails update", func(f *Engine) { f.FailRate(1) },
+			func(f *Engine, id string) error { return f.Update(testCtx, id, docker.Limits{Memory: 1}) },
+			ErrInjected, "update:rollcall-web-0-aaaaaaaa!fail", docker.StateRunning, 1},
+		{"FailRate spares reads", func(f *Engine) { f.FailRate(1) },
+			func(f *Engine, id string) error { _, err := f.Inspect(testCtx, id); return err },
+			nil, "inspect:rollcall-web-0-aaaaaaaa", docker.StateRunning, 1},
+		{"FailReads extends FailRate to reads", func(f *Engine) { f.FailRate(1); f.FailReads(true) },
+			func(f *Engine, _ string) error { _, err := f.List(testCtx, fakePrefix); return err },
+			ErrInjected, "list:rollcall!fail", docker.StateRunning, 1},
+		{"FailCall fails the n-th call", func(f *Engine) { f.FailCall("Stop", 1) },
+			func(f *Engine, id string) error { return f.Stop(testCtx, id, 0) },
+			ErrInjected, "stop:rollcall-web-0-aaaaaaaa!fail", docker.StateRunning, 1},
+		{"FailNext returns the given error", func(f *Engine) { f.FailNext("restart", custom) },
+			func(f *Engine, id string) error { return f.Restart(testCtx, id, 0) },
+			custom, "restart:rollcall-web-0-aaaaaaaa!fail", docker.StateRunning, 1},
+		{"FailNext on remove", func(f *Engine) { f.FailNext("Remove", nil) },
+			func(f *Engine, id string) error {
 				_ = f.Stop(testCtx, id, 0)
 				f.ResetCalls()
 				return f.Remove(testCtx, id)
 			},
-			ErrInjected, "remove:rollcall-web-0-aaaaaaaa!fail", StateExited, 1},
+			ErrInjected, "remove:rollcall-web-0-aaaaaaaa!fail", docker.StateExited, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -655,17 +662,17 @@ func TestFakeFailRateIsAShare(t *testing.T) {
 func TestFakeStartFailureRemovesTheContainer(t *testing.T) {
 	tests := []struct {
 		name  string
-		setup func(f *Fake)
-		spec  CreateSpec
+		setup func(f *Engine)
+		spec  docker.CreateSpec
 	}{
-		{"FailStart image", func(*Fake) {}, managedSpec("rollcall-web-0-aaaaaaaa", "broken:v1")},
-		{"fixed host port already allocated", func(f *Fake) {
+		{"FailStart image", func(*Engine) {}, managedSpec("rollcall-web-0-aaaaaaaa", "broken:v1")},
+		{"fixed host port already allocated", func(f *Engine) {
 			s := managedSpec("holder", "web:v1")
-			s.Ports = []PortSpec{{HostPort: 8080, ContainerPort: 8080}}
+			s.Ports = []docker.PortSpec{{HostPort: 8080, ContainerPort: 8080}}
 			mustCreate(t, f, s)
-		}, func() CreateSpec {
+		}, func() docker.CreateSpec {
 			s := managedSpec("rollcall-web-0-aaaaaaaa", "web:v1")
-			s.Ports = []PortSpec{{HostPort: 8080, ContainerPort: 8080}}
+			s.Ports = []docker.PortSpec{{HostPort: 8080, ContainerPort: 8080}}
 			return s
 		}()},
 	}
@@ -676,10 +683,10 @@ func TestFakeStartFailureRemovesTheContainer(t *testing.T) {
 			if _, err := f.Create(testCtx, tt.spec); err == nil {
 				t.Fatal("create succeeded")
 			}
-			if _, err := f.Inspect(testCtx, tt.spec.Name); !errors.Is(err, ErrNotFound) {
+			if _, err := f.Inspect(testCtx, tt.spec.Name); !errors.Is(err, docker.ErrNotFound) {
 				t.Errorf("the container is still there after a failed start: %v", err)
 			}
-			if err := f.Remove(testCtx, tt.spec.Name); !errors.Is(err, ErrNotFound) {
+			if err := f.Remove(testCtx, tt.spec.Name); !errors.Is(err, docker.ErrNotFound) {
 				t.Errorf("remove after failed start: %v, want ErrNotFound", err)
 			}
 		})
@@ -687,9 +694,9 @@ func TestFakeStartFailureRemovesTheContainer(t *testing.T) {
 }
 
 // collectEvents reads events until n arrived or a second passed.
-func collectEvents(t *testing.T, events <-chan Event, n int) []Event {
+func collectEvents(t *testing.T, events <-chan docker.Event, n int) []docker.Event {
 	t.Helper()
-	var out []Event
+	var out []docker.Event
 	timeout := time.After(time.Second)
 	for len(out) < n {
 		select {
@@ -705,7 +712,7 @@ func collectEvents(t *testing.T, events <-chan Event, n int) []Event {
 	return out
 }
 
-func fakeEventActions(evs []Event) []string {
+func fakeEventActions(evs []docker.Event) []string {
 	var out []string
 	for _, ev := range evs {
 		out = append(out, ev.Name+" "+ev.Action)
@@ -722,13 +729,13 @@ func TestFakeEventsForManagedContainersOnly(t *testing.T) {
 	unmanaged.Labels = map[string]string{"com.example": "x"}
 	mustCreate(t, f, unmanaged)
 	foreign := managedSpec("foreign", "web:v1")
-	foreign.Labels = map[string]string{ManagedLabel("other"): "true"}
+	foreign.Labels = map[string]string{docker.ManagedLabel("other"): "true"}
 	mustCreate(t, f, foreign)
 
 	id := mustCreate(t, f, managedSpec("web", "web:v1"))
 	clock.Advance(2 * time.Second)
 	f.Tick()
-	_ = f.Update(testCtx, id, Limits{Memory: 1 << 20})
+	_ = f.Update(testCtx, id, docker.Limits{Memory: 1 << 20})
 	_ = f.Restart(testCtx, id, 0)
 	_ = f.Stop(testCtx, id, 0)
 	_ = f.Remove(testCtx, id)
@@ -742,7 +749,7 @@ func TestFakeEventsForManagedContainersOnly(t *testing.T) {
 	if !slices.Equal(fakeEventActions(got), want) {
 		t.Errorf("events:\n got %q\nwant %q", fakeEventActions(got), want)
 	}
-	if got[0].ContainerID != id || got[0].Attributes["name"] != "web" || got[0].Attributes[WorkloadLabel(fakePrefix)] != "web" {
+	if got[0].ContainerID != id || got[0].Attributes["name"] != "web" || got[0].Attributes[docker.WorkloadLabel(fakePrefix)] != "web" {
 		t.Errorf("create event = %+v, want ID, name and labels", got[0])
 	}
 	if got[4].Attributes["exitCode"] != "0" {
@@ -801,15 +808,15 @@ func TestFakeEventsReplaySince(t *testing.T) {
 func TestFakeEventStreamBreaks(t *testing.T) {
 	tests := []struct {
 		name  string
-		open  func(f *Fake) (<-chan Event, <-chan error)
+		open  func(f *Engine) (<-chan docker.Event, <-chan error)
 		cause error
 	}{
-		{"BreakEvents sends the error then closes", func(f *Fake) (<-chan Event, <-chan error) {
+		{"BreakEvents sends the error then closes", func(f *Engine) (<-chan docker.Event, <-chan error) {
 			events, errc := f.Events(testCtx, fakePrefix, time.Time{})
 			f.BreakEvents(errEngineGone)
 			return events, errc
 		}, errEngineGone},
-		{"an injected failure on Events", func(f *Fake) (<-chan Event, <-chan error) {
+		{"an injected failure on Events", func(f *Engine) (<-chan docker.Event, <-chan error) {
 			f.FailNext("Events", nil)
 			return f.Events(testCtx, fakePrefix, time.Time{})
 		}, ErrInjected},
@@ -835,18 +842,18 @@ func TestFakeLogs(t *testing.T) {
 	id := mustCreate(t, f, managedSpec("web", "web:v1"))
 	clock.Advance(2 * time.Second)
 
-	read := func(opts LogOptions) []LogLine {
+	read := func(opts docker.LogOptions) []docker.LogLine {
 		ch, err := f.Logs(testCtx, id, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var out []LogLine
+		var out []docker.LogLine
 		for l := range ch {
 			out = append(out, l)
 		}
 		return out
 	}
-	all := read(LogOptions{})
+	all := read(docker.LogOptions{})
 	streams := map[string]bool{}
 	for _, l := range all {
 		streams[l.Stream] = true
@@ -854,15 +861,15 @@ func TestFakeLogs(t *testing.T) {
 	if len(all) < 3 || !streams["stdout"] || !streams["stderr"] {
 		t.Errorf("logs = %+v, want a few lines on stdout and stderr", all)
 	}
-	if tail := read(LogOptions{Tail: 1}); len(tail) != 1 || tail[0] != all[len(all)-1] {
+	if tail := read(docker.LogOptions{Tail: 1}); len(tail) != 1 || tail[0] != all[len(all)-1] {
 		t.Errorf("tail 1 = %+v, want the last line %+v", tail, all[len(all)-1])
 	}
-	if _, err := f.Logs(testCtx, "nope", LogOptions{}); !errors.Is(err, ErrNotFound) {
+	if _, err := f.Logs(testCtx, "nope", docker.LogOptions{}); !errors.Is(err, docker.ErrNotFound) {
 		t.Errorf("logs of a missing container: %v, want ErrNotFound", err)
 	}
 
 	t.Run("follow streams new lines until the container goes", func(t *testing.T) {
-		ch, err := f.Logs(testCtx, id, LogOptions{Tail: 1, Follow: true})
+		ch, err := f.Logs(testCtx, id, docker.LogOptions{Tail: 1, Follow: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -880,7 +887,7 @@ func TestFakeLogs(t *testing.T) {
 	t.Run("follow ends with its context", func(t *testing.T) {
 		id := mustCreate(t, f, managedSpec("web2", "web:v1"))
 		fctx, cancel := context.WithCancel(testCtx)
-		ch, _ := f.Logs(fctx, id, LogOptions{Follow: true})
+		ch, _ := f.Logs(fctx, id, docker.LogOptions{Follow: true})
 		cancel()
 		for range ch { // must end
 		}
@@ -889,30 +896,30 @@ func TestFakeLogs(t *testing.T) {
 
 func TestFakeAddContainerSeedsState(t *testing.T) {
 	f, clock := newTestFake(t)
-	legacy := Container{
+	legacy := docker.Container{
 		Name: "web-legacy", Image: "web:v1", ImageID: "sha256:web1",
-		Labels:         map[string]string{ManagedLabel(fakePrefix): "true", WorkloadLabel(fakePrefix): "web"},
+		Labels:         map[string]string{docker.ManagedLabel(fakePrefix): "true", docker.WorkloadLabel(fakePrefix): "web"},
 		HasHealthcheck: true, StartedAt: fakeEpoch.Add(-time.Second),
-		Ports: []PublishedPort{{ContainerPort: 80, Proto: "tcp", HostIP: "127.0.0.1", HostPort: 40000}},
+		Ports: []docker.PublishedPort{{ContainerPort: 80, Proto: "tcp", HostIP: "127.0.0.1", HostPort: 40000}},
 	}
 	id, err := f.AddContainer(legacy)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.AddContainer(Container{Name: "web-legacy"}); !errors.Is(err, ErrConflict) {
+	if _, err := f.AddContainer(docker.Container{Name: "web-legacy"}); !errors.Is(err, docker.ErrConflict) {
 		t.Errorf("seeding a used name: %v, want ErrConflict", err)
 	}
-	stuck, _ := f.AddContainer(Container{Name: "unknown-image", Image: "elsewhere:1", HasHealthcheck: true})
+	stuck, _ := f.AddContainer(docker.Container{Name: "unknown-image", Image: "elsewhere:1", HasHealthcheck: true})
 
 	c := mustInspect(t, f, id)
-	if c.State != StateRunning || c.Health != HealthStarting || c.Limits.Restart != "no" || c.Created.IsZero() {
+	if c.State != docker.StateRunning || c.Health != docker.HealthStarting || c.Limits.Restart != "no" || c.Created.IsZero() {
 		t.Errorf("seeded defaults: %+v", c.Container)
 	}
 	clock.Advance(time.Second) // ReadyAfter 2s counts from the seeded StartedAt
-	if c := mustInspect(t, f, id); c.Health != HealthHealthy {
+	if c := mustInspect(t, f, id); c.Health != docker.HealthHealthy {
 		t.Errorf("seeded container of a known image: health %q, want healthy", c.Health)
 	}
-	if c := mustInspect(t, f, stuck); c.Health != HealthStarting {
+	if c := mustInspect(t, f, stuck); c.Health != docker.HealthStarting {
 		t.Errorf("seeded container of an unknown image: health %q, want starting (nothing drives it)", c.Health)
 	}
 	next := mustCreate(t, f, managedSpec("web-new", "web:v1"))
@@ -929,9 +936,9 @@ func TestFakeInfo(t *testing.T) {
 		{"fake://demo", "fake://demo"},
 	}
 	for _, tt := range tests {
-		f := NewFake(FakeOptions{Endpoint: tt.endpoint})
+		f := New(Options{Endpoint: tt.endpoint})
 		info, err := f.Info(testCtx)
-		want := EngineInfo{ID: "fake:" + tt.want, Endpoint: tt.want, Version: "fake", APIVersion: "1.41", Simulated: true}
+		want := docker.EngineInfo{ID: "fake:" + tt.want, Endpoint: tt.want, Version: "fake", APIVersion: "1.41", Simulated: true}
 		if err != nil || info != want {
 			t.Errorf("Info() = %+v, %v; want %+v", info, err, want)
 		}
@@ -939,7 +946,7 @@ func TestFakeInfo(t *testing.T) {
 }
 
 // fakeScript is one call sequence, run on fakes to compare them.
-func fakeScript(f *Fake, clock *ManualClock) []string {
+func fakeScript(f *Engine, clock *ManualClock) []string {
 	f.FailRate(0.2)
 	var ids []string
 	for i := range 10 {
@@ -957,9 +964,9 @@ func fakeScript(f *Fake, clock *ManualClock) []string {
 }
 
 func TestFakeIsDeterministic(t *testing.T) {
-	run := func(seed int64) ([]string, []string, []Event) {
+	run := func(seed int64) ([]string, []string, []docker.Event) {
 		clock := NewManualClock(fakeEpoch)
-		f := NewFake(FakeOptions{Clock: clock, Seed: seed})
+		f := New(Options{Clock: clock, Seed: seed})
 		f.AddImage("web:v1", "sha256:web1", Behaviour{ReadyAfter: time.Second})
 		ids := fakeScript(f, clock)
 		return ids, f.Calls(), slices.Clone(f.history)
@@ -978,7 +985,7 @@ func TestFakeIsDeterministic(t *testing.T) {
 }
 
 func TestFakeConcurrentUse(t *testing.T) {
-	f := NewFake(FakeOptions{Seed: 3}) // real clock
+	f := New(Options{Seed: 3}) // real clock
 	f.AddImage("web:v1", "sha256:web1", Behaviour{ReadyAfter: time.Millisecond, CrashAfter: 3 * time.Millisecond, ExitCode: 1})
 	evctx, cancel := context.WithCancel(testCtx)
 	defer cancel()
@@ -1003,7 +1010,7 @@ func TestFakeConcurrentUse(t *testing.T) {
 				_, _ = f.List(testCtx, fakePrefix)
 				_, _ = f.Inspect(testCtx, id)
 				f.Tick()
-				_ = f.Update(testCtx, id, Limits{Memory: int64(i)})
+				_ = f.Update(testCtx, id, docker.Limits{Memory: int64(i)})
 				if err := f.Stop(testCtx, id, 0); err != nil {
 					t.Errorf("stop: %v", err)
 				}
@@ -1044,7 +1051,7 @@ func TestFailCallPanicsOnAnUnknownMethod(t *testing.T) {
 			t.Error("FailCall(\"Destroy\") did not panic")
 		}
 	}()
-	NewFake(FakeOptions{}).FailCall("Destroy", 1)
+	New(Options{}).FailCall("Destroy", 1)
 }
 
 func TestFakeEventHistoryIsBounded(t *testing.T) {
@@ -1052,7 +1059,7 @@ func TestFakeEventHistoryIsBounded(t *testing.T) {
 	id := mustCreate(t, f, managedSpec("web", "web:v1"))
 	for range maxHistory + 200 {
 		clock.Advance(time.Millisecond)
-		_ = f.Update(testCtx, id, Limits{Memory: 1 << 20})
+		_ = f.Update(testCtx, id, docker.Limits{Memory: 1 << 20})
 	}
 	evctx, cancel := context.WithCancel(testCtx)
 	defer cancel()
@@ -1083,11 +1090,11 @@ func TestFakeExec(t *testing.T) {
 	if err != nil || code != 0 {
 		t.Fatalf("exec in a draining container: %d %q %v", code, out, err)
 	}
-	if h := mustInspect(t, f, drains).Health; h != HealthHealthy {
+	if h := mustInspect(t, f, drains).Health; h != docker.HealthHealthy {
 		t.Errorf("right after the exec: health %q, want still healthy", h)
 	}
 	clock.Advance(time.Second)
-	if h := mustInspect(t, f, drains).Health; h != HealthUnhealthy {
+	if h := mustInspect(t, f, drains).Health; h != docker.HealthUnhealthy {
 		t.Errorf("one interval after the exec: health %q, want unhealthy", h)
 	}
 
@@ -1096,17 +1103,17 @@ func TestFakeExec(t *testing.T) {
 		t.Errorf("exec that fails: %d %q %v; want exit 3 and no error", code, out, err)
 	}
 	clock.Advance(5 * time.Second)
-	if h := mustInspect(t, f, fails).Health; h != HealthHealthy {
+	if h := mustInspect(t, f, fails).Health; h != docker.HealthHealthy {
 		t.Errorf("a failed exec drained the container: health %q", h)
 	}
 
 	if err := f.Stop(testCtx, fails, 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := f.Exec(testCtx, fails, []string{"/x"}); err == nil || errors.Is(err, ErrNotFound) {
+	if _, _, err := f.Exec(testCtx, fails, []string{"/x"}); err == nil || errors.Is(err, docker.ErrNotFound) {
 		t.Errorf("exec in a stopped container: %v, want a plain error", err)
 	}
-	if _, _, err := f.Exec(testCtx, "nope", []string{"/x"}); !errors.Is(err, ErrNotFound) {
+	if _, _, err := f.Exec(testCtx, "nope", []string{"/x"}); !errors.Is(err, docker.ErrNotFound) {
 		t.Errorf("exec in a missing container: %v, want ErrNotFound", err)
 	}
 	want := []string{"rollcall-web-0-aaaaaaaa: /demoapp -drain", "rollcall-web-1-bbbbbbbb: /demoapp -drain"}

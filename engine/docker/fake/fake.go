@@ -1,4 +1,7 @@
-package docker
+// Package fake is an in-memory container engine that implements
+// docker.Client, for tests, the demo and benchmarks. It imports no moby
+// package.
+package fake
 
 import (
 	"cmp"
@@ -10,9 +13,11 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/rollcall/rollcall/engine/docker"
 )
 
-// Fake is an in-memory container engine that implements Client. Tests, the
+// Engine is an in-memory container engine that implements docker.Client. Tests, the
 // demo and benchmarks use it in place of a real engine.
 //
 // Rules it keeps:
@@ -31,8 +36,8 @@ import (
 //     error is recorded with a "!fail" suffix. The test helpers (Kill,
 //     SetHealth, SetLimits, AddContainer, AddImage, Tick) are not recorded.
 //
-// A Fake is safe for concurrent use.
-type Fake struct {
+// An Engine is safe for concurrent use.
+type Engine struct {
 	mu       sync.Mutex
 	clock    Clock
 	rng      *rand.Rand
@@ -51,12 +56,12 @@ type Fake struct {
 	execs  []string // "name: cmd args", every command run by Exec
 	inject injector
 
-	history []Event // recent events, for replay to new subscribers
+	history []docker.Event // recent events, for replay to new subscribers
 	subs    []*eventSub
 }
 
-// FakeOptions configure a Fake.
-type FakeOptions struct {
+// Options configure a Fake.
+type Options struct {
 	Clock    Clock  // nil: real time
 	Seed     int64  // seeds IDs and injected failures
 	Endpoint string // reported by Info; "" means "fake://"
@@ -118,8 +123,8 @@ func (c *ManualClock) read() time.Time {
 // firstEphemeralPort is where docker's ephemeral host ports start on Linux.
 const firstEphemeralPort = 32768
 
-// NewFake returns an empty engine: no images, no containers.
-func NewFake(opts FakeOptions) *Fake {
+// New returns an empty engine: no images, no containers.
+func New(opts Options) *Engine {
 	clock := opts.Clock
 	if clock == nil {
 		clock = realClock{}
@@ -129,7 +134,7 @@ func NewFake(opts FakeOptions) *Fake {
 		endpoint = "fake://"
 	}
 	seed := uint64(opts.Seed)
-	return &Fake{
+	return &Engine{
 		clock:      clock,
 		rng:        rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		endpoint:   endpoint,
@@ -142,23 +147,23 @@ func NewFake(opts FakeOptions) *Fake {
 	}
 }
 
-var _ Client = (*Fake)(nil)
+var _ docker.Client = (*Engine)(nil)
 
 // Info describes the fake engine.
-func (f *Fake) Info(ctx context.Context) (_ EngineInfo, err error) {
+func (f *Engine) Info(ctx context.Context) (_ docker.EngineInfo, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.advance()
 	defer f.record("info", "", &err)
 	if err := f.check(ctx, "info"); err != nil {
-		return EngineInfo{}, fmt.Errorf("info: %w", err)
+		return docker.EngineInfo{}, fmt.Errorf("info: %w", err)
 	}
-	return EngineInfo{ID: f.engineID, Endpoint: f.endpoint, Version: "fake", APIVersion: "1.41", Simulated: true}, nil
+	return docker.EngineInfo{ID: f.engineID, Endpoint: f.endpoint, Version: "fake", APIVersion: "1.41", Simulated: true}, nil
 }
 
 // List returns copies of the containers labelled <prefix>.managed=true,
 // sorted by name.
-func (f *Fake) List(ctx context.Context, prefix string) (_ []Container, err error) {
+func (f *Engine) List(ctx context.Context, prefix string) (_ []docker.Container, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.advance()
@@ -166,38 +171,38 @@ func (f *Fake) List(ctx context.Context, prefix string) (_ []Container, err erro
 	if err := f.check(ctx, "list"); err != nil {
 		return nil, fmt.Errorf("list %s: %w", prefix, err)
 	}
-	var out []Container
+	var out []docker.Container
 	for _, c := range f.containers {
-		if c.Labels[ManagedLabel(prefix)] == "true" {
+		if c.Labels[docker.ManagedLabel(prefix)] == "true" {
 			out = append(out, copyContainer(c.Container))
 		}
 	}
-	slices.SortFunc(out, func(a, b Container) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b docker.Container) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
 // Inspect returns a copy of one container with its recent health probes.
-func (f *Fake) Inspect(ctx context.Context, id string) (_ ContainerDetail, err error) {
+func (f *Engine) Inspect(ctx context.Context, id string) (_ docker.ContainerDetail, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := f.advance()
 	c := f.lookup(id)
 	defer f.record("inspect", nameOr(c, id), &err)
 	if err := f.check(ctx, "inspect"); err != nil {
-		return ContainerDetail{}, fmt.Errorf("inspect %s: %w", id, err)
+		return docker.ContainerDetail{}, fmt.Errorf("inspect %s: %w", id, err)
 	}
 	if c == nil {
-		return ContainerDetail{}, fmt.Errorf("inspect %s: %w", id, ErrNotFound)
+		return docker.ContainerDetail{}, fmt.Errorf("inspect %s: %w", id, docker.ErrNotFound)
 	}
-	return ContainerDetail{Container: copyContainer(c.Container), HealthLog: c.healthLog(now), Config: c.config()}, nil
+	return docker.ContainerDetail{Container: copyContainer(c.Container), HealthLog: c.healthLog(now), Config: c.config()}, nil
 }
 
 // config is how the container was created. The fake's images have no
 // command, entrypoint or environment of their own, so the create's is all
 // there is. A container seeded by AddContainer was created by no spec: its
 // config is empty but for its stop signal.
-func (c *fakeContainer) config() ContainerConfig {
-	cfg := ContainerConfig{StopSignal: c.stopSignal, ImageKnown: c.knownImage}
+func (c *fakeContainer) config() docker.ContainerConfig {
+	cfg := docker.ContainerConfig{StopSignal: c.stopSignal, ImageKnown: c.knownImage}
 	s := c.spec
 	if s == nil {
 		return cfg
@@ -218,26 +223,26 @@ func (c *fakeContainer) config() ContainerConfig {
 		}
 		cfg.Ports = append(cfg.Ports, p)
 	}
-	SortPortSpecs(cfg.Ports)
+	docker.SortPortSpecs(cfg.Ports)
 	cfg.Networks = slices.Clone(s.Networks)
 	slices.Sort(cfg.Networks)
 	return cfg
 }
 
 // ImageInspect resolves a reference or an image ID.
-func (f *Fake) ImageInspect(ctx context.Context, ref string) (_ Image, err error) {
+func (f *Engine) ImageInspect(ctx context.Context, ref string) (_ docker.Image, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.advance()
 	defer f.record("imageinspect", ref, &err)
 	if err := f.check(ctx, "imageinspect"); err != nil {
-		return Image{}, fmt.Errorf("image %s: %w", ref, err)
+		return docker.Image{}, fmt.Errorf("image %s: %w", ref, err)
 	}
 	id, ok := f.resolveImage(ref)
 	if !ok {
-		return Image{}, fmt.Errorf("image %s: %w", ref, ErrNotFound)
+		return docker.Image{}, fmt.Errorf("image %s: %w", ref, docker.ErrNotFound)
 	}
-	img := Image{ID: id}
+	img := docker.Image{ID: id}
 	for tag, tid := range f.tags {
 		if tid == id {
 			img.RepoTags = append(img.RepoTags, tag)
@@ -250,7 +255,7 @@ func (f *Fake) ImageInspect(ctx context.Context, ref string) (_ Image, err error
 // Create creates and starts a container. When the image's Behaviour has
 // FailStart, or a fixed host port is taken, the start fails and the container
 // is removed again.
-func (f *Fake) Create(ctx context.Context, spec CreateSpec) (_ string, err error) {
+func (f *Engine) Create(ctx context.Context, spec docker.CreateSpec) (_ string, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := f.advance()
@@ -262,11 +267,11 @@ func (f *Fake) Create(ctx context.Context, spec CreateSpec) (_ string, err error
 		return "", errors.New("create: a container name is required")
 	}
 	if f.byName(spec.Name) != nil {
-		return "", fmt.Errorf("create %s: %w", spec.Name, ErrConflict)
+		return "", fmt.Errorf("create %s: %w", spec.Name, docker.ErrConflict)
 	}
 	imageID, ok := f.resolveImage(spec.Image)
 	if !ok {
-		return "", fmt.Errorf("create %s: image %s: %w", spec.Name, spec.Image, ErrNotFound)
+		return "", fmt.Errorf("create %s: image %s: %w", spec.Name, spec.Image, docker.ErrNotFound)
 	}
 	c := f.newContainer(spec, imageID, now)
 	if err := f.start(c, now); err != nil {
@@ -279,7 +284,7 @@ func (f *Fake) Create(ctx context.Context, spec CreateSpec) (_ string, err error
 // Stop stops a running or restarting container with exit code 0. A container
 // stopped this way is never restarted by its restart policy. Stopping a
 // stopped container does nothing.
-func (f *Fake) Stop(ctx context.Context, id string, grace time.Duration) (err error) {
+func (f *Engine) Stop(ctx context.Context, id string, grace time.Duration) (err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := f.advance()
@@ -289,14 +294,14 @@ func (f *Fake) Stop(ctx context.Context, id string, grace time.Duration) (err er
 		return fmt.Errorf("stop %s: %w", nameOr(c, id), err)
 	}
 	if c == nil {
-		return fmt.Errorf("stop %s: %w", id, ErrNotFound)
+		return fmt.Errorf("stop %s: %w", id, docker.ErrNotFound)
 	}
 	f.stop(c, now)
 	return nil
 }
 
 // Remove removes a container that is not running.
-func (f *Fake) Remove(ctx context.Context, id string) (err error) {
+func (f *Engine) Remove(ctx context.Context, id string) (err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := f.advance()
@@ -306,9 +311,9 @@ func (f *Fake) Remove(ctx context.Context, id string) (err error) {
 		return fmt.Errorf("remove %s: %w", nameOr(c, id), err)
 	}
 	if c == nil {
-		return fmt.Errorf("remove %s: %w", id, ErrNotFound)
+		return fmt.Errorf("remove %s: %w", id, docker.ErrNotFound)
 	}
-	if c.State == StateRunning || c.State == StateRestarting {
+	if c.State == docker.StateRunning || c.State == docker.StateRestarting {
 		return fmt.Errorf("remove %s: container is %s, stop it first", c.Name, c.State)
 	}
 	f.destroy(c, now)
@@ -318,7 +323,7 @@ func (f *Fake) Remove(ctx context.Context, id string) (err error) {
 // Restart stops a container if it runs and starts it again: same ID, a new
 // StartedAt, health back to starting. RestartCount, which counts restarts by
 // the restart policy, is unchanged, as in docker.
-func (f *Fake) Restart(ctx context.Context, id string, grace time.Duration) (err error) {
+func (f *Engine) Restart(ctx context.Context, id string, grace time.Duration) (err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := f.advance()
@@ -328,7 +333,7 @@ func (f *Fake) Restart(ctx context.Context, id string, grace time.Duration) (err
 		return fmt.Errorf("restart %s: %w", nameOr(c, id), err)
 	}
 	if c == nil {
-		return fmt.Errorf("restart %s: %w", id, ErrNotFound)
+		return fmt.Errorf("restart %s: %w", id, docker.ErrNotFound)
 	}
 	f.stop(c, now)
 	if err := f.start(c, now); err != nil {
@@ -340,7 +345,7 @@ func (f *Fake) Restart(ctx context.Context, id string, grace time.Duration) (err
 
 // Update changes a container's limits in place: same ID, same StartedAt. An
 // empty restart policy leaves the current one, as docker update does.
-func (f *Fake) Update(ctx context.Context, id string, limits Limits) (err error) {
+func (f *Engine) Update(ctx context.Context, id string, limits docker.Limits) (err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := f.advance()
@@ -350,7 +355,7 @@ func (f *Fake) Update(ctx context.Context, id string, limits Limits) (err error)
 		return fmt.Errorf("update %s: %w", nameOr(c, id), err)
 	}
 	if c == nil {
-		return fmt.Errorf("update %s: %w", id, ErrNotFound)
+		return fmt.Errorf("update %s: %w", id, docker.ErrNotFound)
 	}
 	f.setLimits(c, limits, now)
 	return nil
@@ -360,7 +365,7 @@ func (f *Fake) Update(ctx context.Context, id string, limits Limits) (err error)
 // how it ends (ExecExitCode) and what it does (ExecDrains: the container
 // turns unhealthy one probe interval later, as demoapp -drain makes it).
 // The command is recorded in Execs.
-func (f *Fake) Exec(ctx context.Context, id string, cmd []string) (_ int, _ string, err error) {
+func (f *Engine) Exec(ctx context.Context, id string, cmd []string) (_ int, _ string, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := f.advance()
@@ -370,12 +375,12 @@ func (f *Fake) Exec(ctx context.Context, id string, cmd []string) (_ int, _ stri
 		return 0, "", fmt.Errorf("exec %s: %w", nameOr(c, id), err)
 	}
 	if c == nil {
-		return 0, "", fmt.Errorf("exec %s: %w", id, ErrNotFound)
+		return 0, "", fmt.Errorf("exec %s: %w", id, docker.ErrNotFound)
 	}
 	if len(cmd) == 0 {
 		return 0, "", fmt.Errorf("exec %s: empty command", c.Name)
 	}
-	if c.State != StateRunning {
+	if c.State != docker.StateRunning {
 		return 0, "", fmt.Errorf("exec %s: container %s is not running", cmd[0], c.Name)
 	}
 	f.execs = append(f.execs, c.Name+": "+strings.Join(cmd, " "))
@@ -397,7 +402,7 @@ func (f *Fake) Exec(ctx context.Context, id string, cmd []string) (_ int, _ stri
 // stream breaks (an injected failure, BreakEvents); in the latter case one
 // error is sent on the error channel first. The error channel is never
 // closed.
-func (f *Fake) Events(ctx context.Context, prefix string, since time.Time) (<-chan Event, <-chan error) {
+func (f *Engine) Events(ctx context.Context, prefix string, since time.Time) (<-chan docker.Event, <-chan error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.advance()
@@ -406,11 +411,11 @@ func (f *Fake) Events(ctx context.Context, prefix string, since time.Time) (<-ch
 	defer f.record("events", prefix, &err)
 	if err = f.check(ctx, "events"); err != nil {
 		errc <- fmt.Errorf("events %s: %w", prefix, err)
-		events := make(chan Event)
+		events := make(chan docker.Event)
 		close(events)
 		return events, errc
 	}
-	var backlog []Event
+	var backlog []docker.Event
 	if !since.IsZero() {
 		for _, ev := range f.recentHistory() {
 			if !ev.Time.Before(since) && isManaged(ev, prefix) {
@@ -426,7 +431,7 @@ func (f *Fake) Events(ctx context.Context, prefix string, since time.Time) (<-ch
 // Logs returns a container's synthetic log lines: a few per lifecycle
 // change, on stdout and stderr. With Follow, the channel stays open for new
 // lines until ctx ends or the container is removed.
-func (f *Fake) Logs(ctx context.Context, id string, opts LogOptions) (_ <-chan LogLine, err error) {
+func (f *Engine) Logs(ctx context.Context, id string, opts docker.LogOptions) (_ <-chan docker.LogLine, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.advance()
@@ -436,7 +441,7 @@ func (f *Fake) Logs(ctx context.Context, id string, opts LogOptions) (_ <-chan L
 		return nil, fmt.Errorf("logs %s: %w", nameOr(c, id), err)
 	}
 	if c == nil {
-		return nil, fmt.Errorf("logs %s: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("logs %s: %w", id, docker.ErrNotFound)
 	}
 	lines := c.logs
 	if opts.Tail > 0 && len(lines) > opts.Tail {
@@ -447,7 +452,7 @@ func (f *Fake) Logs(ctx context.Context, id string, opts LogOptions) (_ <-chan L
 		c.logFeeds = append(c.logFeeds, fd)
 		return fd.out, nil
 	}
-	out := make(chan LogLine, len(lines))
+	out := make(chan docker.LogLine, len(lines))
 	for _, l := range lines {
 		out <- l
 	}
@@ -457,14 +462,14 @@ func (f *Fake) Logs(ctx context.Context, id string, opts LogOptions) (_ <-chan L
 
 // Tick works out every state change due by now and emits its events, for
 // callers that want events to flow without making other calls.
-func (f *Fake) Tick() {
+func (f *Engine) Tick() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.advance()
 }
 
 // lookup finds a container by ID, name or unique ID prefix, or returns nil.
-func (f *Fake) lookup(ref string) *fakeContainer {
+func (f *Engine) lookup(ref string) *fakeContainer {
 	if ref == "" {
 		return nil
 	}
@@ -486,7 +491,7 @@ func (f *Fake) lookup(ref string) *fakeContainer {
 	return found
 }
 
-func (f *Fake) byName(name string) *fakeContainer {
+func (f *Engine) byName(name string) *fakeContainer {
 	for _, c := range f.containers {
 		if c.Name == name {
 			return c
@@ -496,7 +501,7 @@ func (f *Fake) byName(name string) *fakeContainer {
 }
 
 // resolveImage maps a reference or an image ID to the image ID.
-func (f *Fake) resolveImage(ref string) (string, bool) {
+func (f *Engine) resolveImage(ref string) (string, bool) {
 	if id, ok := f.tags[ref]; ok {
 		return id, true
 	}
@@ -507,7 +512,7 @@ func (f *Fake) resolveImage(ref string) (string, bool) {
 }
 
 // newID returns a 64-hex container ID from the seeded source.
-func (f *Fake) newID() string {
+func (f *Engine) newID() string {
 	return fmt.Sprintf("%016x%016x%016x%016x", f.rng.Uint64(), f.rng.Uint64(), f.rng.Uint64(), f.rng.Uint64())
 }
 
@@ -518,7 +523,7 @@ func nameOr(c *fakeContainer, id string) string {
 	return c.Name
 }
 
-func copyContainer(c Container) Container {
+func copyContainer(c docker.Container) docker.Container {
 	c.Labels = copyMap(c.Labels)
 	c.Ports = slices.Clone(c.Ports)
 	c.Networks = copyMap(c.Networks)
@@ -533,7 +538,7 @@ const fakeBridge = "bridge"
 // each network is a /16 of its own (bridge 172.17, the next one named
 // 172.18, ...), and a container's host part is its creation number, so the
 // addresses are deterministic and never shared.
-func (f *Fake) address(network string, seq int) string {
+func (f *Engine) address(network string, seq int) string {
 	if f.subnets == nil {
 		f.subnets = map[string]int{fakeBridge: 17}
 	}
@@ -546,7 +551,7 @@ func (f *Fake) address(network string, seq int) string {
 	return fmt.Sprintf("172.%d.%d.%d", octet, host/256%256, host%256)
 }
 
-func copyEvent(e Event) Event {
+func copyEvent(e docker.Event) docker.Event {
 	e.Attributes = copyMap(e.Attributes)
 	return e
 }

@@ -1,10 +1,12 @@
-package docker
+package fake
 
 import (
 	"context"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rollcall/rollcall/engine/docker"
 )
 
 // maxHistory is how many recent events the Fake keeps for replay.
@@ -12,14 +14,14 @@ const maxHistory = 1000
 
 type eventSub struct {
 	prefix string
-	feed   *feed[Event]
+	feed   *feed[docker.Event]
 	errc   chan error
 }
 
 // emit records an event about c and hands it to the subscribers whose
 // prefix marks c as managed. Attributes carry the labels, name and image,
 // as docker's do.
-func (f *Fake) emit(c *fakeContainer, action string, at time.Time, extra map[string]string) {
+func (f *Engine) emit(c *fakeContainer, action string, at time.Time, extra map[string]string) {
 	attrs := copyMap(c.Labels)
 	if attrs == nil {
 		attrs = map[string]string{}
@@ -29,18 +31,18 @@ func (f *Fake) emit(c *fakeContainer, action string, at time.Time, extra map[str
 	for k, v := range extra {
 		attrs[k] = v
 	}
-	f.publish(Event{Time: at, Action: action, ContainerID: c.ID, Name: c.Name, Attributes: attrs})
+	f.publish(docker.Event{Time: at, Action: action, ContainerID: c.ID, Name: c.Name, Attributes: attrs})
 }
 
 // emitImage records an image event and hands it to every subscriber: image
 // events carry no container label, and every session resolves images.
-func (f *Fake) emitImage(action, ref, id string, at time.Time) {
-	f.publish(Event{Time: at, Type: EventImage, Action: action, Name: ref, Attributes: map[string]string{"name": ref, "id": id}})
+func (f *Engine) emitImage(action, ref, id string, at time.Time) {
+	f.publish(docker.Event{Time: at, Type: docker.EventImage, Action: action, Name: ref, Attributes: map[string]string{"name": ref, "id": id}})
 }
 
 // publish keeps ev in the history and hands it to the subscribers that get
 // it (isManaged).
-func (f *Fake) publish(ev Event) {
+func (f *Engine) publish(ev docker.Event) {
 	f.history = append(f.history, ev)
 	if len(f.history) > 2*maxHistory {
 		f.history = append(f.history[:0:0], f.history[len(f.history)-maxHistory:]...)
@@ -59,7 +61,7 @@ func (f *Fake) publish(ev Event) {
 	f.subs = live
 }
 
-func (f *Fake) recentHistory() []Event {
+func (f *Engine) recentHistory() []docker.Event {
 	if len(f.history) > maxHistory {
 		return f.history[len(f.history)-maxHistory:]
 	}
@@ -68,14 +70,14 @@ func (f *Fake) recentHistory() []Event {
 
 // isManaged reports whether a subscriber of prefix gets ev: a managed
 // container's event, or any image's.
-func isManaged(ev Event, prefix string) bool {
-	return ev.Type == EventImage || ev.Attributes[ManagedLabel(prefix)] == "true"
+func isManaged(ev docker.Event, prefix string) bool {
+	return ev.Type == docker.EventImage || ev.Attributes[docker.ManagedLabel(prefix)] == "true"
 }
 
 // BreakEvents breaks every open event stream, as a lost engine connection
 // does: each subscriber gets err on its error channel, then its event
 // channel closes once the events already queued are delivered.
-func (f *Fake) BreakEvents(err error) {
+func (f *Engine) BreakEvents(err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, s := range f.subs {

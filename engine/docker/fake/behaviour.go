@@ -1,10 +1,12 @@
-package docker
+package fake
 
 import (
 	"errors"
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/rollcall/rollcall/engine/docker"
 )
 
 // Behaviour is how the containers of one fake image act over time. The zero
@@ -46,7 +48,7 @@ type Behaviour struct {
 // as a rebuild does; the old image stays available by its id. An empty id
 // gets a generated "sha256:" one. A tag that now points somewhere new is an
 // image "tag" event, as the engine's.
-func (f *Fake) AddImage(ref, id string, b Behaviour) {
+func (f *Engine) AddImage(ref, id string, b Behaviour) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if id == "" {
@@ -62,13 +64,13 @@ func (f *Fake) AddImage(ref, id string, b Behaviour) {
 // fakeContainer is a Container plus what the simulation needs to move it
 // along in time.
 type fakeContainer struct {
-	Container
+	docker.Container
 	seq        int
 	behaviour  Behaviour
 	knownImage bool // behaviour came from an image the fake knows; else nothing happens by itself
 	interval   time.Duration
 	stopSignal string
-	spec       *CreateSpec // what Create was given; nil for AddContainer's
+	spec       *docker.CreateSpec // what Create was given; nil for AddContainer's
 
 	readyDue   bool // the health turns at readyAt
 	readyAt    time.Time
@@ -81,13 +83,13 @@ type fakeContainer struct {
 	restartAt  time.Time // when a restarting container runs again
 
 	healthMarks []healthMark // health changes since the last start, oldest first
-	logs        []LogLine
-	logFeeds    []*feed[LogLine]
+	logs        []docker.LogLine
+	logFeeds    []*feed[docker.LogLine]
 }
 
 type healthMark struct {
 	at     time.Time
-	health Health
+	health docker.Health
 }
 
 const (
@@ -112,16 +114,16 @@ func restartBackoff(restartCount int) time.Duration {
 	return d
 }
 
-func (f *Fake) newContainer(spec CreateSpec, imageID string, now time.Time) *fakeContainer {
+func (f *Engine) newContainer(spec docker.CreateSpec, imageID string, now time.Time) *fakeContainer {
 	f.seq++
 	c := &fakeContainer{
-		Container: Container{
+		Container: docker.Container{
 			ID:      f.newID(),
 			Name:    spec.Name,
 			Image:   spec.Image,
 			ImageID: imageID,
 			Labels:  copyMap(spec.Labels),
-			State:   StateCreated,
+			State:   docker.StateCreated,
 			Created: now,
 			Limits:  spec.Limits,
 		},
@@ -153,7 +155,7 @@ func (f *Fake) newContainer(spec CreateSpec, imageID string, now time.Time) *fak
 		c.Networks[n] = f.address(n, c.seq)
 	}
 	for _, p := range spec.Ports {
-		pp := PublishedPort{ContainerPort: p.ContainerPort, Proto: p.Proto, HostIP: p.HostIP, HostPort: p.HostPort}
+		pp := docker.PublishedPort{ContainerPort: p.ContainerPort, Proto: p.Proto, HostIP: p.HostIP, HostPort: p.HostPort}
 		if pp.Proto == "" {
 			pp.Proto = "tcp"
 		}
@@ -173,19 +175,19 @@ func (f *Fake) newContainer(spec CreateSpec, imageID string, now time.Time) *fak
 
 // start runs a container from now on. It fails for a FailStart image or a
 // fixed host port that a running container already holds.
-func (f *Fake) start(c *fakeContainer, at time.Time) error {
+func (f *Engine) start(c *fakeContainer, at time.Time) error {
 	if c.behaviour.FailStart {
-		c.State = StateExited
+		c.State = docker.StateExited
 		c.Error = "simulated start failure (image " + c.Image + ")"
 		return errors.New(c.Error)
 	}
 	if p, ok := f.portTaken(c); ok {
-		c.State = StateExited
+		c.State = docker.StateExited
 		c.Error = fmt.Sprintf("bind for %s:%d failed: port is already allocated", p.HostIP, p.HostPort)
 		return errors.New(c.Error)
 	}
 	before := c.Health
-	c.State = StateRunning
+	c.State = docker.StateRunning
 	c.StartedAt = at
 	c.ExitCode = 0
 	c.OOMKilled = false
@@ -205,15 +207,15 @@ func (f *Fake) start(c *fakeContainer, at time.Time) error {
 		if u := c.behaviour.UnhealthyAt; u > 0 && u < c.behaviour.ReadyAfter {
 			c.unreadyDue, c.unreadyAt = true, at.Add(u)
 		}
-		f.setHealth(c, HealthStarting, at, before != HealthNone)
+		f.setHealth(c, docker.HealthStarting, at, before != docker.HealthNone)
 	}
 	return nil
 }
 
-func (f *Fake) portTaken(c *fakeContainer) (PublishedPort, bool) {
+func (f *Engine) portTaken(c *fakeContainer) (docker.PublishedPort, bool) {
 	for _, p := range c.Ports {
 		for _, o := range f.containers {
-			if o == c || o.State != StateRunning {
+			if o == c || o.State != docker.StateRunning {
 				continue
 			}
 			for _, q := range o.Ports {
@@ -224,27 +226,27 @@ func (f *Fake) portTaken(c *fakeContainer) (PublishedPort, bool) {
 			}
 		}
 	}
-	return PublishedPort{}, false
+	return docker.PublishedPort{}, false
 }
 
 // stop is a graceful stop by the user: exit code 0, no policy restart.
-func (f *Fake) stop(c *fakeContainer, at time.Time) {
+func (f *Engine) stop(c *fakeContainer, at time.Time) {
 	switch c.State {
-	case StateRunning:
+	case docker.StateRunning:
 		f.log(c, at, "stdout", "received "+c.stopSignal+", shutting down")
 		f.exit(c, at, 0, false, true)
 		f.emit(c, "stop", at, nil)
-	case StateRestarting:
+	case docker.StateRestarting:
 		// The process is already gone; the pending restart is cancelled.
-		c.State = StateExited
+		c.State = docker.StateExited
 		f.emit(c, "stop", at, nil)
 	}
 }
 
 // exit ends a running process. Unless the user stopped it, the restart
 // policy may bring it back after a backoff.
-func (f *Fake) exit(c *fakeContainer, at time.Time, code int, oom, byUser bool) {
-	c.State = StateExited
+func (f *Engine) exit(c *fakeContainer, at time.Time, code int, oom, byUser bool) {
+	c.State = docker.StateExited
 	c.ExitCode = code
 	c.OOMKilled = oom
 	c.FinishedAt = at
@@ -257,7 +259,7 @@ func (f *Fake) exit(c *fakeContainer, at time.Time, code int, oom, byUser bool) 
 	}
 	f.emit(c, "die", at, map[string]string{"exitCode": strconv.Itoa(code)})
 	if !byUser && restartsAfter(c.Limits.Restart, code) {
-		c.State = StateRestarting
+		c.State = docker.StateRestarting
 		c.restartAt = at.Add(restartBackoff(c.RestartCount))
 	}
 }
@@ -274,7 +276,7 @@ func restartsAfter(policy string, code int) bool {
 	return false
 }
 
-func (f *Fake) crash(c *fakeContainer, at time.Time) {
+func (f *Engine) crash(c *fakeContainer, at time.Time) {
 	code, oom := c.behaviour.ExitCode, c.behaviour.OOM
 	if oom && code == 0 {
 		code = 137
@@ -287,7 +289,7 @@ func (f *Fake) crash(c *fakeContainer, at time.Time) {
 	f.exit(c, at, code, oom, false)
 }
 
-func (f *Fake) destroy(c *fakeContainer, at time.Time) {
+func (f *Engine) destroy(c *fakeContainer, at time.Time) {
 	f.emit(c, "destroy", at, nil)
 	for _, fd := range c.logFeeds {
 		fd.end()
@@ -296,7 +298,7 @@ func (f *Fake) destroy(c *fakeContainer, at time.Time) {
 	delete(f.containers, c.ID)
 }
 
-func (f *Fake) setLimits(c *fakeContainer, l Limits, at time.Time) {
+func (f *Engine) setLimits(c *fakeContainer, l docker.Limits, at time.Time) {
 	if l.Restart == "" {
 		l.Restart = c.Limits.Restart
 	}
@@ -306,23 +308,23 @@ func (f *Fake) setLimits(c *fakeContainer, l Limits, at time.Time) {
 
 // setHealth records a health change; emit says whether it is announced by
 // a health_status event.
-func (f *Fake) setHealth(c *fakeContainer, h Health, at time.Time, emit bool) {
+func (f *Engine) setHealth(c *fakeContainer, h docker.Health, at time.Time, emit bool) {
 	changed := c.Health != h
 	c.Health = h
-	if h == HealthHealthy {
+	if h == docker.HealthHealthy {
 		c.HealthySinceStart = true
 	}
 	c.healthMarks = append(c.healthMarks, healthMark{at: at, health: h})
 	if len(c.healthMarks) > maxHealthMarks {
 		c.healthMarks = c.healthMarks[len(c.healthMarks)-maxHealthMarks:]
 	}
-	if changed && emit && h != HealthNone {
+	if changed && emit && h != docker.HealthNone {
 		f.emit(c, "health_status: "+string(h), at, nil)
 	}
 	switch h {
-	case HealthHealthy:
+	case docker.HealthHealthy:
 		f.log(c, at, "stdout", "GET /health 200 ok")
-	case HealthUnhealthy:
+	case docker.HealthUnhealthy:
 		f.log(c, at, "stderr", "GET /health failed: connection refused")
 	}
 }
@@ -338,7 +340,7 @@ const (
 
 // advance applies every state change due by the clock's now, earliest
 // first, and returns now.
-func (f *Fake) advance() time.Time {
+func (f *Engine) advance() time.Time {
 	now := f.clock.Now()
 	for {
 		var next *fakeContainer
@@ -360,21 +362,21 @@ func (f *Fake) advance() time.Time {
 		switch nextKind {
 		case dueReady:
 			next.readyDue = false
-			h := HealthHealthy
+			h := docker.HealthHealthy
 			if next.behaviour.Unhealthy {
-				h = HealthUnhealthy
+				h = docker.HealthUnhealthy
 			}
 			f.setHealth(next, h, nextAt, true)
 		case dueUnready:
 			next.unreadyDue = false
-			f.setHealth(next, HealthUnhealthy, nextAt, true)
+			f.setHealth(next, docker.HealthUnhealthy, nextAt, true)
 		case dueCrash:
 			f.crash(next, nextAt)
 		case dueDrain:
 			next.drainDue = false
 			next.readyDue = false
 			next.unreadyDue = false
-			f.setHealth(next, HealthUnhealthy, nextAt, true)
+			f.setHealth(next, docker.HealthUnhealthy, nextAt, true)
 		case dueRestart:
 			next.RestartCount++
 			// A start that fails leaves the container exited, its Error set.
@@ -386,7 +388,7 @@ func (f *Fake) advance() time.Time {
 // due returns the container's next time-driven change, if any.
 func (c *fakeContainer) due() (time.Time, int, bool) {
 	switch c.State {
-	case StateRunning:
+	case docker.StateRunning:
 		at, kind, ok := time.Time{}, 0, false
 		switch {
 		case c.readyDue && (!c.crashDue || !c.crashAt.Before(c.readyAt)):
@@ -401,7 +403,7 @@ func (c *fakeContainer) due() (time.Time, int, bool) {
 			at, kind, ok = c.drainAt, dueDrain, true
 		}
 		return at, kind, ok
-	case StateRestarting:
+	case docker.StateRestarting:
 		return c.restartAt, dueRestart, true
 	}
 	return time.Time{}, 0, false
@@ -409,26 +411,26 @@ func (c *fakeContainer) due() (time.Time, int, bool) {
 
 // healthLog simulates the last probes up to now: one every interval since
 // the last start, each reporting the health the container had then.
-func (c *fakeContainer) healthLog(now time.Time) []HealthResult {
+func (c *fakeContainer) healthLog(now time.Time) []docker.HealthResult {
 	if !c.HasHealthcheck || c.StartedAt.IsZero() {
 		return nil
 	}
 	end := now
-	if c.State != StateRunning {
+	if c.State != docker.StateRunning {
 		end = c.FinishedAt
 	}
 	n := int(end.Sub(c.StartedAt) / c.interval)
-	var out []HealthResult
+	var out []docker.HealthResult
 	for k := max(1, n-healthLogSize+1); k <= n; k++ {
 		at := c.StartedAt.Add(time.Duration(k) * c.interval)
-		h := HealthStarting
+		h := docker.HealthStarting
 		for _, m := range c.healthMarks {
 			if !m.at.After(at) {
 				h = m.health
 			}
 		}
-		r := HealthResult{Start: at, End: at.Add(time.Millisecond), ExitCode: 1, Output: "connection refused"}
-		if h == HealthHealthy {
+		r := docker.HealthResult{Start: at, End: at.Add(time.Millisecond), ExitCode: 1, Output: "connection refused"}
+		if h == docker.HealthHealthy {
 			r.ExitCode, r.Output = 0, "ok"
 		}
 		out = append(out, r)
@@ -437,8 +439,8 @@ func (c *fakeContainer) healthLog(now time.Time) []HealthResult {
 }
 
 // log appends a synthetic log line and hands it to followers.
-func (f *Fake) log(c *fakeContainer, at time.Time, stream, text string) {
-	l := LogLine{Time: at, Stream: stream, Text: text}
+func (f *Engine) log(c *fakeContainer, at time.Time, stream, text string) {
+	l := docker.LogLine{Time: at, Stream: stream, Text: text}
 	c.logs = append(c.logs, l)
 	if len(c.logs) > 2*maxLogLines {
 		c.logs = append(c.logs[:0:0], c.logs[len(c.logs)-maxLogLines:]...)

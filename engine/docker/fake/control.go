@@ -1,4 +1,4 @@
-package docker
+package fake
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/rollcall/rollcall/engine/docker"
 )
 
 // ErrInjected marks a failure injected into the Fake by FailRate, FailCall
@@ -33,26 +35,26 @@ func newInjector() injector {
 func methodKey(method string) string {
 	k := strings.ToLower(method)
 	if !slices.Contains(fakeMethods, k) {
-		panic(fmt.Sprintf("docker.Fake: %q is not a Client method", method))
+		panic(fmt.Sprintf("fake: %q is not a Client method", method))
 	}
 	return k
 }
 
 func isMutatingKey(key string) bool {
-	return slices.ContainsFunc(Mutating, func(m string) bool { return strings.ToLower(m) == key })
+	return slices.ContainsFunc(docker.Mutating, func(m string) bool { return strings.ToLower(m) == key })
 }
 
 // FailRate makes each call of a mutating method fail with probability p,
 // drawn from the seeded source, with an error wrapping ErrInjected and no
 // effect. Reads are spared unless FailReads(true). 0 turns it off.
-func (f *Fake) FailRate(p float64) {
+func (f *Engine) FailRate(p float64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.inject.rate = p
 }
 
 // FailReads makes FailRate apply to reads (List, Inspect, ...) too.
-func (f *Fake) FailReads(on bool) {
+func (f *Engine) FailReads(on bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.inject.reads = on
@@ -60,7 +62,7 @@ func (f *Fake) FailReads(on bool) {
 
 // FailCall makes the n-th call (1-based) of method from now on fail with an
 // error wrapping ErrInjected. method is a Client method name, e.g. "Create".
-func (f *Fake) FailCall(method string, n int) {
+func (f *Engine) FailCall(method string, n int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	k := methodKey(method)
@@ -69,7 +71,7 @@ func (f *Fake) FailCall(method string, n int) {
 
 // FailNext makes the next call of method fail with err (ErrInjected if nil),
 // wrapped with the verb and the object. Several queue up in order.
-func (f *Fake) FailNext(method string, err error) {
+func (f *Engine) FailNext(method string, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err == nil {
@@ -81,7 +83,7 @@ func (f *Fake) FailNext(method string, err error) {
 
 // check counts a call and returns the error it must fail with, if any:
 // its context's, then FailNext, FailCall and FailRate, in that order.
-func (f *Fake) check(ctx context.Context, key string) error {
+func (f *Engine) check(ctx context.Context, key string) error {
 	in := &f.inject
 	in.counts[key]++
 	if err := ctx.Err(); err != nil {
@@ -103,7 +105,7 @@ func (f *Fake) check(ctx context.Context, key string) error {
 
 // record appends one call to the log: "method:arg", or "method:arg!fail"
 // when it returned an error.
-func (f *Fake) record(key, arg string, err *error) {
+func (f *Engine) record(key, arg string, err *error) {
 	s := key
 	if arg != "" {
 		s += ":" + arg
@@ -119,14 +121,14 @@ func (f *Fake) record(key, arg string, err *error) {
 // container's name (or the ID given, if no container has it), the image
 // reference or the prefix as arg; a call that returned an error ends in
 // "!fail". E.g. "create:rollcall-web-0-abcd1234", "stop:rollcall-web-0-1234abcd!fail".
-func (f *Fake) Calls() []string {
+func (f *Engine) Calls() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.calls)
 }
 
 // Execs returns every command Exec ran, in order, as "name: cmd args".
-func (f *Fake) Execs() []string {
+func (f *Engine) Execs() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.execs)
@@ -134,18 +136,18 @@ func (f *Fake) Execs() []string {
 
 // CreatedWith returns the spec a container was created with (by ID, name or
 // unique ID prefix); false for one that AddContainer made or that is gone.
-func (f *Fake) CreatedWith(id string) (CreateSpec, bool) {
+func (f *Engine) CreatedWith(id string) (docker.CreateSpec, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c := f.lookup(id)
 	if c == nil || c.spec == nil {
-		return CreateSpec{}, false
+		return docker.CreateSpec{}, false
 	}
 	return *c.spec, true
 }
 
 // Mutations returns the calls of the Mutating methods only, as Calls does.
-func (f *Fake) Mutations() []string {
+func (f *Engine) Mutations() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []string
@@ -159,7 +161,7 @@ func (f *Fake) Mutations() []string {
 }
 
 // ResetCalls empties the call log. FailCall still counts from when it was set.
-func (f *Fake) ResetCalls() {
+func (f *Engine) ResetCalls() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = nil
@@ -168,15 +170,15 @@ func (f *Fake) ResetCalls() {
 // Kill ends a running container's process with exitCode, as `docker kill`
 // or a crash does. Unlike Stop, the restart policy applies: always and
 // unless-stopped restart it, on-failure does if exitCode is not 0.
-func (f *Fake) Kill(id string, exitCode int) error {
+func (f *Engine) Kill(id string, exitCode int) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := f.advance()
 	c := f.lookup(id)
 	if c == nil {
-		return fmt.Errorf("kill %s: %w", id, ErrNotFound)
+		return fmt.Errorf("kill %s: %w", id, docker.ErrNotFound)
 	}
-	if c.State != StateRunning {
+	if c.State != docker.StateRunning {
 		return fmt.Errorf("kill %s: container is %s, not running", c.Name, c.State)
 	}
 	f.emit(c, "kill", now, nil)
@@ -188,15 +190,15 @@ func (f *Fake) Kill(id string, exitCode int) error {
 // SetHealth sets a container's health by hand. It sticks: the image's
 // ReadyAfter no longer applies until the container starts again.
 // HealthNone removes the healthcheck.
-func (f *Fake) SetHealth(id string, h Health) error {
+func (f *Engine) SetHealth(id string, h docker.Health) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := f.advance()
 	c := f.lookup(id)
 	if c == nil {
-		return fmt.Errorf("set health %s: %w", id, ErrNotFound)
+		return fmt.Errorf("set health %s: %w", id, docker.ErrNotFound)
 	}
-	c.HasHealthcheck = h != HealthNone
+	c.HasHealthcheck = h != docker.HealthNone
 	c.readyDue = false
 	c.unreadyDue = false
 	f.setHealth(c, h, now, true)
@@ -205,13 +207,13 @@ func (f *Fake) SetHealth(id string, h Health) error {
 
 // SetLimits changes a container's limits by hand, as `docker update` from a
 // shell does: drift for the reconciler to find. It is not in Calls.
-func (f *Fake) SetLimits(id string, l Limits) error {
+func (f *Engine) SetLimits(id string, l docker.Limits) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := f.advance()
 	c := f.lookup(id)
 	if c == nil {
-		return fmt.Errorf("set limits %s: %w", id, ErrNotFound)
+		return fmt.Errorf("set limits %s: %w", id, docker.ErrNotFound)
 	}
 	f.setLimits(c, l, now)
 	return nil
@@ -224,7 +226,7 @@ func (f *Fake) SetLimits(id string, l Limits) error {
 // If its image is known (AddImage), the image's Behaviour drives it on from
 // its StartedAt; otherwise it stays as seeded until acted on. A name already
 // in use is ErrConflict.
-func (f *Fake) AddContainer(c Container) (string, error) {
+func (f *Engine) AddContainer(c docker.Container) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := f.advance()
@@ -232,29 +234,29 @@ func (f *Fake) AddContainer(c Container) (string, error) {
 		return "", errors.New("add container: a name is required")
 	}
 	if f.byName(c.Name) != nil {
-		return "", fmt.Errorf("add container %s: %w", c.Name, ErrConflict)
+		return "", fmt.Errorf("add container %s: %w", c.Name, docker.ErrConflict)
 	}
 	if c.ID == "" {
 		c.ID = f.newID()
 	}
 	if _, ok := f.containers[c.ID]; ok {
-		return "", fmt.Errorf("add container %s: ID %s: %w", c.Name, c.ID, ErrConflict)
+		return "", fmt.Errorf("add container %s: ID %s: %w", c.Name, c.ID, docker.ErrConflict)
 	}
 	c = copyContainer(c)
 	if c.State == "" {
-		c.State = StateRunning
+		c.State = docker.StateRunning
 	}
 	if c.Created.IsZero() {
 		c.Created = now
 	}
-	running := c.State == StateRunning || c.State == StateRestarting
+	running := c.State == docker.StateRunning || c.State == docker.StateRestarting
 	if running && c.StartedAt.IsZero() {
 		c.StartedAt = now
 	}
-	if c.HasHealthcheck && c.Health == HealthNone {
-		c.Health = HealthStarting
+	if c.HasHealthcheck && c.Health == docker.HealthNone {
+		c.Health = docker.HealthStarting
 	}
-	if c.Health == HealthHealthy {
+	if c.Health == docker.HealthHealthy {
 		c.HealthySinceStart = true
 	}
 	if c.Limits.Restart == "" {
@@ -267,19 +269,19 @@ func (f *Fake) AddContainer(c Container) (string, error) {
 	} else if imageID, ok := f.resolveImage(c.Image); ok {
 		fc.behaviour, fc.knownImage = f.behaviours[imageID], true
 	}
-	if c.Health != HealthNone {
+	if c.Health != docker.HealthNone {
 		fc.healthMarks = []healthMark{{at: c.StartedAt, health: c.Health}}
 	}
 	switch c.State {
-	case StateRunning:
+	case docker.StateRunning:
 		if fc.knownImage {
-			fc.readyDue = c.HasHealthcheck && c.Health == HealthStarting
+			fc.readyDue = c.HasHealthcheck && c.Health == docker.HealthStarting
 			fc.readyAt = c.StartedAt.Add(fc.behaviour.ReadyAfter)
 			fc.crashDue = fc.behaviour.CrashAfter > 0
 			fc.crashAt = c.StartedAt.Add(fc.behaviour.CrashAfter)
 		}
-		fc.logs = []LogLine{{Time: c.StartedAt, Stream: "stdout", Text: "starting " + c.Image + " as " + c.Name}}
-	case StateRestarting:
+		fc.logs = []docker.LogLine{{Time: c.StartedAt, Stream: "stdout", Text: "starting " + c.Image + " as " + c.Name}}
+	case docker.StateRestarting:
 		fc.restartAt = now.Add(restartBackoff(c.RestartCount))
 	}
 	for _, p := range c.Ports {
