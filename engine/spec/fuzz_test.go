@@ -23,6 +23,7 @@ func FuzzParse(f *testing.F) {
 		"workloads:\n  web: {image: x, resources: {cpus: .inf, memory: 1.5GiB}}\n",
 		"workloads: {}\nproxy: {caddy_admin: \"http://127.0.0.1:2019\"}\n",
 		"workloads:\n  web: {image: x}\nhosts:\n  a: {endpoint: \"ssh://d@a\", replicas: {web: 2}}\n  b: {context: bb}\nfleet: {canary: [b], batch: 50%, wait: 1m, on_failure: continue, max_failed_hosts: 1}\n",
+		"workloads:\n  web: {image: x, update: {canary: {steps: [{share: 5%, for: 1m}, {share: 25%, for: 2m}], analysis: {max_error_rate: 1%, max_p95_ratio: 1.5, min_requests: 200, on_insufficient_traffic: hold}}}}\nproxy: {caddy_admin: \"http://127.0.0.1:2019\"}\n",
 		"a: *x\n",
 		"workloads:\n\tweb: {}\n",
 		"- [\n",

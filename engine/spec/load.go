@@ -64,6 +64,9 @@ func Load(path string) (*Desired, error) {
 //     (proxy.go).
 //   - stop_signal is SIGNAME or a number; restart is "no", always,
 //     unless-stopped, on-failure or on-failure:N; update.parallelism >= 1.
+//   - update.canary (canary.go) has steps of {share: "N%", for} with
+//     shares that never decrease, and an analysis with at least one
+//     threshold; it needs proxy.caddy_admin.
 //   - hosts (hosts.go) maps host names (DNS labels) to exactly one of
 //     endpoint (ssh://[user@]host[:port][/socket], tcp://host:port,
 //     unix:///path) and context (a docker context's name), with tls (a
@@ -191,6 +194,8 @@ func (l *loader) document(root *yaml.Node) *Desired {
 		}
 		l.checkHostPorts(ports)
 	}
+	// A canary needs the proxy, which may come after the workloads.
+	l.checkCanaryProxy(d)
 	// Hosts name workloads in their overrides, and fleet names hosts.
 	if hosts != nil {
 		l.readHosts(*hosts, d)

@@ -19,6 +19,9 @@ type loader struct {
 	prefix string
 	errs   ErrorList
 	warns  []*Error
+	// canaries are the update.canary keys read, for the check that the
+	// document names the proxy they need (checkCanaryProxy).
+	canaries []field
 }
 
 // problem is a message and hint not yet tied to a position; the pure

@@ -130,6 +130,52 @@ type UpdatePolicy struct {
 	// Drain is how long a stop waits after pre_stop, cut short once the
 	// container reports unhealthy (or the proxy lets it go).
 	Drain time.Duration
+	// Canary is update.canary (canary.go); nil when the workload has none.
+	// A canary needs the proxy (Desired.Proxy is then set).
+	Canary *Canary
+}
+
+// Canary is update.canary (DESIGN §12): before any old container drains, one
+// new container takes a share of the traffic for each step, measured by the
+// proxy against the stable cohort; after the last step the roll goes on.
+// Steps holds at least one step, with shares that never decrease.
+type Canary struct {
+	Steps    []CanaryStep
+	Analysis Analysis
+}
+
+// CanaryStep is one step: the canary's share of the workload's requests, for a time.
+type CanaryStep struct {
+	Share float64 // a fraction: 0.05 for "5%"; 0 < Share <= 1
+	For   time.Duration
+}
+
+// Analysis is how a step is judged, the canary against the stable cohort
+// over the same window. A threshold left out of the file is NotChecked
+// (-1); any value >= 0 is checked. At least one of the three is checked.
+type Analysis struct {
+	// Interval is how often the figures are compared during a step:
+	// DefaultCanaryInterval unless given, always > 0. It may be longer than
+	// a step; the consumer clamps it to the step's For.
+	Interval time.Duration
+	// MaxErrorRate is the highest error rate the canary may show: a
+	// fraction, (5xx answers + failed upstream dials) / requests, in
+	// 0..1; NotChecked when left out.
+	MaxErrorRate float64
+	// MaxErrorRateIncrease is how far the canary's error rate may rise
+	// above the stable cohort's, in fraction points (0.005 for "0.5%"),
+	// in 0..1; NotChecked when left out.
+	MaxErrorRateIncrease float64
+	// MaxP95Ratio is the highest ratio of the canary's p95 latency to the
+	// stable cohort's, >= 1; NotChecked when left out.
+	MaxP95Ratio float64
+	// MinRequests is how many requests the canary must see in a step for
+	// the step to be judged, >= 1; DefaultMinRequests unless given.
+	MinRequests int
+	// OnInsufficientTraffic is what a step that saw fewer than MinRequests
+	// does: InsufficientHold (the default), InsufficientFail or
+	// InsufficientPass.
+	OnInsufficientTraffic string
 }
 
 // Defaults, applied by Load to anything left unset.

@@ -15,7 +15,7 @@ var (
 		"healthcheck", "resources", "stop_signal", "stop_grace_period", "restart", "networks", "pre_stop", "update"}
 	healthcheckKeys = []string{"test", "interval", "timeout", "retries", "start_period", "disable"}
 	resourcesKeys   = []string{"cpus", "memory"}
-	updateKeys      = []string{"strategy", "parallelism", "order", "min_ready", "health_deadline", "failure_action", "drain"}
+	updateKeys      = []string{"strategy", "parallelism", "order", "min_ready", "health_deadline", "failure_action", "drain", "canary"}
 	networkKeys     = []string{"aliases"}
 )
 
@@ -497,6 +497,8 @@ func (l *loader) update(f field, u *UpdatePolicy) {
 			if d, ok := l.duration(g.val, g.path); ok {
 				u.Drain = d
 			}
+		case "canary":
+			u.Canary = l.updateCanary(g)
 		}
 	}
 }
