@@ -6,7 +6,7 @@
 // and no source tree. A scratch image has no shell, libc or any other file,
 // so the program depends on none.
 //
-//	GET|POST /    "<version> <hostname>\n" (after -latency); a POST's body is read and dropped
+//	GET|POST /    "<version> <hostname>\n" (after -latency; 500 to every -fail-every'th); a POST's body is read and dropped
 //	GET /healthz  200 "ok" while ready, healthy and not draining, 503 otherwise
 //	GET|POST /drain  starts draining (see below)
 //
@@ -56,6 +56,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -73,6 +74,7 @@ type config struct {
 	drain           bool
 	graceful        bool
 	latency         time.Duration
+	failEvery       int
 }
 
 const shutdownGrace = 10 * time.Second
@@ -144,7 +146,13 @@ func parseFlags(args []string, errOut io.Writer) (config, error) {
 	fs.BoolVar(&cfg.drain, "drain", false, "tell the app on the -listen port to drain (its health fails from then on) and exit 0 if it took it, else 1")
 	fs.BoolVar(&cfg.graceful, "graceful", true, "on SIGTERM finish in-flight requests before exiting; false closes them at once")
 	fs.DurationVar(&cfg.latency, "latency", 0, "how long each answer on / takes")
+	fs.IntVar(&cfg.failEvery, "fail-every", 0, "answer 500 to every Nth request on / (0: never): a bad version for a canary to catch")
 	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	if cfg.failEvery < 0 {
+		err := fmt.Errorf("-fail-every must not be negative, got %d", cfg.failEvery)
+		fmt.Fprintln(errOut, "demoapp:", err)
 		return config{}, err
 	}
 	if fs.NArg() > 0 {
@@ -170,6 +178,7 @@ type app struct {
 	now      func() time.Time
 	errLog   io.Writer
 	draining atomic.Bool
+	served   atomic.Int64 // requests on /, for -fail-every
 }
 
 func newApp(cfg config, hostname string, started time.Time, errLog io.Writer) *app {
@@ -222,6 +231,10 @@ func (a *app) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			case <-r.Context().Done():
 				return
 			}
+		}
+		if n := a.served.Add(1); a.cfg.failEvery > 0 && n%int64(a.cfg.failEvery) == 0 {
+			http.Error(w, a.cfg.version+" "+a.hostname+": failing one request in "+strconv.Itoa(a.cfg.failEvery), http.StatusInternalServerError)
+			return
 		}
 		fmt.Fprintf(w, "%s %s\n", a.cfg.version, a.hostname)
 	case "/healthz":

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -447,5 +448,23 @@ func TestDrainLeavesRotationWithoutFailingARequest(t *testing.T) {
 	if c, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second); err == nil {
 		c.Close()
 		t.Error("still accepting after shutdown")
+	}
+}
+
+// -fail-every N answers 500 to every Nth request on /, and only those: a
+// bad version for a canary to catch.
+func TestFailEveryAnswers500ToEveryNth(t *testing.T) {
+	a := newApp(config{version: "v2", failEvery: 3}, "box", time.Now(), io.Discard)
+	var codes []int
+	for range 6 {
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader("ping")))
+		codes = append(codes, rec.Code)
+	}
+	if want := []int{200, 200, 500, 200, 200, 500}; !slices.Equal(codes, want) {
+		t.Errorf("codes %v, want %v", codes, want)
+	}
+	if _, err := parseFlags([]string{"-fail-every", "-1"}, io.Discard); err == nil {
+		t.Error("-fail-every -1 parsed")
 	}
 }
