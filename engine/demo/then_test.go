@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/reconcile/reconciletest"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -55,14 +56,14 @@ func TestDemoFirstPlanShowsEveryStep(t *testing.T) {
 	}
 
 	var ran []string
-	opts := reconcile.ConvergeOptions{Poll: 10 * time.Millisecond, MaxRounds: 500}
+	opts := reconciletest.Options{Poll: 10 * time.Millisecond, MaxRounds: 500}
 	opts.Apply.OnDone = func(r reconcile.Result) {
 		ran = append(ran, string(r.Step.Action)+" "+r.Step.Target())
 		if !keys[r.Step.Key()] {
 			t.Errorf("ran %s (key %s), which the first plan did not show", r.Step.Target(), r.Step.Key())
 		}
 	}
-	if _, err := reconcile.Converge(ctx, f, desired, opts); err != nil {
+	if _, err := reconciletest.Converge(ctx, f, desired, opts); err != nil {
 		t.Fatalf("converge: %v (ran %q)", err, ran)
 	}
 	if !slices.Equal(slices.Sorted(slices.Values(ran)), sortedWant) {

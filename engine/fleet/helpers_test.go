@@ -15,7 +15,7 @@ import (
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
-	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/reconcile/reconciletest"
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/spec"
 )
@@ -141,7 +141,7 @@ func (w *world) seed(image string, replicas int) {
 	d.Hosts, d.Fleet = nil, nil
 	for _, n := range w.names {
 		f := w.engines[n].fake
-		_, err := reconcile.Converge(context.Background(), f, d, reconcile.ConvergeOptions{
+		_, err := reconciletest.Converge(context.Background(), f, d, reconciletest.Options{
 			Now:       w.clock.Now,
 			Sleep:     func(_ context.Context, d time.Duration) error { w.clock.Advance(d); return nil },
 			MaxRounds: 100,

@@ -1,9 +1,13 @@
-package reconcile
+package reconcile_test
+
+// The tests that converge the fake engine, through reconciletest.Converge
+// (which imports reconcile, so they cannot be tests of package reconcile).
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,20 +15,22 @@ import (
 
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/fake"
+	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/reconcile/reconciletest"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
 // fakeWorld is a fake engine on a manual clock, with v1 and v2 images of
 // every workload, and Converge options whose sleeps advance that clock.
-func fakeWorld(seed int64, ready time.Duration) (*fake.Engine, *fake.ManualClock, ConvergeOptions) {
-	clock := fake.NewManualClock(t0)
+func fakeWorld(seed int64, ready time.Duration) (*fake.Engine, *fake.ManualClock, reconciletest.Options) {
+	clock := fake.NewManualClock(reconcile.T0)
 	f := fake.New(fake.Options{Clock: clock, Seed: seed})
-	for _, name := range workloadNames {
+	for _, name := range reconcile.WorkloadNames {
 		for _, v := range []string{"1", "2"} {
 			f.AddImage(name+":v"+v, "", fake.Behaviour{ReadyAfter: ready})
 		}
 	}
-	opts := ConvergeOptions{
+	opts := reconciletest.Options{
 		Now:       clock.Now,
 		Sleep:     func(_ context.Context, d time.Duration) error { clock.Advance(d); return nil },
 		MaxRounds: 300,
@@ -33,33 +39,33 @@ func fakeWorld(seed int64, ready time.Duration) (*fake.Engine, *fake.ManualClock
 }
 
 func desiredOf(ws ...*spec.Workload) *spec.Desired {
-	d := &spec.Desired{Prefix: pfx, Workloads: map[string]*spec.Workload{}}
+	d := &spec.Desired{Prefix: reconcile.Prefix, Workloads: map[string]*spec.Workload{}}
 	for _, w := range ws {
 		d.Workloads[w.Name] = w
 	}
 	return d
 }
 
-func v1(w *spec.Workload) { w.Image, w.Version = w.Name+":v1", "1" }
-
 func TestConvergeRollsOnFakeEngine(t *testing.T) {
 	f, clock, opts := fakeWorld(1, 2*time.Second)
 	ctx := t.Context()
-	if _, err := Converge(ctx, f, desiredOf(workload("web", 3, v1)), opts); err != nil {
+	if _, err := reconciletest.Converge(ctx, f, desiredOf(reconcile.TestWorkload("web", 3, reconcile.V1)), opts); err != nil {
 		t.Fatalf("first converge: %v", err)
 	}
 	var rolled []string
-	opts.Apply.OnDone = func(r Result) { rolled = append(rolled, brief(r.Step)) }
-	rep, err := Converge(ctx, f, desiredOf(workload("web", 3)), opts)
+	opts.Apply.OnDone = func(r reconcile.Result) {
+		rolled = append(rolled, string(r.Step.Action)+" "+r.Step.Target()+" "+r.Step.Container)
+	}
+	rep, err := reconciletest.Converge(ctx, f, desiredOf(reconcile.TestWorkload("web", 3)), opts)
 	if err != nil {
 		t.Fatalf("roll v1 → v2: %v", err)
 	}
-	cs, _ := f.List(ctx, pfx)
+	cs, _ := f.List(ctx, reconcile.Prefix)
 	if len(cs) != 3 {
 		t.Fatalf("%d containers after the roll, want 3", len(cs))
 	}
 	for _, c := range cs {
-		if c.Image != "web:v2" || !Healthy(&c, time.Second, clock.Now(), false) {
+		if c.Image != "web:v2" || !reconcile.Healthy(&c, time.Second, clock.Now(), false) {
 			t.Fatalf("not rolled: %+v", c)
 		}
 	}
@@ -72,14 +78,14 @@ func TestConvergePausesOnHealthDeadline(t *testing.T) {
 	f, _, opts := fakeWorld(1, 2*time.Second)
 	f.AddImage("web:v2", "id-broken", fake.Behaviour{ReadyAfter: time.Second, Unhealthy: true})
 	ctx := t.Context()
-	if _, err := Converge(ctx, f, desiredOf(workload("web", 1, v1)), opts); err != nil {
+	if _, err := reconciletest.Converge(ctx, f, desiredOf(reconcile.TestWorkload("web", 1, reconcile.V1)), opts); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Converge(ctx, f, desiredOf(workload("web", 1)), opts)
-	if err == nil || !errors.Is(err, ErrPaused) {
-		t.Fatalf("err %v, want ErrPaused", err)
+	_, err := reconciletest.Converge(ctx, f, desiredOf(reconcile.TestWorkload("web", 1)), opts)
+	if err == nil || !errors.Is(err, reconciletest.ErrPaused) {
+		t.Fatalf("err %v, want reconciletest.ErrPaused", err)
 	}
-	cs, _ := f.List(ctx, pfx)
+	cs, _ := f.List(ctx, reconcile.Prefix)
 	serving := 0
 	for _, c := range cs {
 		if c.Image == "web:v1" && c.State == docker.StateRunning {
@@ -95,18 +101,18 @@ func TestConvergeRollbackHolds(t *testing.T) {
 	f, _, opts := fakeWorld(1, 2*time.Second)
 	f.AddImage("web:v2", "id-broken", fake.Behaviour{ReadyAfter: time.Second, Unhealthy: true})
 	ctx := t.Context()
-	if _, err := Converge(ctx, f, desiredOf(workload("web", 1, v1)), opts); err != nil {
+	if _, err := reconciletest.Converge(ctx, f, desiredOf(reconcile.TestWorkload("web", 1, reconcile.V1)), opts); err != nil {
 		t.Fatal(err)
 	}
 	rollback := func(w *spec.Workload) { w.Update.FailureAction = spec.FailureRollback }
-	rep, err := Converge(ctx, f, desiredOf(workload("web", 1, rollback)), opts)
+	rep, err := reconciletest.Converge(ctx, f, desiredOf(reconcile.TestWorkload("web", 1, rollback)), opts)
 	if err != nil {
 		t.Fatalf("rollback should settle: %v", err)
 	}
 	if len(rep.Holds["web"]) != 1 {
 		t.Fatalf("holds %v", rep.Holds)
 	}
-	cs, _ := f.List(ctx, pfx)
+	cs, _ := f.List(ctx, reconcile.Prefix)
 	if len(cs) != 1 || cs[0].Image != "web:v1" || cs[0].State != docker.StateRunning {
 		t.Fatalf("after rollback: %+v", cs)
 	}
@@ -120,14 +126,14 @@ func TestI4ConvergesDespiteFailures(t *testing.T) {
 		f, _, opts := fakeWorld(seed, time.Duration(rapid.IntRange(0, 5).Draw(t, "ready"))*time.Second)
 		ctx := context.Background()
 		var start, next []*spec.Workload
-		for _, name := range workloadNames {
+		for _, name := range reconcile.WorkloadNames {
 			if rapid.Bool().Draw(t, name+"-before") {
-				start = append(start, workload(name, rapid.IntRange(0, 4).Draw(t, name+"-n0"), v1))
+				start = append(start, reconcile.TestWorkload(name, rapid.IntRange(0, 4).Draw(t, name+"-n0"), reconcile.V1))
 			}
 			if rapid.Bool().Draw(t, name+"-after") {
-				w := workload(name, rapid.IntRange(0, 4).Draw(t, name+"-n1"))
+				w := reconcile.TestWorkload(name, rapid.IntRange(0, 4).Draw(t, name+"-n1"))
 				if rapid.Bool().Draw(t, name+"-still-v1") {
-					v1(w)
+					reconcile.V1(w)
 				}
 				w.Update.Parallelism = rapid.IntRange(1, 3).Draw(t, name+"-par")
 				w.Update.Strategy = rapid.SampledFrom([]string{spec.StrategyRolling, spec.StrategyBlueGreen}).Draw(t, name+"-strategy")
@@ -138,19 +144,19 @@ func TestI4ConvergesDespiteFailures(t *testing.T) {
 				next = append(next, w)
 			}
 		}
-		if _, err := Converge(ctx, f, desiredOf(start...), opts); err != nil {
+		if _, err := reconciletest.Converge(ctx, f, desiredOf(start...), opts); err != nil {
 			t.Fatalf("setup: %v", err)
 		}
 		rate := float64(rapid.IntRange(0, 30).Draw(t, "fail-percent")) / 100
 		f.FailRate(rate)
-		rep, err := Converge(ctx, f, desiredOf(next...), opts)
+		rep, err := reconciletest.Converge(ctx, f, desiredOf(next...), opts)
 		if err != nil {
 			t.Fatalf("fail rate %.2f: %v after %d rounds\n%s", rate, err, rep.Rounds, rep.Last)
 		}
 		f.FailRate(0)
-		cs, _ := f.List(ctx, pfx)
+		cs, _ := f.List(ctx, reconcile.Prefix)
 		resolved := spec.Resolve(ctx, desiredOf(next...), f)
-		if p := Diff(resolved, &Observed{Now: opts.Now(), Containers: cs}); !p.Empty() {
+		if p := reconcile.Diff(resolved, &reconcile.Observed{Now: opts.Now(), Containers: cs}); !p.Empty() {
 			t.Fatalf("converge returned but the plan is not empty:\n%s", p)
 		}
 	})
@@ -164,7 +170,7 @@ func TestConvergeBacksOffOnFailure(t *testing.T) {
 	var waits []time.Duration
 	opts.Sleep = func(_ context.Context, d time.Duration) error { waits = append(waits, d); clock.Advance(d); return nil }
 	opts.MaxRounds = 4
-	rep, err := Converge(t.Context(), f, desiredOf(workload("web", 1)), opts)
+	rep, err := reconciletest.Converge(t.Context(), f, desiredOf(reconcile.TestWorkload("web", 1)), opts)
 	if err == nil || rep.Failed != 4 {
 		t.Fatalf("err %v, failed %d: want 4 failed rounds", err, rep.Failed)
 	}
@@ -179,15 +185,15 @@ func TestConvergeBacksOffOnFailure(t *testing.T) {
 func TestConvergeCarriesRestarts(t *testing.T) {
 	f, _, opts := fakeWorld(1, time.Second)
 	ctx := t.Context()
-	d := desiredOf(workload("web", 1, func(w *spec.Workload) { w.Restart = "no" }))
-	if _, err := Converge(ctx, f, d, opts); err != nil {
+	d := desiredOf(reconcile.TestWorkload("web", 1, func(w *spec.Workload) { w.Restart = "no" }))
+	if _, err := reconciletest.Converge(ctx, f, d, opts); err != nil {
 		t.Fatal(err)
 	}
-	cs, _ := f.List(ctx, pfx)
+	cs, _ := f.List(ctx, reconcile.Prefix)
 	if err := f.Kill(cs[0].ID, 1); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Converge(ctx, f, d, opts)
+	rep, err := reconciletest.Converge(ctx, f, d, opts)
 	if err != nil || rep.Restarts[cs[0].ID] != 1 {
 		t.Fatalf("err %v, restarts %v: want one restart counted", err, rep.Restarts)
 	}
@@ -195,8 +201,50 @@ func TestConvergeCarriesRestarts(t *testing.T) {
 	if err := f.Kill(cs[0].ID, 1); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = Converge(ctx, f, d, opts)
+	rep, err = reconciletest.Converge(ctx, f, d, opts)
 	if err != nil || rep.Restarts[cs[0].ID] != 2 {
 		t.Fatalf("err %v, restarts %v: want the count carried to 2", err, rep.Restarts)
+	}
+}
+
+// The case on the fake engine: an app ready after 8s, whose probes
+// the engine reads unhealthy from 3s (no start_period), health_deadline 60s,
+// rolls without a single restart.
+func TestSlowStarterRollsWithoutRestart(t *testing.T) {
+	f, _, opts := fakeWorld(1, 2*time.Second)
+	f.AddImage("web:v2", "id-slow", fake.Behaviour{UnhealthyAt: 3 * time.Second, ReadyAfter: 8 * time.Second})
+	ctx := t.Context()
+	if _, err := reconciletest.Converge(ctx, f, desiredOf(reconcile.TestWorkload("web", 3, reconcile.V1)), opts); err != nil {
+		t.Fatal(err)
+	}
+	var ran []string
+	var sawSlow bool
+	opts.OnPlan = func(_ int, p reconcile.Plan) {
+		for _, s := range p.Steps() {
+			if s.Action == reconcile.ActWait && strings.Contains(s.Reason, "slow starter") {
+				sawSlow = true
+			}
+		}
+	}
+	opts.Apply.OnDone = func(r reconcile.Result) { ran = append(ran, string(r.Step.Action)+" "+r.Step.Target()) }
+	rep, err := reconciletest.Converge(ctx, f, desiredOf(reconcile.TestWorkload("web", 3)), opts)
+	if err != nil {
+		t.Fatalf("roll: %v (ran %q)", err, ran)
+	}
+	for _, s := range ran {
+		if strings.HasPrefix(s, "restart") {
+			t.Fatalf("a slow starter was restarted: %q", ran)
+		}
+	}
+	if rep.Steps != 6 {
+		t.Fatalf("ran %q, want 3 starts and 3 rolls", ran)
+	}
+	if !sawSlow {
+		t.Fatal("no plan showed the unhealthy new container as a booting slow starter")
+	}
+	for _, c := range f.Calls() {
+		if strings.HasPrefix(c, "restart:") {
+			t.Fatalf("engine call %s", c)
+		}
 	}
 }

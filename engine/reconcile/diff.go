@@ -204,10 +204,16 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 		}
 	}
 
+	gate := canaryGateOf(w, o, slots)
+
 	add := func(s Step) { wp.Steps = append(wp.Steps, s) }
 	for i := range slots {
 		s := &slots[i]
 		p := s.primary()
+		if p == nil && gate != nil && len(s.stale) > 0 && i != gate.startSlot {
+			add(gate.waitFor(w, i, s.stale[0].Name))
+			continue
+		}
 		if p == nil {
 			if o.Held(w.Name, w.Hash) {
 				wp.Notes = append(wp.Notes, fmt.Sprintf("slot %d: spec %s is on hold (rolled back); not started until the desired spec changes", i, short(w.Hash)))
@@ -230,10 +236,13 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 			case len(s.stale) == 0:
 				start.Reason = fmt.Sprintf("missing: slot %d of %d", i, n)
 				add(start)
-			case blueGreen:
+			case gate != nil && order != spec.OrderStopFirst:
+				start.Reason = fmt.Sprintf("canary: %s; %s keeps serving until the canary passed", staleWhy(s.drift[0], w.Image), s.stale[0].Name)
+				add(start)
+			case blueGreen && gate == nil:
 				start.Reason = fmt.Sprintf("blue-green: %s; %s keeps serving", staleWhy(s.drift[0], w.Image), s.stale[0].Name)
 				add(start)
-			case len(inFlight) >= par:
+			case len(inFlight) >= par && gate == nil:
 				add(Step{Action: ActWait, Wait: WaitQueue, Workload: w.Name, Slot: i, Container: s.stale[0].Name,
 					Reason: fmt.Sprintf("queued: parallelism %d, rolling first: %s", par, strings.Join(inFlight, ", "))})
 			case order == spec.OrderStopFirst:
@@ -266,7 +275,13 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 		switch s.cond {
 		case condHealthy:
 			switch {
+			case gate != nil && i == gate.stepSlot && gate.prog.Held != nil:
+				add(gate.held(w, i, p.Name))
+			case gate != nil && i == gate.stepSlot:
+				add(gate.step(w, i, p.Name))
 			case len(s.stale) == 0:
+			case gate != nil:
+				add(gate.waitFor(w, i, s.stale[0].Name))
 			case blueGreen && !allHealthy:
 				add(Step{Action: ActWait, Wait: WaitBlueGreen, Workload: w.Name, Slot: i, Container: s.stale[0].Name,
 					Reason: fmt.Sprintf("blue-green: old containers drain once all %d slots are healthy", n)})

@@ -7,8 +7,9 @@
 // relation, condition and drift, which one serves, the slot's wait). The
 // session and every view read that state; none classifies containers again.
 // Plan.Tree is the plan tree as data, which every rendering draws. Apply is
-// the only code here that calls the engine. Converge loops
-// observe → Diff → Apply until the plan is empty.
+// the only code here that calls the engine. The test helper
+// reconciletest.Converge loops observe → Diff → Apply until the plan is
+// empty; rollcall's one loop is engine/session.
 //
 // It imports only engine/spec and the plain data types of engine/docker; never
 // session, journal, tui or theme.

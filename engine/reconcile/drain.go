@@ -130,6 +130,13 @@ type RunOptions struct {
 	// (or found made by the same start before: a name taken by this
 	// slot's container), once the start has succeeded.
 	Created func(id string)
+	// Canary runs a canary step (ActCanary) through the proxy: it sets the
+	// step's share of the traffic, compares the cohorts every interval,
+	// sends the share to 0 at once when a check fails, and returns the
+	// last judgement: VerdictFail as soon as a check failed, else the
+	// judgement at the step's end. An error says it could not measure.
+	// Unset, a canary step fails: there is no proxy to split the traffic.
+	Canary func(ctx context.Context, s Step) (Judgement, error)
 }
 
 // DrainProgress is where a step's drain stands.
@@ -272,4 +279,16 @@ func drainEnd(ctx context.Context, s Step, o RunOptions, unhealthy bool) string 
 func lastLine(out string) string {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// sleep waits d, cut short by ctx.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

@@ -30,6 +30,9 @@ func workload(name string, replicas int, mods ...func(*spec.Workload)) *spec.Wor
 	return w
 }
 
+// v1 sets w's image and version to v1.
+func v1(w *spec.Workload) { w.Image, w.Version = w.Name+":v1", "1" }
+
 // resolved resolves workloads with image ID "id-<image>" each.
 func resolved(ws ...*spec.Workload) *spec.ResolvedDesired {
 	d := &spec.Desired{Prefix: pfx, Workloads: map[string]*spec.Workload{}}

@@ -16,6 +16,7 @@ import (
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/dockertest"
 	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/reconcile/reconciletest"
 )
 
 // Rules 1 and 2: empty slots are started; then a new image rolls slot by
@@ -23,13 +24,13 @@ import (
 func TestRealConvergeFromNothingThenRoll(t *testing.T) {
 	rt := newRealTest(t)
 	v1 := rt.desired(demoWorkload("web", imageV1, 3))
-	if got := actions(t, rt.converge(v1, reconcile.ConvergeOptions{})); !maps.Equal(got, map[reconcile.Action]int{reconcile.ActStart: 3}) {
+	if got := actions(t, rt.converge(v1, reconciletest.Options{})); !maps.Equal(got, map[reconcile.Action]int{reconcile.ActStart: 3}) {
 		t.Errorf("from nothing, executed %v; want 3 starts", got)
 	}
 	old := rt.converged(v1)["web"]
 
 	v2 := rt.desired(demoWorkload("web", imageV2, 3))
-	if got := actions(t, rt.converge(v2, reconcile.ConvergeOptions{})); !maps.Equal(got, map[reconcile.Action]int{reconcile.ActStart: 3, reconcile.ActRoll: 3}) {
+	if got := actions(t, rt.converge(v2, reconciletest.Options{})); !maps.Equal(got, map[reconcile.Action]int{reconcile.ActStart: 3, reconcile.ActRoll: 3}) {
 		t.Errorf("v1 → v2, executed %v; want 3 starts and 3 rolls", got)
 	}
 	for i, c := range rt.converged(v2)["web"] {
@@ -51,7 +52,7 @@ func TestRealCrashSurplusExtra(t *testing.T) {
 		demoWorkload("side", imageV1, 1, `restart: "no"`),
 		demoWorkload("web", imageV1, 3, `restart: "no"`),
 	)
-	rt.converge(before, reconcile.ConvergeOptions{})
+	rt.converge(before, reconciletest.Options{})
 	web := rt.converged(before)["web"]
 
 	crashed := web[1]
@@ -66,7 +67,7 @@ func TestRealCrashSurplusExtra(t *testing.T) {
 	})
 
 	after := rt.desired(demoWorkload("web", imageV1, 2, `restart: "no"`))
-	results := rt.converge(after, reconcile.ConvergeOptions{})
+	results := rt.converge(after, reconciletest.Options{})
 	var got []string
 	for _, r := range results {
 		got = append(got, string(r.Step.Action)+" "+r.Step.Target()+" "+r.Step.Reason)
@@ -109,7 +110,7 @@ func TestRealUnmanagedUntouched(t *testing.T) {
 		t.Fatalf("stray container: %s, want running", want)
 	}
 
-	opts := reconcile.ConvergeOptions{OnPlan: func(round int, p reconcile.Plan) {
+	opts := reconciletest.Options{OnPlan: func(round int, p reconcile.Plan) {
 		for _, s := range p.Steps() {
 			if s.ContainerID == stray || strings.HasSuffix(s.Container, "-stray") {
 				t.Errorf("round %d plans %s for the unmanaged container", round, s)
@@ -141,11 +142,11 @@ func TestRealUnmanagedUntouched(t *testing.T) {
 func TestRealLimitsInPlace(t *testing.T) {
 	rt := newRealTest(t)
 	small := rt.desired(demoWorkload("web", imageV1, 2, "resources: {cpus: 0.5, memory: 64M}"))
-	rt.converge(small, reconcile.ConvergeOptions{})
+	rt.converge(small, reconciletest.Options{})
 	before := rt.converged(small)["web"]
 
 	big := rt.desired(demoWorkload("web", imageV1, 2, "resources: {cpus: 0.25, memory: 128M}"))
-	if got := actions(t, rt.converge(big, reconcile.ConvergeOptions{})); !maps.Equal(got, map[reconcile.Action]int{reconcile.ActUpdate: 2}) {
+	if got := actions(t, rt.converge(big, reconciletest.Options{})); !maps.Equal(got, map[reconcile.Action]int{reconcile.ActUpdate: 2}) {
 		t.Errorf("new limits: executed %v, want 2 updates", got)
 	}
 	after := rt.converged(big)["web"] // checks the limits the engine applies
@@ -157,7 +158,7 @@ func TestRealLimitsInPlace(t *testing.T) {
 	if len(steps) != 1 || steps[0].Action != reconcile.ActUpdate || steps[0].ContainerID != after[0].ID || steps[0].Limits.Memory != 128<<20 {
 		t.Fatalf("after docker update --memory 96m, plan:\n%s\nwant one update of %s back to 128M", plan, after[0].Name)
 	}
-	if got := actions(t, rt.converge(big, reconcile.ConvergeOptions{})); !maps.Equal(got, map[reconcile.Action]int{reconcile.ActUpdate: 1}) {
+	if got := actions(t, rt.converge(big, reconciletest.Options{})); !maps.Equal(got, map[reconcile.Action]int{reconcile.ActUpdate: 1}) {
 		t.Errorf("drift: executed %v, want 1 update", got)
 	}
 	sameContainers(t, "after the drift was put back", before, rt.converged(big)["web"])
@@ -183,13 +184,13 @@ func sameContainers(t *testing.T, when string, before, after []docker.Container)
 func TestRealCancelledMidRoll(t *testing.T) {
 	rt := newRealTest(t)
 	v1 := rt.desired(demoWorkload("web", imageV1, 2, "update: {parallelism: 2}"))
-	rt.converge(v1, reconcile.ConvergeOptions{})
+	rt.converge(v1, reconciletest.Options{})
 	old := rt.converged(v1)["web"]
 
 	v2 := rt.desired(demoWorkload("web", imageV2, 2, "update: {parallelism: 2}"))
 	ctx, cancel := context.WithCancel(rt.ctx)
 	defer cancel()
-	cut := reconcile.ConvergeOptions{Apply: reconcile.ApplyOptions{OnDone: func(r reconcile.Result) {
+	cut := reconciletest.Options{Apply: reconcile.ApplyOptions{OnDone: func(r reconcile.Result) {
 		if r.Step.Action == reconcile.ActStart {
 			cancel()
 		}
@@ -217,7 +218,7 @@ func TestRealCancelledMidRoll(t *testing.T) {
 		t.Errorf("after the cancel, %d containers run, want the 2 old ones and 1 new", len(running))
 	}
 
-	if got := actions(t, rt.converge(v2, reconcile.ConvergeOptions{})); !maps.Equal(got, map[reconcile.Action]int{reconcile.ActStart: 1, reconcile.ActRoll: 2}) {
+	if got := actions(t, rt.converge(v2, reconciletest.Options{})); !maps.Equal(got, map[reconcile.Action]int{reconcile.ActStart: 1, reconcile.ActRoll: 2}) {
 		t.Errorf("the second Converge executed %v, want the 1 start left and 2 rolls", got)
 	}
 	web := rt.converged(v2)["web"] // exactly 2, all v2, nothing else
@@ -244,7 +245,7 @@ func TestRealRebuiltTag(t *testing.T) {
 	first := dockertest.BuildDemoapp(t, tag, before)
 	rt.removeImageInCleanup(first)
 	d := rt.desired(demoWorkload("web", tag, 2))
-	rt.converge(d, reconcile.ConvergeOptions{})
+	rt.converge(d, reconciletest.Options{})
 	old := rt.converged(d)["web"] // on the first image
 
 	second := dockertest.BuildDemoapp(t, tag, after)
@@ -256,7 +257,7 @@ func TestRealRebuiltTag(t *testing.T) {
 		t.Errorf("after the rebuild, plan:\n%s\nwant the image ID change", plan)
 	}
 
-	if got := actions(t, rt.converge(d, reconcile.ConvergeOptions{})); !maps.Equal(got, map[reconcile.Action]int{reconcile.ActStart: 2, reconcile.ActRoll: 2}) {
+	if got := actions(t, rt.converge(d, reconciletest.Options{})); !maps.Equal(got, map[reconcile.Action]int{reconcile.ActStart: 2, reconcile.ActRoll: 2}) {
 		t.Errorf("after the rebuild, executed %v; want 2 starts and 2 rolls", got)
 	}
 	for i, c := range rt.converged(d)["web"] { // checks ImageID == second
@@ -280,12 +281,12 @@ func TestRealRebuiltTag(t *testing.T) {
 func TestRealNameTakenByOtherPrefix(t *testing.T) {
 	rt := newRealTest(t)
 	other := rt.desiredAt(rt.prefix+"-web", demoWorkload("api", imageV1, 1)) // swept with rt.prefix, which it starts with
-	rt.converge(other, reconcile.ConvergeOptions{})
+	rt.converge(other, reconciletest.Options{})
 
 	ours := rt.desired(demoWorkload("web-api", imageV1, 1))
 	var starts, failedStarts int
 	began := time.Now()
-	results, err := rt.tryConverge(rt.ctx, ours, reconcile.ConvergeOptions{MaxRounds: 20})
+	results, err := rt.tryConverge(rt.ctx, ours, reconciletest.Options{MaxRounds: 20})
 	for _, r := range results {
 		if r.Step.Action == reconcile.ActStart {
 			starts++

@@ -40,6 +40,10 @@ type Observed struct {
 	// or roll in flight: they are leaving (drained, DESIGN §1), serve
 	// nothing and never count as healthy in the slot states.
 	Draining map[string]bool
+	// Canary says, by workload, how far the canary of a spec has got
+	// (DESIGN §12; canary.go): while the desired spec's canary has steps
+	// left, one slot rolls and the next step is planned.
+	Canary map[string]CanaryProgress
 }
 
 // Held reports whether workload's spec hash is on hold.

@@ -18,13 +18,14 @@ const (
 	ActRestart Action = "restart" // restart a crashed container in place
 	ActUpdate  Action = "update"  // change limits in place
 	ActWait    Action = "wait"    // nothing to do yet; Until says how long
+	ActCanary  Action = "canary"  // a canary step: a share of the traffic, measured against the stable cohort (Canary)
 )
 
 // actionOrder sorts steps within a slot: new containers first, waits last.
-var actionOrder = map[Action]int{ActStart: 0, ActRestart: 1, ActUpdate: 2, ActRoll: 3, ActStop: 4, ActWait: 5}
+var actionOrder = map[Action]int{ActStart: 0, ActRestart: 1, ActUpdate: 2, ActCanary: 3, ActRoll: 3, ActStop: 4, ActWait: 5}
 
 // summaryOrder is the order of the one-line summary.
-var summaryOrder = []Action{ActStart, ActRoll, ActRestart, ActUpdate, ActStop, ActWait}
+var summaryOrder = []Action{ActStart, ActCanary, ActRoll, ActRestart, ActUpdate, ActStop, ActWait}
 
 // NoSlot is the Slot of a step on a container without a readable slot index.
 const NoSlot = -1
@@ -49,6 +50,7 @@ type Step struct {
 	Create *docker.CreateSpec // start
 	Grace  time.Duration      // stop, roll, restart
 	Limits docker.Limits      // update
+	Canary *CanaryStep        // canary: which step, its share, length and analysis
 
 	// Stop and roll of a running container drain it first: PreStop (from
 	// its label: the command it was created with) is exec'd in it, then
@@ -86,6 +88,10 @@ const (
 	WaitRestarting WaitKind = "restarting"
 	// WaitPaused: the container is paused on the engine, left alone.
 	WaitPaused WaitKind = "paused"
+	// WaitCanary: the slot's old container drains only once the canary
+	// of its workload's spec passed every step, or a canary step ended
+	// with too little traffic and holds (on_insufficient_traffic hold).
+	WaitCanary WaitKind = "canary"
 	// WaitHold: the slot is not started while its workload's desired spec
 	// is on hold (rule 9); only in a SlotState, never a step.
 	WaitHold WaitKind = "hold"
@@ -98,6 +104,10 @@ func (s Step) Executable() bool { return s.Action != ActWait && !s.Then }
 // Key identifies a step across plans: an approved step is run only while a
 // fresh plan still holds a step with the same key.
 func (s Step) Key() string {
+	if s.Canary != nil {
+		// Each canary step is approved on its own.
+		return fmt.Sprintf("%s/%s/%d/%s/%d", s.Action, s.Workload, s.Slot, s.Container, s.Canary.Index)
+	}
 	return fmt.Sprintf("%s/%s/%d/%s", s.Action, s.Workload, s.Slot, s.Container)
 }
 

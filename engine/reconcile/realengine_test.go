@@ -2,7 +2,7 @@ package reconcile_test
 
 // The real-engine helpers shared by the integration tests (integration_test.go)
 // and the zero-downtime proof (zerodowntime_test.go). They drive
-// reconcile.Converge through the moby adapter against the local Docker
+// reconciletest.Converge through the moby adapter against the local Docker
 // engine, with desired states parsed from YAML text by the real loader. The
 // engine, the per-test prefix, the demoapp images and the sweep of every
 // container of the prefix come from the one harness, engine/docker/dockertest.
@@ -30,6 +30,7 @@ import (
 	"github.com/rollcall/rollcall/engine/docker/dockertest"
 	"github.com/rollcall/rollcall/engine/docker/moby"
 	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/reconcile/reconciletest"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -141,7 +142,7 @@ func (rt *realTest) desiredAt(prefix string, workloads ...string) *spec.Desired 
 // converge runs Converge until the plan is empty, with opts (Poll defaults
 // to 200ms here), and returns every executed step's result. It fails the
 // test if Converge does not converge.
-func (rt *realTest) converge(d *spec.Desired, opts reconcile.ConvergeOptions) []reconcile.Result {
+func (rt *realTest) converge(d *spec.Desired, opts reconciletest.Options) []reconcile.Result {
 	rt.t.Helper()
 	results, err := rt.tryConverge(rt.ctx, d, opts)
 	if err != nil {
@@ -151,7 +152,7 @@ func (rt *realTest) converge(d *spec.Desired, opts reconcile.ConvergeOptions) []
 }
 
 // tryConverge is converge returning Converge's error instead of failing.
-func (rt *realTest) tryConverge(ctx context.Context, d *spec.Desired, opts reconcile.ConvergeOptions) ([]reconcile.Result, error) {
+func (rt *realTest) tryConverge(ctx context.Context, d *spec.Desired, opts reconciletest.Options) ([]reconcile.Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, convergeTimeout)
 	defer cancel()
 	if opts.Poll == 0 {
@@ -166,7 +167,7 @@ func (rt *realTest) tryConverge(ctx context.Context, d *spec.Desired, opts recon
 			onDone(r)
 		}
 	}
-	_, err := reconcile.Converge(ctx, rt.engine, d, opts)
+	_, err := reconciletest.Converge(ctx, rt.engine, d, opts)
 	return results, err
 }
 

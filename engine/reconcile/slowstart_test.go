@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
-	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -104,46 +103,4 @@ func TestSlowStarterIsBooting(t *testing.T) {
 			},
 			want: []string{"restart web/0"}},
 	})
-}
-
-// The case on the fake engine: an app ready after 8s, whose probes
-// the engine reads unhealthy from 3s (no start_period), health_deadline 60s,
-// rolls without a single restart.
-func TestSlowStarterRollsWithoutRestart(t *testing.T) {
-	f, _, opts := fakeWorld(1, 2*time.Second)
-	f.AddImage("web:v2", "id-slow", fake.Behaviour{UnhealthyAt: 3 * time.Second, ReadyAfter: 8 * time.Second})
-	ctx := t.Context()
-	if _, err := Converge(ctx, f, desiredOf(workload("web", 3, v1)), opts); err != nil {
-		t.Fatal(err)
-	}
-	var ran []string
-	var sawSlow bool
-	opts.OnPlan = func(_ int, p Plan) {
-		for _, s := range p.Steps() {
-			if s.Action == ActWait && strings.Contains(s.Reason, "slow starter") {
-				sawSlow = true
-			}
-		}
-	}
-	opts.Apply.OnDone = func(r Result) { ran = append(ran, string(r.Step.Action)+" "+r.Step.Target()) }
-	rep, err := Converge(ctx, f, desiredOf(workload("web", 3)), opts)
-	if err != nil {
-		t.Fatalf("roll: %v (ran %q)", err, ran)
-	}
-	for _, s := range ran {
-		if strings.HasPrefix(s, "restart") {
-			t.Fatalf("a slow starter was restarted: %q", ran)
-		}
-	}
-	if rep.Steps != 6 {
-		t.Fatalf("ran %q, want 3 starts and 3 rolls", ran)
-	}
-	if !sawSlow {
-		t.Fatal("no plan showed the unhealthy new container as a booting slow starter")
-	}
-	for _, c := range f.Calls() {
-		if strings.HasPrefix(c, "restart:") {
-			t.Fatalf("engine call %s", c)
-		}
-	}
 }

@@ -67,6 +67,9 @@ func AddThen(d *spec.ResolvedDesired, o *Observed, p *Plan) {
 		if h := o.Holds[w.Name]; len(h) > 0 {
 			proj.Holds = map[string]map[string]bool{w.Name: h}
 		}
+		if c, ok := o.Canary[w.Name]; ok {
+			proj.Canary = map[string]CanaryProgress{w.Name: c}
+		}
 		wp.Then = projectThen(one, w, proj, *wp)
 	}
 }
@@ -164,6 +167,11 @@ func advance(w *spec.Resolved, o *Observed, cur WorkloadPlan) bool {
 				continue
 			}
 			o.Containers[i].Limits = s.Limits
+			changed = true
+		case ActCanary:
+			// The step passes: the next one, or the roll, follows.
+			prog := CanaryProgress{Spec: s.Canary.Spec, Passed: s.Canary.Index + 1}
+			o.Canary = map[string]CanaryProgress{s.Workload: prog}
 			changed = true
 		case ActWait:
 			if i < 0 || failed[s.Container] {

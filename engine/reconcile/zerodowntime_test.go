@@ -22,6 +22,7 @@ import (
 
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/reconcile/reconciletest"
 )
 
 // healthyProxy is a test-only HTTP reverse proxy that routes to the healthy
@@ -470,7 +471,7 @@ func TestRealZeroDowntimeRoll(t *testing.T) {
 	const replicas = 3
 	v1 := rt.desired(demoWorkload("web", imageV1, replicas, "stop_grace_period: 10s"))
 	v2 := rt.desired(demoWorkload("web", imageV2, replicas, "stop_grace_period: 10s"))
-	rt.converge(v1, reconcile.ConvergeOptions{})
+	rt.converge(v1, reconciletest.Options{})
 	old := rt.converged(v1)["web"]
 
 	pctx, pcancel := context.WithCancel(rt.ctx)
@@ -499,7 +500,7 @@ func TestRealZeroDowntimeRoll(t *testing.T) {
 	watch := watchSlots(t, rt.ctx, rt.engine, rt.prefix, "web", replicas)
 	began := time.Now()
 	load.phase.Store(phaseRoll)
-	results, err := rt.tryConverge(rt.ctx, v2, reconcile.ConvergeOptions{})
+	results, err := rt.tryConverge(rt.ctx, v2, reconciletest.Options{})
 	load.phase.Store(phaseAfter)
 	rollTime := time.Since(began)
 	watch.finish(t, ids(old))

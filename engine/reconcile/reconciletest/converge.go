@@ -1,4 +1,4 @@
-package reconcile
+package reconciletest
 
 import (
 	"context"
@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
-// ConvergeOptions tune Converge. The zero value is ready for the real engine.
-type ConvergeOptions struct {
+// Options tune Converge. The zero value is ready for the real engine.
+type Options struct {
 	Now   func() time.Time                                 // default time.Now
 	Sleep func(ctx context.Context, d time.Duration) error // default: a timer, cut short by ctx
 	// Poll is the longest pause between rounds while only waiting (default 250ms).
@@ -28,8 +29,8 @@ type ConvergeOptions struct {
 	// converges again (the agent) keeps the backoff growing.
 	Restarts map[string]int
 
-	OnPlan func(round int, p Plan)
-	Apply  ApplyOptions
+	OnPlan func(round int, p reconcile.Plan)
+	Apply  reconcile.ApplyOptions
 }
 
 // Report says what Converge did.
@@ -37,7 +38,7 @@ type Report struct {
 	Rounds   int
 	Steps    int // executed
 	Failed   int // executed and failed
-	Last     Plan
+	Last     reconcile.Plan
 	Holds    map[string]map[string]bool
 	Restarts map[string]int
 }
@@ -46,16 +47,11 @@ type Report struct {
 // health deadline: a human has to look.
 var ErrPaused = errors.New("paused")
 
-// Converge is a test and benchmark helper, not a loop of rollcall's: the
-// commands converge through engine/session, the only loop, which keeps the
-// guards (lock, settle, blast radius, journal, holds) that this does not.
-// Tests use it to seed an engine and to check I4.
-//
-// It observes, diffs and applies until the plan is empty (nil), a
+// Converge observes, diffs and applies until the plan is empty (nil), a
 // workload cannot go on (ErrPaused, or its image is missing), MaxRounds is
 // reached, or ctx ends. Step failures do not end it: the next round sees the
 // engine as it is and tries again.
-func Converge(ctx context.Context, c docker.Client, d *spec.Desired, opts ConvergeOptions) (Report, error) {
+func Converge(ctx context.Context, c docker.Client, d *spec.Desired, opts Options) (Report, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -91,9 +87,9 @@ func Converge(ctx context.Context, c docker.Client, d *spec.Desired, opts Conver
 			continue
 		}
 		resolved := spec.Resolve(ctx, d, c)
-		obs := &Observed{Now: opts.Now(), Containers: containers, Holds: rep.Holds,
+		obs := &reconcile.Observed{Now: opts.Now(), Containers: containers, Holds: rep.Holds,
 			RecreateBefore: opts.RecreateBefore, SkipHealth: opts.SkipHealth, Restarts: restarts}
-		plan := Diff(resolved, obs)
+		plan := reconcile.Diff(resolved, obs)
 		rep.Last = plan
 		if opts.OnPlan != nil {
 			opts.OnPlan(rep.Rounds, plan)
@@ -110,7 +106,7 @@ func Converge(ctx context.Context, c docker.Client, d *spec.Desired, opts Conver
 		}
 
 		steps := plan.Executable()
-		results, _ := Apply(ctx, c, steps, opts.Apply)
+		results, _ := reconcile.Apply(ctx, c, steps, opts.Apply)
 		failed := false
 		for _, r := range results {
 			rep.Steps++
@@ -125,7 +121,7 @@ func Converge(ctx context.Context, c docker.Client, d *spec.Desired, opts Conver
 				}
 				rep.Holds[r.Step.Workload][r.Step.Hold] = true
 			}
-			if r.Step.Action == ActRestart {
+			if r.Step.Action == reconcile.ActRestart {
 				restarts[r.Step.ContainerID]++
 			}
 		}
@@ -152,14 +148,14 @@ func Converge(ctx context.Context, c docker.Client, d *spec.Desired, opts Conver
 
 // failureBackoff is the pause after the n-th round in a row with a failed
 // step: 1s, 2s, 4s … capped at 1m.
-func failureBackoff(n int) time.Duration { return Backoff(n, time.Second, time.Minute) }
+func failureBackoff(n int) time.Duration { return reconcile.Backoff(n, time.Second, time.Minute) }
 
 // nextLook is how long to wait before the next round when only waiting: until
 // the earliest wait ends, but no longer than poll.
-func nextLook(p Plan, now time.Time, poll time.Duration) time.Duration {
+func nextLook(p reconcile.Plan, now time.Time, poll time.Duration) time.Duration {
 	d := poll
 	for _, s := range p.Steps() {
-		if s.Action == ActWait && !s.Until.IsZero() {
+		if s.Action == reconcile.ActWait && !s.Until.IsZero() {
 			if u := s.Until.Sub(now); u < d {
 				d = u
 			}

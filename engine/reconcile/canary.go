@@ -1,0 +1,330 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rollcall/rollcall/engine/spec"
+)
+
+// A canary by traffic (DESIGN §12) is, to Diff, a gate in a workload's
+// roll: while the desired spec's canary has steps left, one slot rolls
+// only (its new container starts next to the old, or in place of it when
+// stop-first), no old container drains, and once a new container is
+// healthy the plan holds the next canary step (ActCanary). The session
+// runs that step against the proxy and tells Diff how far the canary got
+// (Observed.Canary). After the last step the roll goes on as in §5. A
+// failed step puts the spec on hold and rolls it back (Observed.RollingBack),
+// so the canary drains and goes like any container of a held spec.
+//
+// The proxy splits by spec: every running container of the new spec is in
+// the canary cohort, every other one in the stable cohort. Normally that is
+// the one canary; after a restart of rollcall mid-roll (the progress is not
+// kept on disk) it may be more, and the canary runs again from its first
+// step, on every new container at once: slower, never less safe.
+
+// CanaryProgress is how far the canary of one workload's spec has got.
+type CanaryProgress struct {
+	Spec   string // the spec hash it is of; progress of another spec counts for nothing
+	Passed int    // steps passed
+	// Held is set once a step ended with too little traffic and the
+	// analysis says to hold (on_insufficient_traffic: hold): no further
+	// step runs until the operator retries or rolls back.
+	Held *Judgement
+}
+
+// CanaryStep is an ActCanary step's own part: which step, and how it is judged.
+type CanaryStep struct {
+	Spec     string // the canary's spec hash: its cohort in the proxy
+	Index    int    // 0-based
+	Of       int    // the canary's steps in all
+	Share    float64
+	For      time.Duration
+	Analysis spec.Analysis
+}
+
+// Interval is how often the step compares the cohorts: the analysis's
+// interval, at most the step's length.
+func (c CanaryStep) Interval() time.Duration {
+	if c.Analysis.Interval <= 0 || c.Analysis.Interval > c.For {
+		return c.For
+	}
+	return c.Analysis.Interval
+}
+
+// Last reports whether the step is the canary's last.
+func (c CanaryStep) Last() bool { return c.Index == c.Of-1 }
+
+// CohortFigures are what the proxy counted for one cohort over a window.
+type CohortFigures struct {
+	Requests int64
+	Errors   int64 // 5xx answers and failed upstream dials
+	P50, P95 time.Duration
+}
+
+// ErrorRate is Errors over Requests, 0 with no requests.
+func (f CohortFigures) ErrorRate() float64 {
+	if f.Requests <= 0 {
+		return 0
+	}
+	return float64(f.Errors) / float64(f.Requests)
+}
+
+// Check names one check of update.canary.analysis, as the file spells it.
+type Check string
+
+const (
+	CheckErrorRate         Check = "max_error_rate"
+	CheckErrorRateIncrease Check = "max_error_rate_increase"
+	CheckP95Ratio          Check = "max_p95_ratio"
+	CheckMinRequests       Check = "min_requests"
+)
+
+// Verdict is what a judgement says of a step.
+type Verdict string
+
+const (
+	VerdictMeasuring    Verdict = "measuring"    // too few requests yet to judge; the step goes on
+	VerdictPass         Verdict = "pass"         // within every check (at the step's end: the step passed)
+	VerdictFail         Verdict = "fail"         // a check failed: Check, Measured, Limit say which
+	VerdictInsufficient Verdict = "insufficient" // the step ended with fewer than min_requests
+)
+
+// Judgement is one comparison of the canary with the stable cohort over the
+// same window.
+type Judgement struct {
+	Verdict  Verdict
+	Check    Check   // the check that failed, or CheckMinRequests when too few requests
+	Measured float64 // the failed check's figure: a rate (0..1), a ratio, or a count
+	Limit    float64 // its threshold
+	Window   time.Duration
+	Stable   CohortFigures
+	Canary   CohortFigures
+}
+
+// Judge compares the canary with the stable cohort over one window, by the
+// analysis a. ended says the step's time is up: a step that saw fewer than
+// min_requests is then VerdictInsufficient, before that VerdictMeasuring.
+// Nothing is judged on fewer requests than min_requests, in either cohort
+// for a comparison (the stable cohort is the yardstick): a verdict on three
+// requests is noise.
+func Judge(a spec.Analysis, window time.Duration, stable, canary CohortFigures, ended bool) Judgement {
+	j := Judgement{Verdict: VerdictPass, Window: window, Stable: stable, Canary: canary}
+	short := func(n int64) Judgement {
+		j.Verdict, j.Check, j.Measured, j.Limit = VerdictMeasuring, CheckMinRequests, float64(n), float64(a.MinRequests)
+		if ended {
+			j.Verdict = VerdictInsufficient
+		}
+		return j
+	}
+	fail := func(c Check, measured, limit float64) Judgement {
+		j.Verdict, j.Check, j.Measured, j.Limit = VerdictFail, c, measured, limit
+		return j
+	}
+	min := int64(a.MinRequests)
+	if canary.Requests < min {
+		return short(canary.Requests)
+	}
+	rate := canary.ErrorRate()
+	if a.MaxErrorRate != spec.NotChecked && rate > a.MaxErrorRate {
+		return fail(CheckErrorRate, rate, a.MaxErrorRate)
+	}
+	comparative := a.MaxErrorRateIncrease != spec.NotChecked || a.MaxP95Ratio != spec.NotChecked
+	if comparative && stable.Requests < min {
+		return short(stable.Requests)
+	}
+	if a.MaxErrorRateIncrease != spec.NotChecked {
+		if rise := rate - stable.ErrorRate(); rise > a.MaxErrorRateIncrease {
+			return fail(CheckErrorRateIncrease, rise, a.MaxErrorRateIncrease)
+		}
+	}
+	if a.MaxP95Ratio != spec.NotChecked && canary.P95 > 0 {
+		// A stable p95 under a millisecond is measured as one: a ratio
+		// over nothing says nothing.
+		base := max(stable.P95, time.Millisecond)
+		if ratio := float64(canary.P95) / float64(base); ratio > a.MaxP95Ratio {
+			return fail(CheckP95Ratio, ratio, a.MaxP95Ratio)
+		}
+	}
+	return j
+}
+
+// String renders the judgement from its fields: "error rate 10.0% > max_error_rate 1.0%
+// (canary 200 requests, stable 1800 at 0.0%, over 10s)".
+func (j Judgement) String() string {
+	figures := fmt.Sprintf("canary %d requests at %s, p95 %s; stable %d at %s, p95 %s; over %s",
+		j.Canary.Requests, pct(j.Canary.ErrorRate()), j.Canary.P95.Round(time.Millisecond),
+		j.Stable.Requests, pct(j.Stable.ErrorRate()), j.Stable.P95.Round(time.Millisecond), j.Window.Round(time.Second))
+	switch j.Verdict {
+	case VerdictFail:
+		switch j.Check {
+		case CheckErrorRate:
+			return fmt.Sprintf("error rate %s > %s %s (%s)", pct(j.Measured), j.Check, pct(j.Limit), figures)
+		case CheckErrorRateIncrease:
+			return fmt.Sprintf("error rate %s above stable > %s %s (%s)", pct(j.Measured), j.Check, pct(j.Limit), figures)
+		case CheckP95Ratio:
+			return fmt.Sprintf("p95 %.2f× stable > %s %.2f (%s)", j.Measured, j.Check, j.Limit, figures)
+		}
+	case VerdictMeasuring, VerdictInsufficient:
+		word := "too little traffic yet"
+		if j.Verdict == VerdictInsufficient {
+			word = "too little traffic"
+		}
+		return fmt.Sprintf("%s: %.0f of %s %.0f requests (%s)", word, j.Measured, j.Check, j.Limit, figures)
+	}
+	return fmt.Sprintf("within the analysis (%s)", figures)
+}
+
+// pct renders a fraction as a percentage: 0.1 → "10.0%".
+func pct(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
+
+// canaryGate is the canary's hold on one workload's roll, while its spec's
+// canary has steps left; nil when there is none.
+type canaryGate struct {
+	cfg  *spec.Canary
+	prog CanaryProgress
+	// stepSlot is the slot whose healthy new container takes the next
+	// step, startSlot the slot where the canary starts when no new
+	// container is up or coming; -1 when none.
+	stepSlot, startSlot int
+}
+
+// canaryGateOf returns the gate of w, or nil: no canary, every step
+// passed, the spec on hold, or nothing stale to roll.
+func canaryGateOf(w *spec.Resolved, o *Observed, slots []slot) *canaryGate {
+	cfg := w.Update.Canary
+	if cfg == nil || len(cfg.Steps) == 0 || o.Held(w.Name, w.Hash) || o.RollingBack[w.Name] != "" {
+		return nil
+	}
+	prog := o.Canary[w.Name]
+	if prog.Spec != w.Hash {
+		prog = CanaryProgress{Spec: w.Hash}
+	}
+	if prog.Passed >= len(cfg.Steps) {
+		return nil
+	}
+	stale := false
+	for i := range slots {
+		stale = stale || len(slots[i].stale) > 0
+	}
+	if !stale {
+		return nil
+	}
+	g := &canaryGate{cfg: cfg, prog: prog, stepSlot: -1, startSlot: -1}
+	coming := false // a new container is booting
+	for i := range slots {
+		s := &slots[i]
+		switch {
+		case s.primary() == nil:
+		case s.cond == condHealthy:
+			// One next to an old container first: it is the canary the
+			// gate started; otherwise any new one (stop-first, a first
+			// start) is of the canary cohort all the same.
+			if g.stepSlot < 0 || (len(s.stale) > 0 && len(slots[g.stepSlot].stale) == 0) {
+				g.stepSlot = i
+			}
+		case !s.failed:
+			coming = true
+		}
+	}
+	if g.stepSlot < 0 && !coming {
+		for i := range slots {
+			if slots[i].primary() == nil && len(slots[i].stale) > 0 {
+				g.startSlot = i
+				break
+			}
+		}
+	}
+	return g
+}
+
+// waitFor is the wait of a slot the canary keeps from rolling.
+func (g *canaryGate) waitFor(w *spec.Resolved, slot int, c string) Step {
+	return Step{Action: ActWait, Wait: WaitCanary, Workload: w.Name, Slot: slot, Container: c,
+		Reason: fmt.Sprintf("canary first: no old container drains before its %s pass", plural(len(g.cfg.Steps), "step"))}
+}
+
+// step is the ActCanary step the gate holds next, on container c of slot.
+func (g *canaryGate) step(w *spec.Resolved, slot int, c string) Step {
+	k := g.prog.Passed
+	cs := &CanaryStep{Spec: w.Hash, Index: k, Of: len(g.cfg.Steps), Share: g.cfg.Steps[k].Share, For: g.cfg.Steps[k].For, Analysis: g.cfg.Analysis}
+	return Step{Action: ActCanary, Workload: w.Name, Slot: slot, Container: c, Canary: cs,
+		Reason: fmt.Sprintf("canary step %d/%d: %s of the traffic for %s, judged against the stable cohort every %s",
+			k+1, cs.Of, pct0(cs.Share), cs.For, cs.Interval())}
+}
+
+// held is the wait of a canary step that ended with too little traffic.
+func (g *canaryGate) held(w *spec.Resolved, slot int, c string) Step {
+	return Step{Action: ActWait, Wait: WaitCanary, Workload: w.Name, Slot: slot, Container: c,
+		Reason: fmt.Sprintf("canary holds at step %d/%d: %s (on_insufficient_traffic hold: retry or roll back)",
+			g.prog.Passed+1, len(g.cfg.Steps), g.prog.Held)}
+}
+
+// pct0 renders a share without needless decimals: 0.05 → "5%", 0.125 → "12.5%".
+func pct0(f float64) string {
+	return fmt.Sprintf("%s%%", trimFloat(100*f))
+}
+
+func trimFloat(f float64) string {
+	s := fmt.Sprintf("%.2f", f)
+	for s[len(s)-1] == '0' {
+		s = s[:len(s)-1]
+	}
+	if s[len(s)-1] == '.' {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// ErrNoCanaryRunner is a canary step run with no way to reach the proxy.
+var ErrNoCanaryRunner = errors.New("no proxy to split the traffic (proxy.caddy_admin)")
+
+// CanaryError is a canary step that did not pass. Hold says the step saw
+// too little traffic and on_insufficient_traffic is hold: the canary stays
+// as it is until the operator acts. Otherwise the canary failed and its
+// spec is rolled back.
+type CanaryError struct {
+	Step      Step
+	Judgement Judgement
+	Hold      bool
+}
+
+func (e *CanaryError) Error() string {
+	what := "failed"
+	if e.Hold {
+		what = "holds"
+	}
+	return fmt.Sprintf("canary %s step %d/%d %s: %s", e.Step.Target(), e.Step.Canary.Index+1, e.Step.Canary.Of, what, e.Judgement)
+}
+
+// runCanary runs an ActCanary step by opts.Canary and reads its judgement
+// by the analysis: a pass, a failure, or too little traffic, which does
+// what on_insufficient_traffic says.
+func runCanary(ctx context.Context, s Step, opts RunOptions) error {
+	if s.Canary == nil {
+		return fmt.Errorf("canary %s: step has no canary", s.Target())
+	}
+	if opts.Canary == nil {
+		return fmt.Errorf("canary %s: %w", s.Target(), ErrNoCanaryRunner)
+	}
+	j, err := opts.Canary(ctx, s)
+	if err != nil {
+		return fmt.Errorf("canary %s step %d/%d: %w", s.Target(), s.Canary.Index+1, s.Canary.Of, err)
+	}
+	switch j.Verdict {
+	case VerdictPass:
+		return nil
+	case VerdictInsufficient, VerdictMeasuring:
+		switch s.Canary.Analysis.OnInsufficientTraffic {
+		case spec.InsufficientPass:
+			return nil
+		case spec.InsufficientFail:
+			return &CanaryError{Step: s, Judgement: j}
+		default:
+			return &CanaryError{Step: s, Judgement: j, Hold: true}
+		}
+	}
+	return &CanaryError{Step: s, Judgement: j}
+}

@@ -1,0 +1,211 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/spec"
+)
+
+// withCanary gives w a two-step canary, judged on error rate and p95.
+func withCanary(w *spec.Workload) {
+	w.Update.Canary = &spec.Canary{
+		Steps: []spec.CanaryStep{{Share: 0.05, For: time.Minute}, {Share: 0.25, For: 2 * time.Minute}},
+		Analysis: spec.Analysis{Interval: 10 * time.Second, MaxErrorRate: 0.01, MaxErrorRateIncrease: spec.NotChecked,
+			MaxP95Ratio: 1.5, MinRequests: 100, OnInsufficientTraffic: spec.InsufficientHold},
+	}
+}
+
+func stopFirst(w *spec.Workload) { w.Update.Order = spec.OrderStopFirst }
+
+// A canary keeps every old container serving: one new container starts, the
+// other slots wait for the canary, and nothing drains.
+func TestCanaryStartsOneNewContainerAndDrainsNothing(t *testing.T) {
+	d := resolved(workload("web", 3, withCanary))
+	o := observed(stale(d, "web", 0), stale(d, "web", 1), stale(d, "web", 2))
+	p := Diff(d, o)
+	equalStrings(t, briefs(p), []string{
+		"start web/0 " + ContainerName(pfx, "web", 0, d.Workload("web").Hash),
+		"wait web/1 " + stale(d, "web", 1).Name,
+		"wait web/2 " + stale(d, "web", 2).Name,
+	})
+	for _, s := range p.Workloads[0].Steps[1:] {
+		if s.Wait != WaitCanary {
+			t.Errorf("%s: wait %q, want %q", brief(s), s.Wait, WaitCanary)
+		}
+	}
+}
+
+// Once the canary is healthy, the plan holds its next step, and still no
+// roll; each step is its own approval (Key).
+func TestCanaryStepFollowsAHealthyCanary(t *testing.T) {
+	d := resolved(workload("web", 3, withCanary))
+	w := d.Workload("web")
+	o := observed(stale(d, "web", 0), fresh(d, "web", 0), stale(d, "web", 1), stale(d, "web", 2))
+	p := Diff(d, o)
+	equalStrings(t, actions(p), []string{"canary web/0", "wait web/1", "wait web/2"})
+	st := p.Workloads[0].Steps[0]
+	if st.Canary == nil || st.Canary.Index != 0 || st.Canary.Of != 2 || st.Canary.Share != 0.05 || st.Canary.Spec != w.Hash || st.Slot != 0 {
+		t.Fatalf("canary step = %+v, want step 1 of 2 at 5%% of spec %s on web/0", st.Canary, w.Hash)
+	}
+	o.Canary = map[string]CanaryProgress{"web": {Spec: w.Hash, Passed: 1}}
+	p2 := Diff(d, o)
+	st2 := p2.Workloads[0].Steps[0]
+	if st2.Action != ActCanary || st2.Canary.Index != 1 || st2.Canary.Share != 0.25 {
+		t.Fatalf("after one step: %s %+v, want canary step 2", brief(st2), st2.Canary)
+	}
+	if st.Key() == st2.Key() {
+		t.Errorf("steps 1 and 2 share the key %q: approving one would approve the other", st.Key())
+	}
+}
+
+// After the last step the roll goes on as without a canary; progress of
+// another spec counts for nothing.
+func TestCanaryPassedRollsOn(t *testing.T) {
+	d := resolved(workload("web", 3, withCanary))
+	w := d.Workload("web")
+	cs := []docker.Container{stale(d, "web", 0), fresh(d, "web", 0), stale(d, "web", 1), stale(d, "web", 2)}
+	o := observed(cs...)
+	o.Canary = map[string]CanaryProgress{"web": {Spec: w.Hash, Passed: 2}}
+	equalStrings(t, actions(Diff(d, o)), []string{"roll web/0", "start web/1", "wait web/2"}) // parallelism 1 queues slot 2
+	o.Canary = map[string]CanaryProgress{"web": {Spec: "another", Passed: 2}}
+	equalStrings(t, actions(Diff(d, o)), []string{"canary web/0", "wait web/1", "wait web/2"})
+}
+
+// A step that held on too little traffic waits, saying so, and runs no step.
+func TestCanaryHeldWaits(t *testing.T) {
+	d := resolved(workload("web", 2, withCanary))
+	w := d.Workload("web")
+	o := observed(stale(d, "web", 0), fresh(d, "web", 0), stale(d, "web", 1))
+	j := Judge(w.Update.Canary.Analysis, time.Minute, CohortFigures{Requests: 900}, CohortFigures{Requests: 3}, true)
+	o.Canary = map[string]CanaryProgress{"web": {Spec: w.Hash, Held: &j}}
+	p := Diff(d, o)
+	for _, s := range p.Workloads[0].Steps {
+		if s.Executable() {
+			t.Errorf("held canary: executable step %s", brief(s))
+		}
+		if s.Wait != WaitCanary {
+			t.Errorf("%s: wait %q, want canary", brief(s), s.Wait)
+		}
+	}
+}
+
+// Stop-first (a fixed host port): the canary takes its slot's place, and
+// once it is healthy the step runs there, with the other slots waiting.
+func TestCanaryStopFirst(t *testing.T) {
+	d := resolved(workload("web", 2, withCanary, stopFirst))
+	o := observed(stale(d, "web", 0), stale(d, "web", 1))
+	equalStrings(t, actions(Diff(d, o)), []string{"roll web/0", "wait web/1"})
+	o = observed(fresh(d, "web", 0), stale(d, "web", 1))
+	equalStrings(t, actions(Diff(d, o)), []string{"canary web/0", "wait web/1"})
+}
+
+// No canary without something to roll, or for a spec on hold.
+func TestCanaryOnlyGatesARoll(t *testing.T) {
+	d := resolved(workload("web", 2, withCanary))
+	w := d.Workload("web")
+	equalStrings(t, actions(Diff(d, observed())), []string{"start web/0", "start web/1"})
+	equalStrings(t, actions(Diff(d, observed(fresh(d, "web", 0), fresh(d, "web", 1)))), nil)
+	o := observed(stale(d, "web", 0), stale(d, "web", 1))
+	o.Holds = map[string]map[string]bool{"web": {w.Hash: true}}
+	for _, s := range Diff(d, o).Workloads[0].Steps {
+		if s.Action == ActCanary || s.Action == ActStart {
+			t.Errorf("spec on hold: %s", brief(s))
+		}
+	}
+}
+
+// The then rows run the canary through: its next step, then the roll.
+func TestCanaryThenRows(t *testing.T) {
+	d := resolved(workload("web", 2, withCanary))
+	o := observed(stale(d, "web", 0), fresh(d, "web", 0), stale(d, "web", 1))
+	p := diffThen(d, o)
+	var then []string
+	for _, s := range p.Workloads[0].Then {
+		then = append(then, string(s.Action))
+	}
+	if len(then) < 3 || then[0] != "canary" || then[1] != "roll" {
+		t.Fatalf("then = %q, want the second canary step, then the roll of web/0, then slot 1", then)
+	}
+}
+
+func TestJudge(t *testing.T) {
+	a := spec.Analysis{MaxErrorRate: 0.01, MaxErrorRateIncrease: 0.005, MaxP95Ratio: 1.5, MinRequests: 100}
+	ok := CohortFigures{Requests: 1000, Errors: 1, P50: 5 * time.Millisecond, P95: 20 * time.Millisecond}
+	cases := []struct {
+		name           string
+		a              spec.Analysis
+		stable, canary CohortFigures
+		ended          bool
+		verdict        Verdict
+		check          Check
+	}{
+		{"within", a, ok, CohortFigures{Requests: 100, P95: 25 * time.Millisecond}, false, VerdictPass, ""},
+		{"too few yet", a, ok, CohortFigures{Requests: 99, Errors: 99}, false, VerdictMeasuring, CheckMinRequests},
+		{"too few at the end", a, ok, CohortFigures{Requests: 99}, true, VerdictInsufficient, CheckMinRequests},
+		{"error rate", a, ok, CohortFigures{Requests: 100, Errors: 10}, false, VerdictFail, CheckErrorRate},
+		{"error rate rise over stable", spec.Analysis{MaxErrorRate: spec.NotChecked, MaxErrorRateIncrease: 0.005, MaxP95Ratio: spec.NotChecked, MinRequests: 100},
+			CohortFigures{Requests: 1000, Errors: 100}, CohortFigures{Requests: 100, Errors: 11}, false, VerdictFail, CheckErrorRateIncrease},
+		{"a slow site is no canary failure", a, CohortFigures{Requests: 1000, P95: time.Second}, CohortFigures{Requests: 100, P95: 1200 * time.Millisecond}, false, VerdictPass, ""},
+		{"p95", a, ok, CohortFigures{Requests: 100, P95: 61 * time.Millisecond}, false, VerdictFail, CheckP95Ratio},
+		{"stable too quiet to compare", a, CohortFigures{Requests: 10}, CohortFigures{Requests: 100}, true, VerdictInsufficient, CheckMinRequests},
+		{"error rate alone needs no stable traffic", spec.Analysis{MaxErrorRate: 0.01, MaxErrorRateIncrease: spec.NotChecked, MaxP95Ratio: spec.NotChecked, MinRequests: 10},
+			CohortFigures{}, CohortFigures{Requests: 10}, true, VerdictPass, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			j := Judge(c.a, time.Minute, c.stable, c.canary, c.ended)
+			if j.Verdict != c.verdict || j.Check != c.check {
+				t.Errorf("Judge = %s/%s (%s), want %s/%s", j.Verdict, j.Check, j, c.verdict, c.check)
+			}
+		})
+	}
+}
+
+// The judgement names the figure that failed, with the threshold beside it.
+func TestJudgementSaysWhichFigureFailed(t *testing.T) {
+	a := spec.Analysis{MaxErrorRate: 0.01, MaxErrorRateIncrease: spec.NotChecked, MaxP95Ratio: spec.NotChecked, MinRequests: 10}
+	j := Judge(a, 10*time.Second, CohortFigures{Requests: 900}, CohortFigures{Requests: 100, Errors: 10}, false)
+	want := "error rate 10.0% > max_error_rate 1.0% (canary 100 requests at 10.0%, p95 0s; stable 900 at 0.0%, p95 0s; over 10s)"
+	if got := j.String(); got != want {
+		t.Errorf("String() = %q\nwant       %q", got, want)
+	}
+}
+
+// A canary step's judgement decides its outcome, with too little traffic
+// as on_insufficient_traffic says.
+func TestRunCanaryOutcome(t *testing.T) {
+	d := resolved(workload("web", 2, withCanary))
+	o := observed(stale(d, "web", 0), fresh(d, "web", 0), stale(d, "web", 1))
+	st := Diff(d, o).Workloads[0].Steps[0]
+	if st.Action != ActCanary {
+		t.Fatalf("first step %s, want canary", brief(st))
+	}
+	judged := func(v Verdict) RunOptions {
+		return RunOptions{Canary: func(context.Context, Step) (Judgement, error) { return Judgement{Verdict: v}, nil }}
+	}
+	if err := RunWith(context.Background(), nil, st, judged(VerdictPass)); err != nil {
+		t.Errorf("pass: %v", err)
+	}
+	var ce *CanaryError
+	if err := RunWith(context.Background(), nil, st, judged(VerdictFail)); !errors.As(err, &ce) || ce.Hold {
+		t.Errorf("fail: %v, want a CanaryError without hold", err)
+	}
+	for on, want := range map[string]string{spec.InsufficientHold: "hold", spec.InsufficientFail: "fail", spec.InsufficientPass: "pass"} {
+		st.Canary.Analysis.OnInsufficientTraffic = on
+		err := RunWith(context.Background(), nil, st, judged(VerdictInsufficient))
+		got := "pass"
+		if errors.As(err, &ce) {
+			got = map[bool]string{true: "hold", false: "fail"}[ce.Hold]
+		}
+		if got != want {
+			t.Errorf("insufficient with %s: %s (%v), want %s", on, got, err, want)
+		}
+	}
+	if err := RunWith(context.Background(), nil, st, RunOptions{}); !errors.Is(err, ErrNoCanaryRunner) {
+		t.Errorf("no runner: %v, want ErrNoCanaryRunner", err)
+	}
+}
