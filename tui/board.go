@@ -65,6 +65,8 @@ type rolledBackRow struct {
 }
 
 type headerInfo struct {
+	// canaries are the canary steps under way or just ended (canary.go).
+	canaries   []canaryRow
 	engine     string // endpoint and version, or "simulated"
 	simulated  bool
 	connected  bool

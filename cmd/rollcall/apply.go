@@ -17,6 +17,7 @@ import (
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/engine/source"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -98,7 +99,7 @@ func runApply(ctx context.Context, e env, g *globals, o applyOpts) error {
 	}
 	// apply acts on the desired state it read once, the one the operator
 	// confirmed: a file edited meanwhile is not applied unseen.
-	source := session.StaticSource(d.Source, d)
+	source := source.Static(d.Source, d)
 	client, closeClient, err := connect(ctx, e, g)
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/engine/source"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -53,7 +54,7 @@ func runApplyHosts(ctx context.Context, e env, g *globals, o applyOpts, d *spec.
 		defer cancel()
 	}
 	f := fleet.New(fleet.Options{
-		Source: session.StaticSource(d.Source, d), Dial: fleetDialer(e, baseDir(d.Source)), Mode: session.ModeAuto,
+		Source: source.Static(d.Source, d), Dial: fleetDialer(e, baseDir(d.Source)), Mode: session.ModeAuto,
 		SkipUnreachable: o.skipUnreachable, Journal: j, JournalMode: "apply", Now: e.now, StateDir: g.stateDir(),
 		Unattended: &session.Unattended{AllowMassStop: o.allowMassStop},
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/engine/source"
 	"github.com/rollcall/rollcall/theme"
 	"github.com/rollcall/rollcall/tui"
 )
@@ -94,7 +95,7 @@ func consoleSetup(g *globals, o consoleOpts) (session.Mode, *journal.Journal, th
 // runConsole opens the console on a session over client and source. lock,
 // when not nil, is the host lock the caller holds for the session to act
 // under (the demo's).
-func runConsole(ctx context.Context, e env, g *globals, client docker.Client, source session.Source, o consoleOpts, lock *session.Lock) error {
+func runConsole(ctx context.Context, e env, g *globals, client docker.Client, source source.Source, o consoleOpts, lock *session.Lock) error {
 	mode, j, name, err := consoleSetup(g, o)
 	if err != nil {
 		return err

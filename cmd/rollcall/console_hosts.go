@@ -8,7 +8,7 @@ import (
 
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/fleet"
-	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/engine/source"
 	"github.com/rollcall/rollcall/engine/spec"
 	"github.com/rollcall/rollcall/tui"
 )
@@ -23,7 +23,7 @@ import (
 // runFleetConsole opens the console of several hosts on source, whose
 // first desired state d has hosts. dial reaches a host, for the fleet and
 // for the console's reads.
-func runFleetConsole(ctx context.Context, e env, g *globals, source session.Source, d *spec.Desired, dial fleet.Dialer, o consoleOpts) error {
+func runFleetConsole(ctx context.Context, e env, g *globals, source source.Source, d *spec.Desired, dial fleet.Dialer, o consoleOpts) error {
 	if o.recreate || o.skipHealth {
 		return usageErr(fmt.Errorf("--recreate and --skip-health act on one engine: a file with hosts: does not take them yet"))
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/rollcall/rollcall/engine/demo"
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/journal"
-	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/engine/source"
 )
 
 // newDemoCmd is `rollcall demo`: the embedded default.
@@ -68,7 +68,7 @@ func newDemoCmd(e env, g *globals) *cobra.Command {
 			fmt.Fprintf(e.stderr, "desired state: %s (edit it while the console runs)\n", path)
 			dg := *g
 			dg.prefix = prefix
-			return runConsole(ctx, e, &dg, client, session.FileSource(path), o, lock)
+			return runConsole(ctx, e, &dg, client, source.File(path), o, lock)
 		},
 	}
 	c.Flags().BoolVar(&clean, "clean", false, "remove every container the demo made under its prefix, and its desired file")

@@ -18,6 +18,7 @@ import (
 	"github.com/rollcall/rollcall/engine/fleet"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/engine/source"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -145,7 +146,7 @@ func runDemoHosts(ctx context.Context, e env, g *globals, n int, o consoleOpts, 
 	}
 	dg := *g
 	dg.prefix = prefix
-	source := session.FileSource(path)
+	source := source.File(path)
 	d, err := source.Load(ctx)
 	if err != nil {
 		return fmt.Errorf("demo desired state: %w", err) // a bug in this file
@@ -177,7 +178,7 @@ func runDemoHostsHeadless(ctx context.Context, e env, g *globals, d *spec.Desire
 	}
 	defer j.Close()
 	out := screenFor(e, g, e.stderr)
-	f := fleet.New(fleet.Options{Source: session.StaticSource(d.Source, d), Dial: dial, Mode: session.ModeAuto, Journal: j,
+	f := fleet.New(fleet.Options{Source: source.Static(d.Source, d), Dial: dial, Mode: session.ModeAuto, Journal: j,
 		JournalMode: "demo", Now: e.now, StateDir: g.stateDir(), Unattended: &session.Unattended{AllowMassStop: true}})
 	prog := newFleetProgress(out, d.HostNames())
 	var verdict fleetOutcome

@@ -17,6 +17,7 @@ import (
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/engine/source"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -43,7 +44,7 @@ func fileFlag(c *cobra.Command, f *desiredFlags) {
 }
 
 // urlInterval is how often a URL source is polled; 0 is
-// session.DefaultURLInterval. Tests shorten it.
+// source.DefaultURLInterval. Tests shorten it.
 var urlInterval time.Duration
 
 // Kinds of desired source.
@@ -108,19 +109,19 @@ func (f desiredFlags) chooseKind(e env) (desiredSource, error) {
 func isURL(s string) bool { return strings.Contains(s, "://") }
 
 // open returns the source as the live session reads it.
-func (s desiredSource) open() (session.Source, error) {
+func (s desiredSource) open() (source.Source, error) {
 	switch s.kind {
 	case sourceURL:
-		src, err := session.URLSource(s.path, session.URLOptions{Interval: urlInterval, TokenFile: s.tokenFile})
-		var terr *session.TokenFileError
+		src, err := source.URL(s.path, source.URLOptions{Interval: urlInterval, TokenFile: s.tokenFile})
+		var terr *source.TokenFileError
 		if errors.As(err, &terr) {
 			return nil, withHint(err, "--token-file names a regular file holding the bearer token, on one line")
 		}
 		return src, usageErr(err)
 	case sourceCompose:
-		return session.ComposeSource(s.path, s.environ), nil
+		return source.Compose(s.path, s.environ), nil
 	}
-	return session.FileSource(s.path), nil
+	return source.File(s.path), nil
 }
 
 // loadDesired reads the desired state once and applies --prefix.
@@ -140,10 +141,10 @@ func loadDesired(ctx context.Context, e env, f desiredFlags, prefix string) (*sp
 // file is one line naming the path; a broken document is the spec's
 // ErrorList, every entry with its file:line:col; a URL that does not answer
 // well is one line naming the URL, without its secrets.
-func loadFrom(ctx context.Context, src desiredSource, s session.Source, prefix string) (*spec.Desired, error) {
+func loadFrom(ctx context.Context, src desiredSource, s source.Source, prefix string) (*spec.Desired, error) {
 	d, err := s.Load(ctx)
 	if err != nil {
-		var stale *session.StaleError
+		var stale *source.StaleError
 		if errors.As(err, &stale) {
 			err = stale.Err // a first fetch: there is no earlier state to keep
 		}

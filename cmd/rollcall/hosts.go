@@ -13,7 +13,7 @@ import (
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/moby"
 	"github.com/rollcall/rollcall/engine/fleet"
-	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/engine/source"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -229,7 +229,7 @@ func noDockerHost(g *globals, d *spec.Desired) error {
 // prefixed is a desired source with --prefix applied to every state it
 // loads: the fleet takes its prefix from the desired state.
 type prefixed struct {
-	session.Source
+	source.Source
 	prefix string
 }
 

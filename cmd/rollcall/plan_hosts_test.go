@@ -14,7 +14,7 @@ import (
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/reconcile"
-	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/engine/source"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -339,11 +339,11 @@ func TestPrefixedSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := prefixed{session.StaticSource("fleet.yaml", d), "acme"}.Load(context.Background())
+	got, err := prefixed{source.Static("fleet.yaml", d), "acme"}.Load(context.Background())
 	if err != nil || got.Prefix != "acme" {
 		t.Errorf("Load with --prefix acme: prefix %q, %v", got.Prefix, err)
 	}
-	if _, err := (prefixed{session.StaticSource("fleet.yaml", d), "Not Valid"}).Load(context.Background()); err == nil {
+	if _, err := (prefixed{source.Static("fleet.yaml", d), "Not Valid"}).Load(context.Background()); err == nil {
 		t.Error("an invalid --prefix loaded")
 	}
 }

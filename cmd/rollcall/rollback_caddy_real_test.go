@@ -15,6 +15,7 @@ import (
 	"github.com/rollcall/rollcall/engine/docker/dockertest"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/engine/source"
 )
 
 // TestRealEngineOperatorRollbackThroughCaddy (issue 19 item 3): an operator
@@ -59,7 +60,7 @@ func TestRealEngineOperatorRollbackThroughCaddy(t *testing.T) {
 	write("v2")
 	var logs syncBuffer
 	s := session.New(session.Options{
-		Client: m, Source: session.FileSource(file), Mode: session.ModeStep, User: "tester",
+		Client: m, Source: source.File(file), Mode: session.ModeStep, User: "tester",
 		LockPath: filepath.Join(dir, "rollcall.lock"), StateDir: filepath.Join(dir, "state"), Settle: -1,
 		Log: slog.New(slog.NewJSONHandler(&logs, nil)),
 	})

@@ -34,6 +34,7 @@ import (
 	"github.com/rollcall/rollcall/engine/docker/moby"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/engine/source"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -152,7 +153,7 @@ func Stage(ctx context.Context, c docker.Client, opts StageOptions) (string, err
 	}
 	fmt.Fprintf(log, "starting the out-of-date state under prefix %s\n", prefix)
 	s := session.New(session.Options{
-		Client: c, Source: session.StaticSource("demo start state", start), Mode: session.ModeAuto,
+		Client: c, Source: source.Static("demo start state", start), Mode: session.ModeAuto,
 		Prefix: prefix, Journal: opts.Journal, JournalMode: "demo", Lock: opts.Lock, Settle: -1,
 		// The demo's own containers, from its own earlier runs: going back
 		// to the start state is the point.

@@ -13,6 +13,7 @@ import (
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/engine/source"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -22,7 +23,7 @@ func TestDemoOnFakeConvergesStepByStep(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	f, lock, path := staged(t, 50*time.Millisecond)
-	s := session.New(session.Options{Client: f, Source: session.FileSource(path), Mode: session.ModeStep,
+	s := session.New(session.Options{Client: f, Source: source.File(path), Mode: session.ModeStep,
 		Lock: lock, Resync: time.Second})
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
@@ -129,7 +130,7 @@ func TestDemoConvergesOnOneRolloutApproval(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	f, lock, path := staged(t, 50*time.Millisecond)
-	s := session.New(session.Options{Client: f, Source: session.FileSource(path), Mode: session.ModeStep,
+	s := session.New(session.Options{Client: f, Source: source.File(path), Mode: session.ModeStep,
 		Lock: lock, Resync: time.Second})
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()

@@ -8,6 +8,7 @@ import (
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/engine/source"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -23,7 +24,7 @@ type Dialer func(ctx context.Context, h *spec.Host) (docker.Client, error)
 // Options configure a Fleet. Source and Dial are required; the source's
 // desired state must have hosts:.
 type Options struct {
-	Source session.Source // the desired file, with hosts: and fleet:
+	Source source.Source // the desired file, with hosts: and fleet:
 	Dial   Dialer
 	Mode   session.Mode // "" means ModeStep
 	// SkipUnreachable leaves a host that does not answer at preflight out
@@ -45,6 +46,9 @@ type Options struct {
 	Settle     time.Duration
 	Resync     time.Duration
 	Coalesce   time.Duration
+	// Observer, if set, gives each host's session its Observer
+	// (session.Options.Observer): the agent's metrics, by host.
+	Observer func(host string) session.Observer
 
 	// DialTimeout bounds each host's dial and its first Info at
 	// preflight; 0 means DefaultDialTimeout.

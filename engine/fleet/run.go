@@ -257,6 +257,9 @@ func (r *run) startSessions() {
 		if r.opts.Log != nil {
 			o.Log = r.opts.Log.With("host", h.name)
 		}
+		if r.opts.Observer != nil {
+			o.Observer = r.opts.Observer(h.name)
+		}
 		h.sess = session.New(o)
 		h.gateWhy = "waiting for the fleet"
 		started = append(started, h.sess)

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,7 +52,7 @@ func (l *loop) onLoaded(r loadResult) {
 			l.sourceErr = r.err
 			// A file in flux: whatever it settles to must then stay put
 			// for the whole settle time.
-			l.unsettle()
+			l.unsettle(l.wallNow(), l.opts.Settle)
 		}
 		return
 	}
@@ -94,14 +93,14 @@ func (l *loop) onLoaded(r loadResult) {
 	}
 	first := l.desired == nil
 	l.desired, l.desiredFP = d, fp
-	l.gateOnNewDesired()
+	l.gateOnNewDesired(l.opts.Gated)
 	if !first {
-		l.unsettle()
+		l.unsettle(l.wallNow(), l.opts.Settle)
 	}
 	l.log(levelInfo, "desired state loaded", "source", l.opts.Source.Name(), "prefix", d.Prefix, "workloads", len(d.Workloads))
 	if l.opts.Recreate && !l.recreated {
 		l.recreated = true
-		at := l.now()
+		at := l.engineNow()
 		for name := range d.Workloads {
 			l.recreate[name] = at
 		}
@@ -126,16 +125,17 @@ func (l *loop) onLoaded(r loadResult) {
 	}
 }
 
-// unsettle starts the settle time over: nothing runs until the desired
-// source has been quiet for Options.Settle.
-func (l *loop) unsettle() {
-	l.settleUntil = time.Now().Add(l.opts.Settle)
-	l.settleAlarm.set(l.opts.Settle)
+// unsettle starts the settle time over at now (wall clock): nothing runs
+// until the desired source has been quiet for settle (Options.Settle).
+func (d *desire) unsettle(now time.Time, settle time.Duration) {
+	d.settleUntil = now.Add(settle)
+	d.settleAlarm.set(settle)
 }
 
-// settleLeft is how long the desired state still has to stay put.
-func (l *loop) settleLeft() time.Duration {
-	return max(time.Until(l.settleUntil), 0)
+// settleLeft is how long, from now (wall clock), the desired state still
+// has to stay put.
+func (d *desire) settleLeft(now time.Time) time.Duration {
+	return max(d.settleUntil.Sub(now), 0)
 }
 
 func (l *loop) logSourceErr(err error) {
@@ -161,16 +161,3 @@ func fingerprint(d *spec.Desired) string {
 	}
 	return string(b)
 }
-
-// StaticSource is a desired state held in memory that never changes: the
-// demo's starting state, a test's.
-func StaticSource(name string, d *spec.Desired) Source { return staticSource{name: name, d: d} }
-
-type staticSource struct {
-	name string
-	d    *spec.Desired
-}
-
-func (s staticSource) Name() string                                { return s.name }
-func (s staticSource) Load(context.Context) (*spec.Desired, error) { return s.d, nil }
-func (s staticSource) Changes(ctx context.Context) <-chan struct{} { return make(chan struct{}) }

@@ -8,6 +8,18 @@
 // and logs. So a hung engine call never keeps the loop from handling events,
 // intents or ctx.
 //
+// The loop's state is kept in parts (parts.go), each a struct with the
+// methods that keep to what it owns: the observer (the engine, its events
+// and lists, the plan), desire (the desired source and state, the
+// settle), freshness (whether the plan may be acted on, by one rule),
+// guards (lock, holds, halt, gate, pause, questions), marks (approved,
+// skipped, confirmed, the rollout), runner (the steps in flight, their
+// results, retries and restarts) and disk (the workers beside the loop).
+// The loop's own methods coordinate them. Time is read off two named
+// clocks: the wall clock, which timers, the settle and the journal run on,
+// and the engine's (Options.Now), whose reading as a list starts is the
+// Now the plan is diffed at: health deadlines and waits are judged by it.
+//
 // The rules it keeps:
 //
 //   - Observe: the event stream is subscribed before the first list. Events
@@ -19,7 +31,9 @@
 //     backoff (100ms doubling to 5s) and followed by a relist; while the
 //     engine does not answer the snapshot says Connected=false and nothing
 //     runs, and the session keeps trying rather than exit.
-//   - Desired source: a load that fails (a parse or validation error, a
+//   - Desired source: Options.Source, a source.Source (engine/source: a
+//     file, a compose file, a URL), is loaded beside the loop whenever
+//     it signals a change. A load that fails (a parse or validation error, a
 //     half-written file) keeps the last good desired state and shows the
 //     error. With no good desired state yet, there is no plan at all: a
 //     missing file never reads as "stop everything". A later desired state

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/notify"
 	"github.com/rollcall/rollcall/engine/reconcile"
 )
 
@@ -32,8 +33,21 @@ type Event struct {
 	Drain    *reconcile.DrainProgress // draining, drained
 }
 
-// event reports e: to Options.Events when set, else to the log.
+// Observer sees each step Event (as well as Events or Log get it) and
+// each notice of notify.go, whether or not notify: names a webhook, as
+// data: the agent's metrics count them (engine/metrics). It is called from
+// the loop: it must not block.
+type Observer interface {
+	Event(Event)
+	Notice(notify.Event)
+}
+
+// event reports e: to Options.Events when set, else to the log; and to
+// Options.Observer.
 func (l *loop) event(e Event) {
+	if l.opts.Observer != nil {
+		l.opts.Observer.Event(e)
+	}
 	if l.opts.Events != nil {
 		l.opts.Events(e)
 		return

@@ -34,7 +34,7 @@ func (l *loop) act() {
 	if l.ctx.Err() != nil {
 		return
 	}
-	if why := l.diskWait(); why != "" {
+	if why := l.diskWait(l.wallNow()); why != "" {
 		l.waiting = why
 		return
 	}
@@ -46,12 +46,12 @@ func (l *loop) act() {
 		}
 	}
 	g := gate{
-		Now: time.Now(), Mode: l.mode, Unattended: l.opts.Unattended != nil,
+		Now: l.wallNow(), Mode: l.mode, Unattended: l.opts.Unattended != nil,
 		LockHeld: l.lockHeld(), Connected: l.connected,
 		Fresh: fresh, Busy: map[string]bool{}, Stale: l.staleSlots(), Room: maxParallelSteps - len(l.running),
 		Halted: l.halted != "", Paused: l.pause != nil, Gated: l.gated,
 		Blast:      l.refusal != nil || (l.confirm != nil && l.confirm.Kind == ConfirmBlast),
-		SettleLeft: l.settleLeft(),
+		SettleLeft: l.settleLeft(l.wallNow()),
 		Approved:   l.approved, Rollout: l.rollout != nil, Skipped: l.skipped, Confirmed: l.confirmed,
 		RetryAt: map[string]time.Time{}, RollingBack: map[string]bool{},
 	}
@@ -85,7 +85,7 @@ func (l *loop) act() {
 	if len(d.Run) > 0 {
 		l.spend() // the plan is spent: the next steps wait for a list after these
 	}
-	launched := time.Now() // one instant for the steps of one plan
+	launched := l.wallNow() // one instant for the steps of one plan
 	for _, s := range d.Run {
 		if s.Downtime && !l.confirmed[s.Key()] {
 			l.log(levelWarn, "downtime: running a stop-first step unasked, as the desired state asks",
@@ -98,14 +98,14 @@ func (l *loop) act() {
 	}
 }
 
-// scoped is the client steps act through: refusing any container the
-// engine does not say is managed under the prefix. One per prefix, so what
+// scoped is the client steps act through: raw, refusing any container
+// the engine does not say is managed under prefix. One per prefix, so what
 // the engine's lists vouched for is not inspected again.
-func (l *loop) scoped() docker.Client {
-	if l.scopedClient == nil || l.scopedPrefix != l.prefix {
-		l.scopedClient, l.scopedPrefix = docker.Scoped(l.raw, l.prefix), l.prefix
+func (o *observer) scoped(raw docker.Client, prefix string) docker.Client {
+	if o.scopedClient == nil || o.scopedPrefix != prefix {
+		o.scopedClient, o.scopedPrefix = docker.Scoped(raw, prefix), prefix
 	}
-	return l.scopedClient
+	return o.scopedClient
 }
 
 // maxParallelSteps bounds the steps in flight at once, whatever the
@@ -133,21 +133,34 @@ func (l *loop) forgetGoneSteps() {
 	for _, s := range l.plan.Executable() {
 		keys[s.Key()] = true
 	}
-	for _, m := range []map[string]bool{l.skipped, l.confirmed} {
-		for key := range m {
+	l.marks.forgetGone(keys)
+	l.runner.forgetGone(keys, &l.freshness)
+}
+
+// forgetGone drops the skips and confirmations of steps whose key is not
+// in keys (the plan's).
+func (m *marks) forgetGone(keys map[string]bool) {
+	for _, marked := range []map[string]bool{m.skipped, m.confirmed} {
+		for key := range marked {
 			if !keys[key] {
-				delete(m, key)
+				delete(marked, key)
 			}
 		}
 	}
-	for key := range l.retries {
+}
+
+// forgetGone drops the retries and the results of steps whose key is not
+// in keys (the plan's); a result that ended since the plan's list began
+// (f) is kept, for the plan does not know it yet.
+func (r *runner) forgetGone(keys map[string]bool, f *freshness) {
+	for key := range r.retries {
 		if !keys[key] {
-			delete(l.retries, key)
+			delete(r.retries, key)
 		}
 	}
-	for key, r := range l.results {
-		if !keys[key] && !l.endedSincePlan(r.ends) {
-			delete(l.results, key)
+	for key, res := range r.results {
+		if !keys[key] && !f.endedSincePlan(res.ends) {
+			delete(r.results, key)
 		}
 	}
 }
@@ -227,25 +240,26 @@ type journalWait struct {
 // it.
 var errJournalGone = errors.New("not written: the session ended first")
 
-// writeJournal has the journal worker append e, and then runs then (if
-// set) on the loop with the outcome: no audit, no action, so what hangs on
-// a line waits for it. A line that cannot be written halts the session.
-// Without a journal, then runs at once.
-func (l *loop) writeJournal(e journal.Entry, then func(error)) {
+// writeJournal has the journal worker append e, handed over at now (wall
+// clock), and then runs then (if set) on the loop with the outcome
+// (onJournaled): no audit, no action, so what hangs on a line waits for
+// it. A line that cannot be written halts the session. Without a journal,
+// then runs at once.
+func (d *disk) writeJournal(e journal.Entry, now time.Time, then func(error)) {
 	switch {
-	case l.opts.Journal == nil:
+	case !d.journaled:
 		if then != nil {
 			then(nil)
 		}
 		return
-	case l.diskGone:
+	case d.diskGone:
 		if then != nil {
 			then(errJournalGone)
 		}
 		return
 	}
-	l.jwait = append(l.jwait, journalWait{since: time.Now(), then: then})
-	l.journalW.push(e)
+	d.jwait = append(d.jwait, journalWait{since: now, then: then})
+	d.journalW.push(e)
 }
 
 // onJournaled takes in the lines the journal worker wrote, in order.
@@ -274,9 +288,9 @@ func (l *loop) onJournaled(errs []error) {
 // cannot be journaled halts the session, and then never runs.
 func (l *loop) decisionThen(action, workload, about string, then func()) {
 	e := l.entry(l.journalMode())
-	e.Time = time.Now() // the journal is on the wall clock, as the steps' lines
+	e.Time = l.wallNow() // the journal is on the wall clock, as the steps' lines
 	e.Action, e.Workload, e.Reason, e.Result = action, workload, about, journal.ResultDecision
-	l.writeJournal(e, func(err error) {
+	l.writeJournal(e, e.Time, func(err error) {
 		if err == nil && then != nil {
 			then()
 		}
@@ -288,12 +302,12 @@ func (l *loop) decisionThen(action, workload, about string, then func()) {
 // hands it to the engine. A step whose first line cannot be written never
 // runs.
 func (l *loop) runStep(s reconcile.Step, began time.Time) {
-	l.running[s.Key()] = &StepRun{Step: s, Since: l.now(), Listed: l.planListed}
+	l.running[s.Key()] = &StepRun{Step: s, Since: l.engineNow(), Listed: l.observed.wall}
 	delete(l.approved, s.Key())
-	d := stepDone{step: s, mode: l.mode, listed: l.planListed, entry: l.entry(l.journalMode()), began: began}
+	d := stepDone{step: s, mode: l.mode, listed: l.observed.wall, entry: l.entry(l.journalMode()), began: began}
 	e := stamped(journal.FromResult(reconcile.Result{Step: s}, began, d.entry.User, d.entry.Mode), d.entry)
 	e.Result = journal.ResultStarted
-	l.writeJournal(e, func(err error) {
+	l.writeJournal(e, l.wallNow(), func(err error) {
 		switch why := l.launchRefused(s); {
 		case err != nil:
 			l.onStepDone(d) // never ran; the session halted
@@ -333,14 +347,14 @@ func (l *loop) notRun(d stepDone, why string) {
 	l.note("%s %s not run: %s before it began", s.Action, s.Target(), why)
 	e := stamped(journal.FromResult(reconcile.Result{Step: s, Err: errors.New("not run: " + why)}, d.began, d.entry.User, d.entry.Mode), d.entry)
 	e.Result = journal.ResultInterrupted
-	l.writeJournal(e, func(error) { l.onStepDone(d) })
+	l.writeJournal(e, l.wallNow(), func(error) { l.onStepDone(d) })
 }
 
 // launch runs a step beside the loop with the client the mode allows; its
 // result comes back on stepped.
 func (l *loop) launch(d stepDone) {
 	s := d.step
-	now := l.now()
+	now := l.engineNow()
 	if r := l.running[s.Key()]; r != nil {
 		r.Since = now
 	}
@@ -349,7 +363,7 @@ func (l *loop) launch(d stepDone) {
 	}
 	c := l.ro
 	if l.mode.Acting() && l.lockHeld() {
-		c = l.scoped()
+		c = l.scoped(l.raw, l.prefix)
 	}
 	l.event(Event{Kind: EventStepStarted, Step: s})
 	var created string // set by RunWith, on the step's goroutine, before it returns
@@ -361,7 +375,7 @@ func (l *loop) launch(d stepDone) {
 		defer l.wg.Done()
 		d.ran = true
 		d.err = reconcile.RunWith(l.stepCtx, c, s, run)
-		d.duration = time.Since(d.began)
+		d.duration = l.wallNow().Sub(d.began)
 		d.interrupted = d.err != nil && l.stepCtx.Err() != nil
 		d.created = created
 		l.stepped <- d
@@ -375,15 +389,13 @@ func (l *loop) onStepped(d stepDone) {
 	if d.interrupted {
 		e.Result = journal.ResultInterrupted
 	}
-	l.writeJournal(e, func(error) { l.onStepDone(d) })
+	l.writeJournal(e, l.wallNow(), func(error) { l.onStepDone(d) })
 }
 
 func (l *loop) onStepDone(d stepDone) {
 	s, key := d.step, d.step.Key()
-	operator := l.rollbackStops[key] // an operator rollback's stop, not failure_action's
-	delete(l.rollbackStops, key)
+	operator := l.finish(key)
 	l.stepEnded(slotOf(s), !d.ran || d.err != nil || s.Hold != "") // a failure or a hold moves what every slot's plan hangs on
-	delete(l.running, key)
 	if l.releaseAfterStep && len(l.running) == 0 {
 		l.releaseAfterStep = false
 		l.releaseLock()
@@ -397,46 +409,78 @@ func (l *loop) onStepDone(d stepDone) {
 	if d.err != nil {
 		res.Err = d.err.Error()
 	}
-	l.results[key] = res
-	l.recent = append(l.recent, res)
-	if len(l.recent) > maxRecent {
-		l.recent = l.recent[len(l.recent)-maxRecent:]
-	}
+	l.record(res)
 	delete(l.confirmed, key)
 	if d.err != nil {
-		r := l.retries[key]
-		if r == nil {
-			r = &retry{}
-			l.retries[key] = r
-		}
-		r.n++
-		wait := reconcile.Backoff(r.n, retryMin, retryMax)
-		r.at = time.Now().Add(wait)
+		wait := l.failed(key, l.wallNow())
 		l.note("%s %s failed: %v", s.Action, s.Target(), d.err)
 		l.endRollout(fmt.Sprintf("%s %s failed", s.Action, s.Target()))
 		l.event(Event{Kind: EventStepFailed, Step: s, Duration: d.duration, Err: d.err, RetryIn: wait})
 	} else {
-		delete(l.retries, key)
+		l.succeeded(s)
 		l.event(Event{Kind: EventStepDone, Step: s, Duration: d.duration})
 		if s.Hold != "" && !operator {
 			// failure_action's rollback: its spec goes on hold now, and
 			// it is listed. The operator's put the spec on hold as it
 			// began, and a Retry since may have lifted it: not again.
 			l.hold(s.Workload, s.Hold)
-			l.rolledBack = append(l.rolledBack, RollbackInfo{Workload: s.Workload, Slot: s.Slot, Container: s.Container,
-				Hash: s.Hold, Reason: s.Reason, At: l.now()})
-			if len(l.rolledBack) > maxNotes {
-				l.rolledBack = l.rolledBack[1:]
-			}
+			l.rolledBackBy(RollbackInfo{Workload: s.Workload, Slot: s.Slot, Container: s.Container,
+				Hash: s.Hold, Reason: s.Reason, At: l.engineNow()})
 			l.note("rolled back %s: spec %s is on hold until the desired spec changes", s.Target(), short(s.Hold))
 			l.log(levelError, "rolled back: the new spec is on hold until the desired spec changes",
 				"workload", s.Workload, "slot", s.Slot, "container", s.Container, "spec", short(s.Hold), "reason", s.Reason)
 		}
-		if s.Action == reconcile.ActRestart {
-			l.restarts[s.ContainerID]++
-		}
 	}
 	l.requestFetch()
+}
+
+// finish takes the step with key out of those in flight; operator: it was
+// an operator rollback's stop, not failure_action's.
+func (r *runner) finish(key string) (operator bool) {
+	operator = r.rollbackStops[key]
+	delete(r.rollbackStops, key)
+	delete(r.running, key)
+	return operator
+}
+
+// record keeps a step's result: the last of its key, and among the recent.
+func (r *runner) record(res StepResult) {
+	r.results[res.Step.Key()] = res
+	r.recent = append(r.recent, res)
+	if len(r.recent) > maxRecent {
+		r.recent = r.recent[len(r.recent)-maxRecent:]
+	}
+}
+
+// failed counts one more failure of the step with key, and returns how
+// long auto waits before it tries it again, from now (wall clock).
+func (r *runner) failed(key string, now time.Time) time.Duration {
+	rt := r.retries[key]
+	if rt == nil {
+		rt = &retry{}
+		r.retries[key] = rt
+	}
+	rt.n++
+	wait := reconcile.Backoff(rt.n, retryMin, retryMax)
+	rt.at = now.Add(wait)
+	return wait
+}
+
+// succeeded forgets the failures of s, and counts it if it restarted a
+// container (rule 4's backoff).
+func (r *runner) succeeded(s reconcile.Step) {
+	delete(r.retries, s.Key())
+	if s.Action == reconcile.ActRestart {
+		r.restarts[s.ContainerID]++
+	}
+}
+
+// rolledBackBy lists a rollback by failure_action, the last maxNotes.
+func (r *runner) rolledBackBy(info RollbackInfo) {
+	r.rolledBack = append(r.rolledBack, info)
+	if len(r.rolledBack) > maxNotes {
+		r.rolledBack = r.rolledBack[1:]
+	}
 }
 
 // onDrain hands a step's drain progress to the loop, from the step's
@@ -476,12 +520,18 @@ func (l *loop) halt(why string) {
 	l.log(levelError, "halted: nothing more runs without the journal", "error", why)
 }
 
+// hold puts workload's spec hash on hold, and has the holds file say so.
 func (l *loop) hold(workload, hash string) {
-	if l.holds[workload] == nil {
-		l.holds[workload] = map[string]bool{}
-	}
-	l.holds[workload][hash] = true
+	l.guards.hold(workload, hash)
 	l.saveHolds()
+}
+
+// hold puts workload's spec hash on hold.
+func (g *guards) hold(workload, hash string) {
+	if g.holds[workload] == nil {
+		g.holds[workload] = map[string]bool{}
+	}
+	g.holds[workload][hash] = true
 }
 
 // startRollback is the operator's rollback of a workload: hold its spec at

@@ -38,7 +38,7 @@ func (l *loop) checkFailures() {
 			Reason:    fmt.Sprintf("%s/%d %s: %s (failure_action pause)", f.Workload, f.Slot, f.Container, f.Reason),
 			Workload:  f.Workload,
 			Container: f.Container,
-			Since:     l.now(),
+			Since:     l.engineNow(),
 		}
 		l.note("paused: %s", l.pause.Reason)
 		l.log(levelError, "paused: a new container missed its health deadline (failure_action pause)",
@@ -93,8 +93,9 @@ func (l *loop) fetchDetail(container string) {
 	})
 }
 
-func (l *loop) onDetail(d pauseDetail) {
-	p := l.pause
+// onDetail takes in what fetchDetail got, for the pause it is about.
+func (g *guards) onDetail(d pauseDetail) {
+	p := g.pause
 	if p == nil || p.Container != d.container {
 		return
 	}

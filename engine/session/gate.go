@@ -22,21 +22,22 @@ func (Gate) intent() {}
 const gateWaiting = "waiting for the fleet's decision on this desired state"
 
 // setGate takes in a Gate intent.
-func (l *loop) setGate(g Gate) {
-	if g.Open {
-		l.gated = ""
+func (g *guards) setGate(i Gate) {
+	if i.Open {
+		g.gated = ""
 		return
 	}
-	l.gated = g.Why
-	if l.gated == "" {
-		l.gated = "closed by the caller"
+	g.gated = i.Why
+	if g.gated == "" {
+		g.gated = "closed by the caller"
 	}
 }
 
-// gateOnNewDesired closes a gated session's gate as a new desired state
-// loads: nothing of it runs before the caller opens it again.
-func (l *loop) gateOnNewDesired() {
-	if l.opts.Gated {
-		l.gated = gateWaiting
+// gateOnNewDesired closes a gated session's gate (gated:
+// Options.Gated) as a new desired state loads: nothing of it runs before
+// the caller opens it again.
+func (g *guards) gateOnNewDesired(gated bool) {
+	if gated {
+		g.gated = gateWaiting
 	}
 }

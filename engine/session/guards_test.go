@@ -256,10 +256,10 @@ func TestRestartCountResetsAfterTenSecondsHealthy(t *testing.T) {
 	}{{time.Second, true}, {9 * time.Second, true}, {10 * time.Second, false}, {time.Minute, false}} {
 		c := docker.Container{ID: "c1", State: docker.StateRunning, Health: docker.HealthHealthy, HasHealthcheck: true,
 			StartedAt: now.Add(-tt.healthyFor), Labels: map[string]string{docker.ManagedLabel(pfx): "true", docker.WorkloadLabel(pfx): "web", docker.SlotLabel(pfx): "0"}}
-		l := &loop{desire: desire{prefix: pfx}, observer: observer{planNow: now, containers: []docker.Container{c},
+		l := &loop{desire: desire{prefix: pfx}, observer: observer{observed: instant{engine: now}, containers: []docker.Container{c},
 			resolved: &spec.ResolvedDesired{Prefix: pfx, Workloads: []spec.Resolved{w}}}, runner: runner{restarts: map[string]int{"c1": 3}}}
 		l.plan = reconcile.Diff(l.resolved, &reconcile.Observed{Now: now, Containers: l.containers})
-		l.forgetRestarts()
+		l.forgetRestarts(&l.observer, l.skipHealth)
 		if _, kept := l.restarts["c1"]; kept != tt.kept {
 			t.Errorf("healthy for %s: restart count kept %v, want %v", tt.healthyFor, kept, tt.kept)
 		}

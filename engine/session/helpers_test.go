@@ -12,7 +12,7 @@ import (
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
-	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/reconcile/reconciletest"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -78,7 +78,7 @@ func seed(t *testing.T, f *fake.Engine, clock *fake.ManualClock, text string) {
 	if err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	_, err = reconcile.Converge(context.Background(), f, d, reconcile.ConvergeOptions{
+	_, err = reconciletest.Converge(context.Background(), f, d, reconciletest.Options{
 		Now:       clock.Now,
 		Sleep:     func(_ context.Context, d time.Duration) error { clock.Advance(d); return nil },
 		MaxRounds: 100,

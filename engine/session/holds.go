@@ -122,12 +122,13 @@ func doHolds(j holdsJob) holdsWritten {
 }
 
 // holdsReader is what a relist calls beside the loop, with the engine's
-// identity, to read the holds file; nil when holds are kept in memory.
-func (l *loop) holdsReader() func(docker.EngineInfo) *holdsRead {
-	if l.opts.StateDir == "" {
+// identity, to read the holds file of prefix in the state directory dir;
+// nil when holds are kept in memory (no dir).
+func (d *disk) holdsReader(dir, prefix string) func(docker.EngineInfo) *holdsRead {
+	if dir == "" {
 		return nil
 	}
-	dir, prefix, path, gen := l.opts.StateDir, l.prefix, l.holdsPath, l.hs.gen
+	path, gen := d.holdsPath, d.hs.gen
 	return func(info docker.EngineInfo) *holdsRead {
 		if path == "" {
 			path = state.HoldsPath(dir, info, prefix)
@@ -200,10 +201,7 @@ func (l *loop) takeDiskHolds(recs, base state.Holds, say bool) {
 	for w, hs := range recs {
 		for h := range hs {
 			if !base.Has(w, h) && !l.holds[w][h] {
-				if l.holds[w] == nil {
-					l.holds[w] = map[string]bool{}
-				}
-				l.holds[w][h] = true
+				l.guards.hold(w, h)
 			}
 		}
 	}
@@ -214,14 +212,25 @@ func (l *loop) takeDiskHolds(recs, base state.Holds, say bool) {
 // operator rollback of that spec under way, and the automatic rollbacks
 // that put it on hold (the header would say it is still on hold).
 func (l *loop) unhold(w, h string) {
-	delete(l.holds[w], h)
-	if len(l.holds[w]) == 0 {
-		delete(l.holds, w)
+	l.guards.unhold(w, h)
+	l.runner.unhold(w, h)
+}
+
+// unhold drops the hold of workload w's spec h.
+func (g *guards) unhold(w, h string) {
+	delete(g.holds[w], h)
+	if len(g.holds[w]) == 0 {
+		delete(g.holds, w)
 	}
-	if l.rollbacks[w] == h {
-		delete(l.rollbacks, w)
+}
+
+// unhold forgets the rollbacks of workload w's spec h: the operator's
+// under way, and failure_action's that put it on hold.
+func (r *runner) unhold(w, h string) {
+	if r.rollbacks[w] == h {
+		delete(r.rollbacks, w)
 	}
-	l.rolledBack = slices.DeleteFunc(l.rolledBack, func(r RollbackInfo) bool { return r.Workload == w && r.Hash == h })
+	r.rolledBack = slices.DeleteFunc(r.rolledBack, func(rb RollbackInfo) bool { return rb.Workload == w && rb.Hash == h })
 }
 
 // saveHolds has the holds worker write down what the session changed in
@@ -243,7 +252,7 @@ func (l *loop) saveHolds() {
 	for w, hs := range l.holds {
 		for h := range hs {
 			if !l.hs.disk.Has(w, h) {
-				job.added = append(job.added, state.Hold{Workload: w, Hash: h, Since: time.Now().UTC(), By: l.opts.User, Reason: l.holdReason(w, h)})
+				job.added = append(job.added, state.Hold{Workload: w, Hash: h, Since: l.wallNow().UTC(), By: l.opts.User, Reason: l.holdReason(w, h)})
 			}
 		}
 	}
@@ -258,7 +267,7 @@ func (l *loop) saveHolds() {
 		return
 	}
 	l.hs.gen++
-	l.hs.writing, l.hs.since = job, time.Now()
+	l.hs.writing, l.hs.since = job, l.wallNow()
 	l.spend()
 	l.holdsW.push(*job)
 }
@@ -291,9 +300,9 @@ func (l *loop) onHoldsWritten(w holdsWritten) {
 
 // holdReason is why workload's spec hash was put on hold: the automatic
 // rollback that just ended, else the operator's.
-func (l *loop) holdReason(w, h string) string {
-	for i := len(l.recent) - 1; i >= 0; i-- {
-		if s := l.recent[i].Step; s.Hold == h && s.Workload == w && l.recent[i].Err == "" {
+func (r *runner) holdReason(w, h string) string {
+	for i := len(r.recent) - 1; i >= 0; i-- {
+		if s := r.recent[i].Step; s.Hold == h && s.Workload == w && r.recent[i].Err == "" {
 			return s.Target() + ": " + s.Reason
 		}
 	}
@@ -314,7 +323,7 @@ func (l *loop) dropStaleHolds() {
 			continue // not resolved: cannot tell
 		}
 		for h := range hs {
-			if (rw == nil || rw.Hash != h) && !l.pinnedHash(w, h) { // a pinned revision's hold stands
+			if (rw == nil || rw.Hash != h) && !l.rev.pins.pinnedHash(w, h) { // a pinned revision's hold stands
 				l.unhold(w, h)
 				changed = true
 				l.note("hold on %s spec %s lifted: the desired spec changed", w, short(h))

@@ -152,7 +152,7 @@ func TestHoldLiftedOutsideTheSession(t *testing.T) {
 // holdsLoop is a bare loop with its holds worker, for the bookkeeping of
 // the holds file alone: a relist it asks for only counts as asked.
 func holdsLoop(t *testing.T) *loop {
-	l := &loop{ctx: context.Background(), opts: Options{User: "tester", Now: time.Now}, guards: guards{holds: map[string]map[string]bool{}},
+	l := &loop{ctx: context.Background(), opts: Options{User: "tester", Now: time.Now}, clocks: clocks{wallNow: time.Now, engineNow: time.Now}, guards: guards{holds: map[string]map[string]bool{}},
 		runner: runner{rollbacks: map[string]string{}}, observer: observer{infoOK: true, fetching: true}, disk: disk{slowSaid: map[string]time.Time{}}}
 	l.holdsW = startWorker(doHolds)
 	t.Cleanup(l.holdsW.close)

@@ -115,7 +115,7 @@ func (l *loop) handle(i Intent) {
 			l.note("approve the rollout: no desired state loaded")
 			return
 		}
-		l.rollout = &rolloutApproval{fp: l.desiredFP, since: l.now()}
+		l.rollout = &rolloutApproval{fp: l.desiredFP, since: l.engineNow()}
 		l.decision("approve-rollout", "", l.plan.Summary())
 		l.note("rollout approved by %s: every step to the desired state runs, unless something fails, pauses or asks", l.opts.User)
 	case Unskip:
@@ -125,8 +125,7 @@ func (l *loop) handle(i Intent) {
 		}
 	case Skip:
 		l.decision("skip", "", i.Key)
-		l.skipped[i.Key] = true
-		delete(l.approved, i.Key)
+		l.skip(i.Key)
 		if l.confirm != nil && l.confirm.Key == i.Key {
 			l.confirm = nil
 		}
@@ -134,7 +133,7 @@ func (l *loop) handle(i Intent) {
 		l.setMode(i.Mode)
 	case Pause:
 		if l.pause == nil {
-			l.pause = &PauseInfo{Reason: "paused by " + l.opts.User, ByOperator: true, Since: l.now()}
+			l.pause = &PauseInfo{Reason: "paused by " + l.opts.User, ByOperator: true, Since: l.engineNow()}
 			l.decision("pause", "", "")
 			l.endRollout("paused")
 		}
@@ -215,7 +214,7 @@ func (l *loop) startRecreate(workload string) {
 		l.note("recreate: no desired state loaded")
 		return
 	}
-	at := l.now()
+	at := l.engineNow()
 	var names []string
 	if workload == "" {
 		names = l.desired.Names()
@@ -257,11 +256,17 @@ func (l *loop) answer(yes bool) {
 			l.note("confirmed downtime: %s", c.Step.Target())
 		} else {
 			l.decision("decline", c.Step.Workload, "downtime: "+c.Key)
-			l.skipped[c.Key] = true
-			delete(l.approved, c.Key)
+			l.skip(c.Key)
 			l.note("declined downtime: %s skipped (approve it to be asked again)", c.Step.Target())
 		}
 	}
+}
+
+// skip keeps the step with key from running, in step and auto mode,
+// until it is un-skipped, approved again or leaves the plan.
+func (m *marks) skip(key string) {
+	m.skipped[key] = true
+	delete(m.approved, key)
 }
 
 // inPlan reports whether the plan holds an executable step with key.

@@ -114,7 +114,7 @@ func (l *loop) takeLock() {
 	}
 	l.lockTaking = true
 	l.locks.push(lockJob{op: lockTake, gen: l.lockGen, path: l.opts.LockPath, info: l.info, prefix: l.prefix,
-		user: l.opts.User, since: l.now()})
+		user: l.opts.User, since: l.engineNow()})
 }
 
 // releaseLock lets go of the host lock, and of any take still in flight:
@@ -139,7 +139,7 @@ func (l *loop) callerLocks() bool { return l.opts.Lock != nil || l.opts.HeldLock
 
 // lockHeld: the session holds the host lock and acts under it (it is not
 // being let go of).
-func (l *loop) lockHeld() bool { return l.lock != nil && !l.lockLetGo }
+func (g *guards) lockHeld() bool { return g.lock != nil && !g.lockLetGo }
 
 // readHolder asks who holds the lock, for a session that does not hold
 // it: one read at a time.
@@ -213,30 +213,37 @@ func (l *loop) onLockTaken(d lockDone) {
 // onHolderRead takes in who holds the lock, and says when the lock this
 // session wanted came free: SetMode then takes it.
 func (l *loop) onHolderRead(h *state.LockHolder) {
-	was := l.holder
-	l.holder = h
-	if l.lockErr == "" {
-		return
+	switch freed, was := l.holderRead(h); {
+	case !freed:
+	case was != nil:
+		l.note("the host lock is free (%s let go): switch to step or auto to take it", was.User)
+	default:
+		l.note("the host lock is free: switch to step or auto to take it")
+	}
+}
+
+// holderRead takes in who holds the lock (h, nil: nobody); freed: the
+// lock this session wanted just came free, from was.
+func (g *guards) holderRead(h *state.LockHolder) (freed bool, was *state.LockHolder) {
+	was = g.holder
+	g.holder = h
+	if g.lockErr == "" {
+		return false, was
 	}
 	free := h == nil
-	if free && !l.lockFree {
-		if was != nil {
-			l.note("the host lock is free (%s let go): switch to step or auto to take it", was.User)
-		} else {
-			l.note("the host lock is free: switch to step or auto to take it")
-		}
-	}
-	l.lockFree = free
+	freed = free && !g.lockFree
+	g.lockFree = free
+	return freed, was
 }
 
 // armLockPoll keeps the lock poll going only while it has something to
 // find: a session that holds the lock, or never wanted it, does not wake.
-func (l *loop) armLockPoll() {
-	switch need := l.lock == nil && l.lockErr != ""; {
-	case need && !l.lockPoll.armed():
-		l.lockPoll.set(lockPollEvery)
-	case !need && l.lockPoll.armed():
-		l.lockPoll.stop()
+func (g *guards) armLockPoll() {
+	switch need := g.lock == nil && g.lockErr != ""; {
+	case need && !g.lockPoll.armed():
+		g.lockPoll.set(lockPollEvery)
+	case !need && g.lockPoll.armed():
+		g.lockPoll.stop()
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/notify"
 	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/spec"
 )
 
 // This file posts what the session does to the webhooks of the desired
@@ -89,7 +90,7 @@ type openRollout struct {
 // notifyTurn, at each publish, posts what changed since the last one.
 func (l *loop) notifyTurn(s *Snapshot) {
 	ns := &l.notify
-	l.followTargets()
+	ns.followTargets(l.desired, l.opts.Notify)
 	acting := l.mode.Acting() && l.lockHeld()
 	post := func(e notify.Event) {
 		if acting {
@@ -144,8 +145,12 @@ func (l *loop) notifyTurn(s *Snapshot) {
 	}
 }
 
-// send hands e to the notifier, which never blocks.
+// send hands e to the notifier, which never blocks, and to
+// Options.Observer.
 func (l *loop) send(e notify.Event) {
+	if l.opts.Observer != nil {
+		l.opts.Observer.Notice(e)
+	}
 	if l.notify.n != nil {
 		l.notify.n.Send(e)
 	}
@@ -171,7 +176,7 @@ func (l *loop) notifyRollout(s *Snapshot, acting bool) {
 	if ns.open != nil || !acting || len(s.RunningSteps) == 0 || reachedOf(l.desiredFP, s) == ns.reached || l.desired == nil {
 		return
 	}
-	o := &openRollout{fp: l.desiredFP, since: time.Now(), changes: changes(s)}
+	o := &openRollout{fp: l.desiredFP, since: l.wallNow(), changes: changes(s)}
 	sum := sha256.Sum256([]byte(o.fp))
 	o.id = o.since.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(sum[:4])
 	ns.open = o
@@ -189,7 +194,7 @@ func (l *loop) endRolloutNotice(s *Snapshot, outcome notify.Outcome) {
 	ns.open = nil
 	e.Rollout = l.rolloutID(o)
 	e.Outcome, e.Workloads = outcome, o.changes
-	e.DurationMS = time.Since(o.since).Milliseconds()
+	e.DurationMS = l.wallNow().Sub(o.since).Milliseconds()
 	e.Counts = notify.Counts{Steps: o.steps, Failed: o.failed, Ready: s.Progress.Ready, Total: s.Progress.Total, Held: heldSlots(s.Plan)}
 	l.send(e)
 }
@@ -298,17 +303,16 @@ func pinKey(p PinRecord) string {
 	return p.Workload + "/" + p.Revision.Hash + "/" + p.Against + "/" + p.Since.UTC().Format(time.RFC3339Nano)
 }
 
-// followTargets keeps the notifier's URLs those of the desired state,
-// starting it at the first desired state that names any.
-func (l *loop) followTargets() {
-	ns := &l.notify
-	ts := notify.TargetsOf(l.desired)
+// followTargets keeps the notifier's URLs those of the desired state d,
+// starting it (with o, Options.Notify) at the first desired state that
+// names any.
+func (ns *notifyState) followTargets(d *spec.Desired, o notify.Options) {
+	ts := notify.TargetsOf(d)
 	if slices.Equal(ts, ns.targets) {
 		return
 	}
 	ns.targets = ts
 	if ns.n == nil {
-		o := l.opts.Notify
 		o.Report = ns.add
 		ns.wake = make(chan struct{}, 1)
 		ns.n = notify.New(o)
@@ -356,9 +360,9 @@ func (l *loop) notifyFailed(r notify.Report) {
 	l.log(levelWarn, "notification not delivered", "kind", string(r.Event.Kind), "url", r.Target,
 		"result", string(r.Result), "tries", r.Tries, "error", why)
 	e := l.entry(l.journalMode())
-	e.Time = time.Now()
+	e.Time = l.wallNow()
 	e.Action, e.Workload, e.Reason, e.Error, e.Result = "notify-"+string(r.Result), r.Event.Workload, what, why, journal.ResultDecision
-	l.writeJournal(e, nil)
+	l.writeJournal(e, e.Time, nil)
 }
 
 // closeNotify, as the session ends, ends the rollout under way (stopped),
@@ -385,7 +389,7 @@ func (l *loop) closeNotify() {
 
 // notifyEvent is an event of kind with who and where filled in.
 func (l *loop) notifyEvent(kind notify.Kind, workload string, slot int) notify.Event {
-	e := notify.Event{Kind: kind, Time: time.Now(), Rollout: l.rolloutID(l.notify.open), Host: l.opts.Host,
+	e := notify.Event{Kind: kind, Time: l.wallNow(), Rollout: l.rolloutID(l.notify.open), Host: l.opts.Host,
 		Prefix: l.prefix, User: l.opts.User, Workload: workload, Slot: slot}
 	if l.infoOK {
 		e.Engine = l.engineName()

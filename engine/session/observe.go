@@ -30,14 +30,20 @@ func nextBackoff(n *int) time.Duration {
 // while no stream was open shows up in the list, and the images are
 // resolved again (their events of the gap are lost).
 func (l *loop) subscribe() {
-	l.reresolve = l.reresolve || l.resolved != nil
-	if l.evCancel != nil {
-		l.evCancel()
-	}
-	ctx, cancel := context.WithCancel(l.ctx)
-	l.evCancel = cancel
-	l.evc, l.errc = l.raw.Events(ctx, l.prefix, time.Time{})
+	l.openEvents(l.ctx, l.raw, l.prefix)
 	l.requestFetch()
+}
+
+// openEvents (re)opens the event stream of c, under ctx, for the managed
+// containers of prefix; the images are to be resolved again.
+func (o *observer) openEvents(ctx context.Context, c docker.Client, prefix string) {
+	o.reresolve = o.reresolve || o.resolved != nil
+	if o.evCancel != nil {
+		o.evCancel()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	o.evCancel = cancel
+	o.evc, o.errc = c.Events(ctx, prefix, time.Time{})
 }
 
 func (l *loop) onEvent(ev docker.Event) {
@@ -49,15 +55,21 @@ func (l *loop) onEvent(ev docker.Event) {
 		l.requestFetch()
 		return
 	}
-	l.events = append(l.events, ev)
-	if len(l.events) > 2*maxEvents {
-		l.events = append(l.events[:0:0], l.events[len(l.events)-maxEvents:]...)
-	}
+	l.keepEvent(ev)
 	if ev.Action == "die" {
 		l.onDie(ev)
 	}
 	if !docker.Herald(ev.Action) {
 		l.requestFetch()
+	}
+}
+
+// keepEvent keeps a container's event for the snapshot: the last
+// maxEvents at least.
+func (o *observer) keepEvent(ev docker.Event) {
+	o.events = append(o.events, ev)
+	if len(o.events) > 2*maxEvents {
+		o.events = append(o.events[:0:0], o.events[len(o.events)-maxEvents:]...)
 	}
 }
 
@@ -72,26 +84,36 @@ func (l *loop) onDie(ev docker.Event) {
 	if l.resolved == nil || !l.fresh() || l.loading {
 		return // the state in hand is already out of date: the relist decides
 	}
-	i := slices.IndexFunc(l.containers, func(c docker.Container) bool { return c.ID == ev.ContainerID })
-	if i < 0 || l.containers[i].State != docker.StateRunning {
+	if !l.patchExited(ev) {
 		return
 	}
-	c := l.containers[i]
+	l.observed.engine = l.engineNow()
+	l.diff()
+	l.patchedID = ev.ContainerID
+	l.act()
+	l.patchedID = ""
+}
+
+// patchExited patches the container of a die event as exited in the list
+// in hand (a copy), and reports whether it did: not for a container that
+// was not running, nor for one the engine restarts itself.
+func (o *observer) patchExited(ev docker.Event) bool {
+	i := slices.IndexFunc(o.containers, func(c docker.Container) bool { return c.ID == ev.ContainerID })
+	if i < 0 || o.containers[i].State != docker.StateRunning {
+		return false
+	}
+	c := o.containers[i]
 	if reconcile.NormRestart(c.Limits.Restart) != "no" {
-		return // the engine restarts it itself
+		return false // the engine restarts it itself
 	}
 	c.State, c.Health, c.FinishedAt = docker.StateExited, docker.HealthNone, ev.Time
 	if code, err := strconv.Atoi(ev.Attributes["exitCode"]); err == nil {
 		c.ExitCode = code
 	}
-	patched := slices.Clone(l.containers)
+	patched := slices.Clone(o.containers)
 	patched[i] = c
-	l.containers = patched
-	l.planNow = l.now()
-	l.diff()
-	l.patchedID = c.ID
-	l.act()
-	l.patchedID = ""
+	o.containers = patched
+	return true
 }
 
 // onStreamError: the stream broke (it may still be reconnecting by itself,
@@ -118,26 +140,34 @@ func (l *loop) onStreamClosed() {
 // requestFetch asks for a relist: at once when none ran for Coalesce, else
 // at the end of that window; one in flight is followed by one more.
 func (l *loop) requestFetch() {
-	if l.fetching {
-		l.refetch = true
-		return
+	if l.relistDue(l.opts.Coalesce, l.wallNow()) {
+		l.startFetch()
 	}
-	if l.throttle.armed() {
-		return // already due, by coalescing or by backoff
+}
+
+// relistDue takes a request for a relist at now (wall clock): true when it
+// starts now; else it follows the one in flight, or it is due already, or
+// the throttle is set for the end of the coalesce window.
+func (o *observer) relistDue(coalesce time.Duration, now time.Time) bool {
+	if o.fetching {
+		o.refetch = true
+		return false
 	}
-	if wait := l.opts.Coalesce - time.Since(l.lastFetch); wait > 0 {
-		l.throttle.set(wait)
-		return
+	if o.throttle.armed() {
+		return false // already due, by coalescing or by backoff
 	}
-	l.startFetch()
+	if wait := coalesce - now.Sub(o.lastFetch); wait > 0 {
+		o.throttle.set(wait)
+		return false
+	}
+	return true
 }
 
 type fetchResult struct {
 	epoch      uint64
-	ends       uint64    // the loop's count of ended steps as the list began
-	at         time.Time // by Options.Now, as the list started: the plan's Now
-	listed     time.Time // wall clock, as the list started
-	resolvedFP string    // the desired state resolved is of this fingerprint; resolved nil: not resolved anew
+	ends       uint64  // the loop's count of ended steps as the list began
+	at         instant // as the list started: its engine reading is the plan's Now
+	resolvedFP string  // the desired state resolved is of this fingerprint; resolved nil: not resolved anew
 	info       *docker.EngineInfo
 	containers []docker.Container
 	resolved   *spec.ResolvedDesired
@@ -150,20 +180,20 @@ type fetchResult struct {
 func (l *loop) startFetch() {
 	l.throttle.stop()
 	l.fetching, l.refetch = true, false
-	l.lastFetch = time.Now()
+	l.lastFetch = l.wallNow()
 	epoch, ends := l.stamp()
-	at, desired, prefix, needInfo := l.now(), l.desired, l.prefix, !l.infoOK || !l.connected
+	at, desired, prefix, needInfo := l.engineNow(), l.desired, l.prefix, !l.infoOK || !l.connected
 	// Images are resolved once per desired state, again after an image
 	// event or a broken stream (a tag may be rebuilt), and while one of
 	// them cannot be resolved.
-	if !l.needResolve() {
+	if !l.needResolve(l.desired, l.desiredFP) {
 		desired = nil
 	}
 	fp := l.desiredFP
-	c := l.scoped() // its lists vouch for the managed containers a step may touch
-	readHolds, readPins, info := l.holdsReader(), l.pinsReader(), l.info
+	c := l.scoped(l.raw, l.prefix) // its lists vouch for the managed containers a step may touch
+	readHolds, readPins, info := l.holdsReader(l.opts.StateDir, l.prefix), l.rev.pins.reader(l.opts.StateDir, l.prefix), l.info
 	goReport(l, l.fetched, func() fetchResult {
-		r := fetchResult{epoch: epoch, ends: ends, at: at, listed: time.Now(), resolvedFP: fp}
+		r := fetchResult{epoch: epoch, ends: ends, at: instant{engine: at, wall: l.wallNow()}, resolvedFP: fp}
 		if needInfo {
 			info, err := c.Info(l.ctx)
 			if err != nil {
@@ -209,21 +239,13 @@ func (l *loop) onFetched(r fetchResult) {
 		l.throttle.set(nextBackoff(&l.listFailures))
 		return
 	}
-	l.listFailures = 0
-	if r.info != nil {
-		l.info, l.infoOK = *r.info, true
-	}
+	l.tookList(r)
 	if l.evc != nil {
 		l.setConnected(true, "")
 	}
 	l.onHoldsRead(r.holds)
 	l.onPinsRead(r.pins)
-	l.containers = r.containers
-	if r.resolved != nil {
-		l.resolved, l.resolvedFP, l.reresolve = r.resolved, r.resolvedFP, false
-	}
 	l.listed(r.epoch, r.ends)
-	l.planNow, l.planListed = r.at, r.listed
 	l.diff()
 	l.recordRevisions()
 	if l.mode.Acting() && l.lock == nil {
@@ -240,15 +262,30 @@ func (l *loop) onFetched(r fetchResult) {
 	}
 }
 
-// needResolve reports whether the next relist resolves the images anew.
-func (l *loop) needResolve() bool {
-	if l.desired == nil {
+// tookList takes in a list that succeeded: the engine's identity, the
+// containers, the images resolved with it, and when it started.
+func (o *observer) tookList(r fetchResult) {
+	o.listFailures = 0
+	if r.info != nil {
+		o.info, o.infoOK = *r.info, true
+	}
+	o.containers = r.containers
+	if r.resolved != nil {
+		o.resolved, o.resolvedFP, o.reresolve = r.resolved, r.resolvedFP, false
+	}
+	o.observed = r.at
+}
+
+// needResolve reports whether the next relist resolves the images anew,
+// for the desired state d of fingerprint fp.
+func (o *observer) needResolve(d *spec.Desired, fp string) bool {
+	if d == nil {
 		return false
 	}
-	if l.resolved == nil || l.resolvedFP != l.desiredFP || l.reresolve {
+	if o.resolved == nil || o.resolvedFP != fp || o.reresolve {
 		return true
 	}
-	for _, w := range l.resolved.Workloads {
+	for _, w := range o.resolved.Workloads {
 		if w.Err != nil {
 			return true
 		}
@@ -259,13 +296,13 @@ func (l *loop) needResolve() bool {
 // diff makes the plan of the latest list and keeps the bookkeeping that
 // hangs on it current.
 func (l *loop) diff() {
-	obs := &reconcile.Observed{Now: l.planNow, Containers: l.containers, Holds: l.holds, RollingBack: l.rollbacks,
+	obs := &reconcile.Observed{Now: l.observed.engine, Containers: l.containers, Holds: l.holds, RollingBack: l.rollbacks,
 		RecreateBefore: l.recreate, SkipHealth: l.skipHealth, Restarts: l.restarts, Restarting: l.restartsInFlight(),
 		Draining: l.drainingNow()}
 	if l.resolved == nil {
 		l.plan = reconcile.Unresolved(l.prefix, obs) // the slots only, judged by nothing
 	} else {
-		r := l.applyPins() // l.resolved, with the standing pins' revisions in place
+		r := l.rev.pins.apply(l.resolved) // with the standing pins' revisions in place
 		l.plan = reconcile.Diff(r, obs)
 		if l.opts.Unattended == nil {
 			// The console shows the whole roll: the steps that follow
@@ -277,16 +314,16 @@ func (l *loop) diff() {
 	l.dropStaleHolds()
 	l.endStalePins()
 	l.logWaits()
-	l.forgetRestarts()
+	l.forgetRestarts(&l.observer, l.skipHealth)
 	l.forgetGoneSteps()
 	l.checkFailures()
 }
 
 // drainingNow is the containers whose pre_stop ran in a stop or roll in
 // flight (drained, DESIGN §1); nil when there are none.
-func (l *loop) drainingNow() map[string]bool {
+func (rn *runner) drainingNow() map[string]bool {
 	var out map[string]bool
-	for _, r := range l.running {
+	for _, r := range rn.running {
 		if r.Drain != nil { // its drain began: it is leaving
 			if out == nil {
 				out = map[string]bool{}
@@ -299,9 +336,9 @@ func (l *loop) drainingNow() map[string]bool {
 
 // restartsInFlight is the containers whose restart step runs now, for
 // rule 4's limit on restarts at once; nil when there are none.
-func (l *loop) restartsInFlight() map[string]bool {
+func (rn *runner) restartsInFlight() map[string]bool {
 	var out map[string]bool
-	for _, r := range l.running {
+	for _, r := range rn.running {
 		if r.Step.Action == reconcile.ActRestart {
 			if out == nil {
 				out = map[string]bool{}
@@ -316,26 +353,30 @@ func (l *loop) restartsInFlight() map[string]bool {
 // healthy before its crash backoff starts over, as docker's restart manager.
 const restartResetAfter = 10 * time.Second
 
-func (l *loop) forgetRestarts() {
-	if len(l.restarts) == 0 {
+// forgetRestarts forgets the restarts of the containers gone from o's
+// list, and of those its plan says have run healthy for
+// restartResetAfter by the plan's Now (skipHealth: emergency, whose
+// unverified does not count).
+func (rn *runner) forgetRestarts(o *observer, skipHealth bool) {
+	if len(rn.restarts) == 0 {
 		return
 	}
 	byID := map[string]*docker.Container{}
-	for i := range l.containers {
-		byID[l.containers[i].ID] = &l.containers[i]
+	for i := range o.containers {
+		byID[o.containers[i].ID] = &o.containers[i]
 	}
-	for id := range l.restarts {
+	for id := range rn.restarts {
 		c := byID[id]
 		if c == nil {
-			delete(l.restarts, id)
+			delete(rn.restarts, id)
 			continue
 		}
 		// Diff's word on it: healthy by its healthcheck, or without one
 		// past min_ready (emergency's unverified does not count).
-		st, judged := l.plan.Container(id)
-		verified := judged && (st.Condition == reconcile.ConditionHealthy || (st.Condition == reconcile.ConditionUnverified && !l.skipHealth))
-		if verified && l.planNow.Sub(c.StartedAt) >= restartResetAfter {
-			delete(l.restarts, id)
+		st, judged := o.plan.Container(id)
+		verified := judged && (st.Condition == reconcile.ConditionHealthy || (st.Condition == reconcile.ConditionUnverified && !skipHealth))
+		if verified && o.observed.engine.Sub(c.StartedAt) >= restartResetAfter {
+			delete(rn.restarts, id)
 		}
 	}
 }
@@ -346,12 +387,12 @@ func (l *loop) armWake() {
 	var due []time.Duration
 	for _, s := range l.plan.Steps() {
 		if s.Action == reconcile.ActWait && !s.Until.IsZero() {
-			due = append(due, s.Until.Sub(l.now()))
+			due = append(due, s.Until.Sub(l.engineNow()))
 		}
 	}
 	if l.mode == ModeAuto {
 		for _, r := range l.retries {
-			due = append(due, time.Until(r.at))
+			due = append(due, r.at.Sub(l.wallNow()))
 		}
 	}
 	if len(due) == 0 {
@@ -368,15 +409,25 @@ func (l *loop) logWaits() {
 	if l.opts.Log == nil && l.opts.Events == nil {
 		return
 	}
+	for _, s := range l.newWaits(l.plan) {
+		l.event(Event{Kind: EventWaiting, Step: s})
+	}
+}
+
+// newWaits are the waits of p not logged yet as they read now, in the
+// plan's order; they are logged from now on.
+func (m *marks) newWaits(p reconcile.Plan) []reconcile.Step {
+	var out []reconcile.Step
 	now := map[string]string{}
-	for _, s := range l.plan.Steps() {
+	for _, s := range p.Steps() {
 		if s.Executable() {
 			continue
 		}
 		now[s.Key()] = s.Reason
-		if l.waitsLogged[s.Key()] != s.Reason {
-			l.event(Event{Kind: EventWaiting, Step: s})
+		if m.waitsLogged[s.Key()] != s.Reason {
+			out = append(out, s)
 		}
 	}
-	l.waitsLogged = now
+	m.waitsLogged = now
+	return out
 }

@@ -11,9 +11,76 @@ import (
 	"github.com/rollcall/rollcall/engine/state"
 )
 
-// The loop's state, in the parts that own it. Each part is embedded in
-// loop, so the loop's methods read any of them; a part's own methods keep
-// to what it owns.
+// The loop's state, in the parts that own it. Each part is a struct
+// embedded in loop, with the methods that keep to what it owns: a part's
+// method reads and writes its own fields and what it is handed (another
+// part, a time read off one of the clocks, a value of Options), and never
+// reaches into the loop. The loop's own methods are the coordinators: the
+// select loop (run) and what takes each message in, act, diff and the
+// snapshot, whatever moves two parts at once, and whatever says something
+// (note, log, event, the journal's lines), since what is said names the
+// engine and the prefix. A part's methods stand beside the loop's code
+// that calls them (observe.go, execute.go, holds.go, lock.go, ...); here
+// they are by part:
+//
+//   - clocks: the wall clock and the engine's (below).
+//   - observer: the event stream and the relists, the engine and whether
+//     it answers, the list in hand and its plan. openEvents, relistDue
+//     (coalescing), tookList, keepEvent, patchExited (a die event),
+//     connect (news once per outage), needResolve, scoped (the client
+//     steps act through), resolvedWorkload, engineName.
+//   - desire: the desired source, the last good desired state, the
+//     settle. unsettle, settleLeft, proxyAdmin.
+//   - freshness (here, with its methods): whether the plan may be acted
+//     on, by one rule. spend, stepEnded, stamp, listed, fresh, unspent,
+//     anyStale, staleSlots, endedSincePlan.
+//   - guards: what may keep every step from running. hold, unhold,
+//     lockHeld, holderRead, armLockPoll, setGate, gateOnNewDesired,
+//     onDetail (the paused container's detail).
+//   - marks: the operator's marks on steps and the rollout. skip,
+//     forgetGone, newWaits (the waits not logged yet).
+//   - runner: what runs and what ran. finish, record, failed (the retry's
+//     backoff), succeeded, rolledBackBy, unhold, forgetGone,
+//     forgetRestarts (rule 4's reset), holdReason, drainingNow,
+//     restartsInFlight.
+//   - disk: the workers beside the loop and what was handed to them.
+//     startWorkers, writeJournal, holdsReader, writePins, diskPending,
+//     diskBusy, diskWait, armDiskAlarm, turnedSlow, slowEnded, giveUp;
+//     its pins (rev.pins, a pinState): reader, apply, diffed, pinnedHash,
+//     written.
+//
+// Beside the parts, the loop keeps the mode, the notes, the proxy in front
+// (proxyState, proxy.go: view) and the webhooks (notifyState, notify.go:
+// followTargets).
+
+// clocks are the loop's two clocks, named for what they measure. Each rule
+// reads the one its times are on:
+//
+//   - wallNow, the host's own clock (time.Now), is the clock timers run
+//     on, so every wait the loop sets for itself is on it: the settle
+//     time, the coalescing of relists (lastFetch), a failed step's retry
+//     time (retry.at, gate.Now), a pending disk write and when it turns
+//     slow. So are the times that leave the process or are measured: the
+//     journal's lines, holds, revisions and pins, notifications and their
+//     rollout IDs, a step's began and duration, and when the list of the
+//     plan it ran from started (StepRun.Listed, StepResult.Listed).
+//   - engineNow, Options.Now, is the clock the engine's own times are on
+//     (time.Now, or a fake engine's clock in tests). Read as a list
+//     starts, it is the engine-observed time the plan is diffed at
+//     (observer.observed.engine, reconcile.Observed.Now, Snapshot.PlanAt):
+//     health deadlines, waits and their ends (Step.Until), min_ready,
+//     crash backoff, rule 4's reset, all judged by Diff or beside it at
+//     that one moment. The wake for a wait's end is timed against it
+//     (armWake), and the times the session shows are read off it: notes,
+//     Snapshot.At, a pause's, a rollout approval's and a running step's
+//     since, the lock's since, the proxy view's At, a recreate's moment.
+type clocks struct {
+	wallNow   func() time.Time
+	engineNow func() time.Time
+}
+
+// instant is one moment read on both clocks.
+type instant struct{ engine, wall time.Time }
 
 // observer is what the loop knows of the engine: the event stream, the
 // relists, the engine's identity and connection, the last list and the
@@ -44,15 +111,18 @@ type observer struct {
 	reresolve     bool   // resolve the images again at the next relist (an image event, a broken stream)
 	containers    []docker.Container
 	plan          reconcile.Plan
-	planNow       time.Time
-	planListed    time.Time     // wall clock: when the list the plan came from started
-	patchedID     string        // while set, the plan is of a state patched by a die event of this container
-	scopedClient  docker.Client // see scoped
-	scopedPrefix  string
-	events        []docker.Event
+	// observed is when the list the plan came from started, on both
+	// clocks; its engine reading is the plan's Now (onDie moves it, not
+	// the wall reading: the list is the same).
+	observed     instant
+	patchedID    string        // while set, the plan is of a state patched by a die event of this container
+	scopedClient docker.Client // see scoped
+	scopedPrefix string
+	events       []docker.Event
 }
 
-// desire is the desired source and the last good desired state.
+// desire is the desired source, the last good desired state and its
+// prefix, and the settle (wall clock).
 type desire struct {
 	changes   <-chan struct{}
 	loading   bool
@@ -147,19 +217,17 @@ func (f *freshness) staleSlots() map[string]bool {
 func (f *freshness) endedSincePlan(n uint64) bool { return n > f.planEnds }
 
 // guards are what may keep any step from running: the host lock, the
-// holds, the halt, the gate, a pause, a refusal, a question.
+// holds (the files they are kept in are the disk's), the halt, the gate,
+// a pause, a refusal, a question.
 type guards struct {
 	pause            *PauseInfo
 	skipHealth       bool
 	holds            map[string]map[string]bool
 	blastCheck       bool
 	confirm          *Confirmation
-	refusal          *Refusal // unattended: the blast radius refused the desired state
-	gated            string   // why the gate is closed (Gate, Options.Gated); "" when open
-	halted           string   // the journal failed: nothing more runs
-	holdsPath        string   // "" until the engine is known, or without StateDir
-	holdsLoaded      bool
-	hs               holdsState  // the holds file as the loop knows it (holds.go)
+	refusal          *Refusal    // unattended: the blast radius refused the desired state
+	gated            string      // why the gate is closed (Gate, Options.Gated); "" when open
+	halted           string      // the journal failed: nothing more runs
 	lockPoll         alarm       // armed only while another session holds the lock
 	lock             *state.Lock // held: this session acts under it
 	lockTaking       bool        // a take is under way (lock.go)
@@ -200,15 +268,22 @@ type runner struct {
 	rolledBack    []RollbackInfo
 }
 
-// disk is the loop's work beside it on the disk: one worker a kind, and
-// the journal lines handed over and not yet written.
+// disk is the loop's work beside it on the disk: one worker a kind, the
+// journal lines handed over and not yet written, and what the loop knows
+// of the holds, revisions and pins files.
 type disk struct {
 	// The disk, beside the loop: each worker runs one kind of operation
 	// in order, and reports on its ready channel (worker).
 	journalW *worker[journal.Entry, error]
 	holdsW   *worker[holdsJob, holdsWritten]
 	rev      revState // revisions and pins, and their worker (revisions.go)
-	locks    *worker[lockJob, lockDone]
+	// the holds file as the loop knows it (holds.go): where it is ("" until
+	// the engine is known, or without StateDir), whether it was read yet
+	hs          holdsState
+	holdsPath   string
+	holdsLoaded bool
+	locks       *worker[lockJob, lockDone]
+	journaled   bool // Options.Journal is set
 	// jwait are the journal lines handed to journalW and not yet written,
 	// in order, with what the loop does once each is.
 	jwait []journalWait

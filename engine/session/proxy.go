@@ -93,11 +93,11 @@ type proxyState struct {
 }
 
 // proxyAdmin is the admin API the desired state names; "" for none.
-func (l *loop) proxyAdmin() string {
-	if l.desired == nil || l.desired.Proxy == nil {
+func (d *desire) proxyAdmin() string {
+	if d.desired == nil || d.desired.Proxy == nil {
 		return ""
 	}
-	return l.desired.Proxy.CaddyAdmin
+	return d.desired.Proxy.CaddyAdmin
 }
 
 // pollProxy asks the proxy beside the loop, unless a question is out or
@@ -135,7 +135,7 @@ func (l *loop) onProxied(r proxyResult) {
 		l.pollProxy() // the proxy changed meanwhile: ask the one named now
 		return
 	}
-	p.at = l.now()
+	p.at = l.engineNow()
 	if r.err != nil {
 		p.ups, p.err, p.cause = nil, r.err.Error(), proxyCause(r.err)
 		if !p.down && l.ctx.Err() == nil {
@@ -159,9 +159,9 @@ func (l *loop) onProxyAlarm() {
 	l.pollProxy()
 }
 
-// proxyView is the proxy part of a snapshot; nil without a proxy.
-func (l *loop) proxyView() *ProxyView {
-	p := &l.proxy
+// view is the proxy part of a snapshot, of the containers listed; nil
+// without a proxy.
+func (p *proxyState) view(containers []docker.Container) *ProxyView {
 	if p.admin == "" {
 		return nil
 	}
@@ -170,7 +170,7 @@ func (l *loop) proxyView() *ProxyView {
 		return v
 	}
 	v.ByContainer = map[string]ProxyRoute{}
-	for _, c := range l.containers {
+	for _, c := range containers {
 		if c.State != docker.StateRunning {
 			continue
 		}

@@ -29,11 +29,11 @@ func (l *loop) log(level slog.Level, msg string, attrs ...any) {
 
 // engineName is how the journal and the logs name the engine: its
 // identity where it has one, else its endpoint.
-func (l *loop) engineName() string {
-	if l.info.ID != "" {
-		return l.info.ID
+func (o *observer) engineName() string {
+	if o.info.ID != "" {
+		return o.info.ID
 	}
-	return l.info.Endpoint
+	return o.info.Endpoint
 }
 
 // entry is a journal entry with who, how and where filled in.
@@ -65,23 +65,36 @@ func (l *loop) decision(action, workload, about string) {
 // setConnected records whether the engine answers, and says so once per
 // change.
 func (l *loop) setConnected(ok bool, why string) {
-	was := l.connected
-	l.connected = ok
+	switch {
+	case !l.connect(ok, why):
+	case ok:
+		l.log(levelInfo, "engine reconnected")
+	default:
+		l.log(levelError, "engine disconnected: nothing runs until it answers", "error", l.engineErr)
+	}
+}
+
+// connect records whether the engine answers (why: what it said if not,
+// "" to keep the last word), and reports whether that is news: it answers
+// again, or it stopped answering (once per outage, and once before it
+// ever answered).
+func (o *observer) connect(ok bool, why string) (news bool) {
+	was := o.connected
+	o.connected = ok
 	if ok {
-		l.engineErr = ""
-		if !was && l.everConnected {
-			l.log(levelInfo, "engine reconnected")
-		}
-		l.everConnected = true
-		return
+		o.engineErr = ""
+		news = !was && o.everConnected
+		o.everConnected = true
+		return news
 	}
 	if why != "" {
-		l.engineErr = why
+		o.engineErr = why
 	}
-	if was || !l.everConnected && !l.saidDown {
-		l.log(levelError, "engine disconnected: nothing runs until it answers", "error", l.engineErr)
-		l.saidDown = true
+	if was || !o.everConnected && !o.saidDown {
+		o.saidDown = true
+		return true
 	}
+	return false
 }
 
 // journalMode is how the journal names the session's mode.

@@ -2,7 +2,6 @@ package session
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/reconcile"
@@ -188,20 +187,21 @@ func (l *loop) revisionsPath() string {
 // it. It runs after each diff of a fresh list.
 func (l *loop) recordRevisions() {
 	path := l.revisionsPath()
-	if path == "" || l.diffed() == nil || !l.mode.Acting() || !l.lockHeld() || l.skipHealth || l.diskGone {
+	diffed := l.rev.pins.diffed(l.resolved)
+	if path == "" || diffed == nil || !l.mode.Acting() || !l.lockHeld() || l.skipHealth || l.diskGone {
 		return
 	}
 	if l.rev.recorded == nil {
 		l.rev.recorded = map[string]string{}
 	}
-	for _, w := range l.diffed().Workloads {
+	for _, w := range diffed.Workloads {
 		key := w.Hash + " " + w.ImageID
 		if l.rev.recorded[w.Name] == key || !workloadReached(l.plan, &w) {
 			continue
 		}
 		l.rev.recorded[w.Name] = key
 		rev := state.Revision{Workload: w.Name, Hash: w.Hash, Image: w.Image, ImageID: w.ImageID, Version: w.Version,
-			At: time.Now().UTC(), Rollout: l.entry("").Rollout, Spec: w.Workload}
+			At: l.wallNow().UTC(), Rollout: l.entry("").Rollout, Spec: w.Workload}
 		if p, ok := l.rev.pins.disk[w.Name]; ok && p.Revision.Same(rev) {
 			// A pinned revision reached again is kept as it was (its tag,
 			// though its containers were created from the image ID).

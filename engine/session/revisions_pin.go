@@ -259,14 +259,14 @@ func (l *loop) pinsPath() string {
 	return state.PinsPath(l.opts.StateDir, l.info, l.prefix)
 }
 
-// pinsReader is what a relist calls beside the loop, with its client and
-// the engine's identity, to read the pins file and look the pinned images
-// up; nil without a state directory.
-func (l *loop) pinsReader() func(context.Context, spec.ImageLookup, docker.EngineInfo) *pinsRead {
-	if l.opts.StateDir == "" {
+// reader is what a relist calls beside the loop, with its client and the
+// engine's identity, to read the pins file of prefix in the state
+// directory dir and look the pinned images up; nil without one.
+func (ps *pinState) reader(dir, prefix string) func(context.Context, spec.ImageLookup, docker.EngineInfo) *pinsRead {
+	if dir == "" {
 		return nil
 	}
-	dir, prefix, gen := l.opts.StateDir, l.prefix, l.rev.pins.gen
+	gen := ps.gen
 	return func(ctx context.Context, images spec.ImageLookup, info docker.EngineInfo) *pinsRead {
 		pins, err := state.ReadPinsFile(state.PinsPath(dir, info, prefix))
 		r := &pinsRead{gen: gen, pins: pins, err: err}
@@ -332,37 +332,34 @@ func (l *loop) notePinChanges(was, now state.Pins) {
 	}
 }
 
-// applyPins is the desired state Diff plans from: l.resolved with the
-// standing pins' revisions in place. It keeps the pins as they applied
-// for the snapshot and MarkPins.
-func (l *loop) applyPins() *spec.ResolvedDesired {
-	ps := &l.rev.pins
-	ps.resolved, ps.views = pinDesired(l.resolved, ps.disk, ps.images)
+// apply is the desired state Diff plans from: r (the resolved desired
+// state) with the standing pins' revisions in place. It keeps the pins as
+// they applied for the snapshot and MarkPins.
+func (ps *pinState) apply(r *spec.ResolvedDesired) *spec.ResolvedDesired {
+	ps.resolved, ps.views = pinDesired(r, ps.disk, ps.images)
 	return ps.resolved
 }
 
-// diffed is the desired state the plan was diffed from: pins in place.
-func (l *loop) diffed() *spec.ResolvedDesired {
-	if l.rev.pins.resolved != nil && l.resolved != nil {
-		return l.rev.pins.resolved
+// diffed is the desired state the plan was diffed from, of r (the
+// resolved desired state): pins in place.
+func (ps *pinState) diffed(r *spec.ResolvedDesired) *spec.ResolvedDesired {
+	if ps.resolved != nil && r != nil {
+		return ps.resolved
 	}
-	return l.resolved
+	return r
 }
 
 // pinnedHash reports whether h is the revision a standing pin of workload
 // w rolls in: a hold of it (its roll failed) stands though it is not the
 // desired spec.
-func (l *loop) pinnedHash(w, h string) bool {
-	for _, v := range l.rev.pins.views {
+func (ps *pinState) pinnedHash(w, h string) bool {
+	for _, v := range ps.views {
 		if v.Workload == w && v.Standing && v.Revision.Hash == h {
 			return true
 		}
 	}
 	return false
 }
-
-// pinViews are the pins as they applied to the plan, for the snapshot.
-func (l *loop) pinViews() []PinView { return slices.Clone(l.rev.pins.views) }
 
 // endStalePins ends, journaled, each pin that no longer stands: its
 // workload's desired spec changed, or the workload is no longer desired.
@@ -388,7 +385,7 @@ func (l *loop) endStalePins() {
 		}
 		p := v.PinRecord
 		l.decisionThen("unpin", v.Workload, fmt.Sprintf("pin to revision %d (spec %s) ended: %s", p.Revision.Number, short(p.Revision.Hash), why), func() {
-			l.writePins(revJob{kind: revEndPin, path: path, pin: p})
+			l.writePins(revJob{kind: revEndPin, path: path, pin: p}, &l.freshness)
 		})
 	}
 }
@@ -436,9 +433,9 @@ func (l *loop) onPicked(d revDone) {
 		l.note("pin %s: already pinned to revision %d", j.workload, cur.Revision.Number)
 		return
 	}
-	p := state.Pin{Workload: j.workload, Revision: d.rev, Against: j.against, By: l.opts.User, Since: time.Now().UTC()}
+	p := state.Pin{Workload: j.workload, Revision: d.rev, Against: j.against, By: l.opts.User, Since: l.wallNow().UTC()}
 	l.decisionThen("pin", j.workload, PinAbout(p), func() {
-		l.writePins(revJob{kind: revSetPin, path: path, pin: p})
+		l.writePins(revJob{kind: revSetPin, path: path, pin: p}, &l.freshness)
 	})
 }
 
@@ -462,42 +459,48 @@ func (l *loop) liftPin(workload string) bool {
 	}
 	ps.lifting[workload] = true
 	l.decisionThen("unpin", workload, fmt.Sprintf("pin to revision %d (spec %s) lifted: the desired spec %s rolls in again", p.Revision.Number, short(p.Revision.Hash), short(p.Against)), func() {
-		l.writePins(revJob{kind: revEndPin, path: path, pin: p, lift: true})
+		l.writePins(revJob{kind: revEndPin, path: path, pin: p, lift: true}, &l.freshness)
 	})
 	return true
 }
 
 // writePins hands a change of the pins file to the revisions worker. The
-// plan in hand is spent; the read that follows the write brings the
+// plan in hand is spent (f); the read that follows the write brings the
 // change in.
-func (l *loop) writePins(j revJob) {
-	if l.diskGone {
+func (d *disk) writePins(j revJob, f *freshness) {
+	if d.diskGone {
 		return
 	}
-	ps := &l.rev.pins
+	ps := &d.rev.pins
 	ps.gen++
 	ps.writing++
-	l.spend()
-	l.rev.w.push(j)
+	f.spend()
+	d.rev.w.push(j)
 }
 
 // onPinWritten takes a write of the pins file in.
 func (l *loop) onPinWritten(d revDone) {
-	ps := &l.rev.pins
-	ps.writing--
-	ps.gen++
+	l.rev.pins.written(d)
 	l.spend()
 	l.requestFetch()
-	w := d.job.pin.Workload
+	if d.err != nil {
+		w := d.job.pin.Workload
+		l.note("pins: %v", d.err)
+		l.log(levelError, "pins could not be written", "workload", w, "error", d.err.Error())
+	}
+}
+
+// written takes a write of the pins file in: a read that began before it
+// is not taken.
+func (ps *pinState) written(d revDone) {
+	ps.writing--
+	ps.gen++
 	if d.err != nil || (d.job.kind == revEndPin && d.ended == nil) {
 		// Not written, or nothing to end (lifted or pinned anew
 		// meanwhile): whatever the file has now is what the next read
 		// says, and a pin that still does not stand is ended again.
+		w := d.job.pin.Workload
 		delete(ps.ending, w)
 		delete(ps.lifting, w)
-	}
-	if d.err != nil {
-		l.note("pins: %v", d.err)
-		l.log(levelError, "pins could not be written", "workload", w, "error", d.err.Error())
 	}
 }

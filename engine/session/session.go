@@ -13,6 +13,7 @@ import (
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/notify"
 	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/source"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -40,7 +41,7 @@ func ParseMode(s string) (Mode, error) {
 // Options configure a Session. Client and Source are required.
 type Options struct {
 	Client docker.Client
-	Source Source
+	Source source.Source
 	// Mode to start in; "" means ModeStep, the console's default.
 	Mode Mode
 	// Prefix overrides the desired state's label prefix (the --prefix flag).
@@ -61,8 +62,10 @@ type Options struct {
 	// User names the operator in the journal and the lock; "" means
 	// journal.CurrentUser().
 	User string
-	// Now is the clock for diffs and snapshot times; nil means time.Now. Give
-	// it the fake engine's clock.
+	// Now is the engine's clock: a plan is diffed at its reading as the
+	// list starts, and the snapshot's times are on it; nil means time.Now.
+	// Give it the fake engine's clock. Timers, the settle and the journal
+	// run on the wall clock (time.Now) whatever it is.
 	Now func() time.Time
 	// SkipHealth starts in emergency mode (§5 rule 11).
 	SkipHealth bool
@@ -90,6 +93,9 @@ type Options struct {
 	// values (apply renders them as human lines), called from the loop:
 	// it must not block. Without it they are log lines on Log.
 	Events func(Event)
+	// Observer, if set, sees what the session reports as data, beside
+	// Events and Log (engine/metrics): see Observer.
+	Observer Observer
 	// Settle is how long a changed desired state must stay the same before
 	// it is acted on; 0 means DefaultSettle, < 0 means not at all (tests).
 	Settle time.Duration
@@ -224,7 +230,7 @@ func (s *Session) Run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	l := newLoop(ctx, s)
-	l.startWorkers()
+	l.startWorkers(s.opts.Journal)
 	s.abandonMu.Lock()
 	l.stepCtx, s.abandon = context.WithCancel(context.Background())
 	if s.abandoned {
@@ -285,7 +291,9 @@ func (l *loop) finishStep() {
 			}
 			// The steps were abandoned a slack ago and end promptly; the
 			// disk is what holds up now.
-			l.giveUpDisk()
+			kind, since := l.diskPending()
+			l.log(levelError, "ending: the disk did not take the last writes: given up", "write", kind, "pending", l.wallNow().Sub(since).String())
+			l.giveUp()
 		}
 		l.publish() // the end of the step is the last word
 	}
@@ -328,6 +336,7 @@ type loop struct {
 	proxied chan proxyResult
 
 	// the parts (parts.go)
+	clocks
 	observer
 	desire
 	freshness
@@ -351,6 +360,7 @@ func newLoop(ctx context.Context, s *Session) *loop {
 		fetched: make(chan fetchResult), loaded: make(chan loadResult),
 		stepped: make(chan stepDone, 1), drained: make(chan reconcile.DrainProgress, 8), details: make(chan pauseDetail),
 		proxied: make(chan proxyResult), mode: s.opts.Mode,
+		clocks:    clocks{wallNow: time.Now, engineNow: s.opts.Now},
 		guards:    guards{skipHealth: s.opts.SkipHealth, holds: map[string]map[string]bool{}, blastCheck: true},
 		marks:     marks{acked: map[string]bool{}, recreate: map[string]time.Time{}, approved: map[string]bool{}, skipped: map[string]bool{}, confirmed: map[string]bool{}},
 		runner:    runner{restarts: map[string]int{}, retries: map[string]*retry{}, results: map[string]StepResult{}, rollbacks: map[string]string{}, rollbackStops: map[string]bool{}, running: map[string]*StepRun{}},
@@ -363,13 +373,14 @@ func newLoop(ctx context.Context, s *Session) *loop {
 	return l
 }
 
-// startWorkers starts the loop's disk workers; closeWorkers ends them.
-func (l *loop) startWorkers() {
-	jr := l.opts.Journal
-	l.journalW = startWorker(func(e journal.Entry) error { return jr.Append(e) })
-	l.holdsW = startWorker(doHolds)
-	l.rev.w = startWorker(doRev)
-	l.locks = startWorker(doLock)
+// startWorkers starts the disk workers, the journal's on jr (nil:
+// nothing is journaled); closeWorkers ends them.
+func (d *disk) startWorkers(jr *journal.Journal) {
+	d.journaled = jr != nil
+	d.journalW = startWorker(func(e journal.Entry) error { return jr.Append(e) })
+	d.holdsW = startWorker(doHolds)
+	d.rev.w = startWorker(doRev)
+	d.locks = startWorker(doLock)
 }
 
 // closeWorkers ends the disk workers once they are done with what they
@@ -398,8 +409,6 @@ func (l *loop) closeWorkers() {
 		}
 	}
 }
-
-func (l *loop) now() time.Time { return l.opts.Now() }
 
 // start loads the desired state (its prefix names everything the observer
 // watches), subscribes to events and starts the first relist.
@@ -543,7 +552,7 @@ func goReport[T any](l *loop, ch chan T, f func() T) {
 
 // note records something the operator should know, for the snapshot.
 func (l *loop) note(format string, args ...any) {
-	l.notes = append(l.notes, Note{At: l.now(), Text: fmt.Sprintf(format, args...)})
+	l.notes = append(l.notes, Note{At: l.engineNow(), Text: fmt.Sprintf(format, args...)})
 	if len(l.notes) > maxNotes {
 		l.notes = l.notes[len(l.notes)-maxNotes:]
 	}
@@ -649,26 +658,26 @@ const diskSlowAfter = time.Second
 
 // diskPending is the oldest write the loop waits for, if any: "journal" or
 // "holds", and since when (wall clock).
-func (l *loop) diskPending() (kind string, since time.Time) {
-	if len(l.jwait) > 0 {
-		kind, since = "journal", l.jwait[0].since
+func (d *disk) diskPending() (kind string, since time.Time) {
+	if len(d.jwait) > 0 {
+		kind, since = "journal", d.jwait[0].since
 	}
-	if l.hs.writing != nil && (kind == "" || l.hs.since.Before(since)) {
-		kind, since = "holds", l.hs.since
+	if d.hs.writing != nil && (kind == "" || d.hs.since.Before(since)) {
+		kind, since = "holds", d.hs.since
 	}
 	return kind, since
 }
 
-func (l *loop) diskBusy() bool { kind, _ := l.diskPending(); return kind != "" }
+func (d *disk) diskBusy() bool { kind, _ := d.diskPending(); return kind != "" }
 
-// diskWait is why nothing new runs while a write is pending; "" when none
-// is.
-func (l *loop) diskWait() string {
-	kind, since := l.diskPending()
+// diskWait is why nothing new runs while a write is pending, at now (wall
+// clock); "" when none is.
+func (d *disk) diskWait(now time.Time) string {
+	kind, since := d.diskPending()
 	if kind == "" {
 		return ""
 	}
-	if d := time.Since(since); d >= time.Second {
+	if d := now.Sub(since); d >= time.Second {
 		return fmt.Sprintf("%s write pending for %s: nothing new runs until it is written", kind, d.Truncate(time.Second))
 	}
 	return fmt.Sprintf("%s write pending: nothing new runs until it is written", kind)
@@ -679,62 +688,87 @@ func (l *loop) diskWait() string {
 // the write ends), and keeps the disk alarm armed only while one is: for
 // the moment it turns slow, then for each second the wait shows.
 func (l *loop) watchDisk() {
-	kind, since := l.diskPending()
-	if kind != "" {
-		l.waiting = l.diskWait()
+	now := l.wallNow()
+	if why := l.diskWait(now); why != "" {
+		l.waiting = why
 	}
+	l.armDiskAlarm(now)
+}
+
+// armDiskAlarm keeps the disk alarm armed only while a write is pending
+// at now (wall clock): for the moment it turns slow, then for each second
+// the wait shows.
+func (d *disk) armDiskAlarm(now time.Time) {
+	kind, since := d.diskPending()
 	switch {
 	case kind == "":
-		l.diskAlarm.stop()
-	case !l.diskAlarm.armed():
-		age := time.Since(since)
+		d.diskAlarm.stop()
+	case !d.diskAlarm.armed():
+		age := now.Sub(since)
 		next := diskSlowAfter - age
 		if age >= diskSlowAfter {
 			next = time.Second - age%time.Second
 		}
-		l.diskAlarm.set(max(next, time.Millisecond))
+		d.diskAlarm.set(max(next, time.Millisecond))
 	}
 }
 
 // onDiskAlarm says once that a write is slow, and brings what the session
 // waits for up to date.
 func (l *loop) onDiskAlarm() {
-	kind, since := l.diskPending()
-	if kind == "" {
+	if !l.diskBusy() {
 		return
 	}
-	if _, said := l.slowSaid[kind]; !said && time.Since(since) >= diskSlowAfter {
-		l.slowSaid[kind] = since
-		l.note("%s write pending for %s: nothing new runs until it is written", kind, time.Since(since).Truncate(100*time.Millisecond))
-		l.log(levelWarn, "a write is slow: nothing new runs until it is written", "write", kind, "pending", time.Since(since).String())
+	if kind, pending, ok := l.turnedSlow(l.wallNow()); ok {
+		l.note("%s write pending for %s: nothing new runs until it is written", kind, pending.Truncate(100*time.Millisecond))
+		l.log(levelWarn, "a write is slow: nothing new runs until it is written", "write", kind, "pending", pending.String())
 	}
 	l.act()
 }
 
-// diskDone says that a write said to be slow ended.
-func (l *loop) diskDone(kind string) {
-	since, said := l.slowSaid[kind]
-	if !said {
-		return
+// turnedSlow reports the oldest pending write once it has been pending
+// for diskSlowAfter at now (wall clock): once per write, which is said to
+// be slow from then on (slowSaid, diskDone).
+func (d *disk) turnedSlow(now time.Time) (kind string, pending time.Duration, ok bool) {
+	kind, since := d.diskPending()
+	if _, said := d.slowSaid[kind]; kind == "" || said || now.Sub(since) < diskSlowAfter {
+		return "", 0, false
 	}
-	delete(l.slowSaid, kind)
-	took := time.Since(since).Truncate(100 * time.Millisecond)
-	l.note("%s write ended after %s", kind, took)
-	l.log(levelInfo, "the slow write ended", "write", kind, "took", took.String())
+	d.slowSaid[kind] = since
+	return kind, now.Sub(since), true
 }
 
-// giveUpDisk is the end of an ending session's wait for the disk: what it
-// was still to write is dropped, said, and not waited for.
-func (l *loop) giveUpDisk() {
-	kind, since := l.diskPending()
-	l.log(levelError, "ending: the disk did not take the last writes: given up", "write", kind, "pending", time.Since(since).String())
-	l.diskGone = true
-	waits := l.jwait
-	l.jwait = nil
+// diskDone says that a write said to be slow ended.
+func (l *loop) diskDone(kind string) {
+	if took, ok := l.slowEnded(kind, l.wallNow()); ok {
+		took = took.Truncate(100 * time.Millisecond)
+		l.note("%s write ended after %s", kind, took)
+		l.log(levelInfo, "the slow write ended", "write", kind, "took", took.String())
+	}
+}
+
+// slowEnded: the write of kind ended at now (wall clock); ok if it was
+// said to be slow, took since it began.
+func (d *disk) slowEnded(kind string, now time.Time) (took time.Duration, ok bool) {
+	since, said := d.slowSaid[kind]
+	if !said {
+		return 0, false
+	}
+	delete(d.slowSaid, kind)
+	return now.Sub(since), true
+}
+
+// giveUp is the end of an ending session's wait for the disk: what it was
+// still to write is dropped and not waited for (a journal line's then is
+// told errJournalGone), and nothing more is handed to it.
+func (d *disk) giveUp() {
+	d.diskGone = true
+	waits := d.jwait
+	d.jwait = nil
 	for _, w := range waits {
 		if w.then != nil {
 			w.then(errJournalGone)
 		}
 	}
-	l.hs.writing = nil
+	d.hs.writing = nil
 }

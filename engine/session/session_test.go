@@ -14,6 +14,7 @@ import (
 	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/source"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -224,7 +225,7 @@ func TestBrokenDesiredFileKeepsRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newHarness(t, f, clock, "", ModeAuto)
-	h.opts.Source = FileSource(path)
+	h.opts.Source = source.File(path)
 	h.start()
 	h.drive("convergence", func(s Snapshot) bool { return s.Plan.Empty() && s.Progress.Done() && s.Progress.Total == 2 })
 	before := f.Mutations()

@@ -257,15 +257,15 @@ type ContainerView struct {
 
 func (l *loop) snapshot() Snapshot {
 	s := Snapshot{
-		Seq: l.seq, At: l.now(),
+		Seq: l.seq, At: l.engineNow(),
 		Source: l.opts.Source.Name(), Desired: l.desired, SourceErr: l.sourceErr, Resolved: l.resolved, Prefix: l.prefix,
 		Engine: l.info, Connected: l.connected, EngineErr: l.engineErr,
-		Containers: l.containers, Plan: l.plan, PlanAt: l.planNow,
+		Containers: l.containers, Plan: l.plan, PlanAt: l.observed.engine,
 		Mode: l.mode, SkipHealth: l.skipHealth,
 		Recent: slices.Clone(l.recent), Notes: slices.Clone(l.notes),
 		Lock:    LockInfo{Path: l.lockPath, Held: l.lock != nil, Err: l.lockErr, Free: l.lockFree && l.lock == nil},
-		Waiting: l.waiting, Gated: l.gated, Settling: l.settleLeft(), Halted: l.halted,
-		RolledBack: slices.Clone(l.rolledBack), Proxy: l.proxyView(),
+		Waiting: l.waiting, Gated: l.gated, Settling: l.settleLeft(l.wallNow()), Halted: l.halted,
+		RolledBack: slices.Clone(l.rolledBack), Proxy: l.proxy.view(l.containers),
 	}
 	s.Fresh = l.fresh() && !l.loading && !l.fetching && len(l.running) == 0 && l.resolved != nil && l.connected && !l.diskBusy()
 	s.Steady = s.Fresh && l.plan.Empty() && len(l.plan.Errors()) == 0 && s.Settling == 0
@@ -313,8 +313,8 @@ func (l *loop) snapshot() Snapshot {
 		}
 	}
 	s.Steps, s.Next = l.stepStatuses()
-	s.Pins = l.pinViews()
-	s.Slots, s.Progress = SlotViews(l.diffed(), &l.plan, l.containers)
+	s.Pins = slices.Clone(l.rev.pins.views)
+	s.Slots, s.Progress = SlotViews(l.rev.pins.diffed(l.resolved), &l.plan, l.containers)
 	return s
 }
 
@@ -396,9 +396,9 @@ func short(hash string) string {
 func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K { return slices.Sorted(maps.Keys(m)) }
 
 // resolvedWorkload is the resolved desired workload called name, or nil.
-func (l *loop) resolvedWorkload(name string) *spec.Resolved {
-	if l.resolved == nil {
+func (o *observer) resolvedWorkload(name string) *spec.Resolved {
+	if o.resolved == nil {
 		return nil
 	}
-	return l.resolved.Workload(name)
+	return o.resolved.Workload(name)
 }

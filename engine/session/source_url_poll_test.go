@@ -3,6 +3,9 @@ package session
 import (
 	"testing"
 	"time"
+
+	"github.com/rollcall/rollcall/engine/source"
+	"github.com/rollcall/rollcall/engine/source/sourcetest"
 )
 
 // A session on a URL source stays fresh across polls that find the
@@ -10,17 +13,17 @@ import (
 // session load again nor leaves its plan waiting for the next list (which
 // without an engine event is the 30s resync).
 func TestSessionStaysFreshAcrossUnchangedPolls(t *testing.T) {
-	cp := newControlPlane(t)
-	cp.serve(desiredYAML("web:v1", 1), `"a"`)
+	cp := sourcetest.NewControlPlane(t)
+	cp.Serve(desiredYAML("web:v1", 1), `"a"`)
 	f, clock := newEngine()
 	seed(t, f, clock, desiredYAML("web:v1", 1))
 	h := newHarness(t, f, clock, "", ModeWatch)
-	h.opts.Source = mustURLSource(t, cp.url(), URLOptions{Interval: 5 * time.Millisecond})
+	h.opts.Source = mustURLSource(t, cp.URL(), source.URLOptions{Interval: 5 * time.Millisecond})
 	h.start()
 	h.waitFor("a fresh, converged plan", func(s Snapshot) bool {
 		return s.Fresh && s.Desired != nil && len(s.Containers) == 1 && s.Plan.Empty()
 	})
-	requests := func() int { cp.mu.Lock(); defer cp.mu.Unlock(); return len(cp.ifNone) }
+	requests := cp.Requests
 	from := requests()
 	deadline := time.Now().Add(waitLimit)
 	for requests() < from+10 {

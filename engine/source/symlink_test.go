@@ -1,4 +1,4 @@
-package session
+package source
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 // watchOnly is the file source of path with its content poll out of the
 // way, so a signal can only come from the watch.
 func watchOnly(path string) *fileSource {
-	f := FileSource(path).(*fileSource)
+	f := File(path).(*fileSource)
 	f.pollEvery = time.Hour
 	return f
 }
@@ -240,7 +240,7 @@ func TestFileSourcePollAloneCatchesChanges(t *testing.T) {
 	symlink(t, "..a", filepath.Join(dir, "..data"))
 	symlink(t, "..data/rollcall.yaml", filepath.Join(dir, "rollcall.yaml"))
 
-	src := FileSource(filepath.Join(dir, "rollcall.yaml")).(*fileSource)
+	src := File(filepath.Join(dir, "rollcall.yaml")).(*fileSource)
 	src.noWatch, src.pollEvery = true, 10*time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -1,4 +1,4 @@
-package session
+package source
 
 import (
 	"bytes"
@@ -18,14 +18,14 @@ import (
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
-// URLSource defaults.
+// Defaults of URL.
 const (
 	DefaultURLInterval = 5 * time.Second       // between two polls
 	DefaultURLTimeout  = 10 * time.Second      // for one whole answer, body included
 	MaxURLBody         = spec.MaxDocumentBytes // bytes; a longer body is refused
 )
 
-// URLOptions tune a URLSource; a zero field takes its default.
+// URLOptions tune the source URL returns; a zero field takes its default.
 type URLOptions struct {
 	Interval time.Duration    // DefaultURLInterval
 	Timeout  time.Duration    // DefaultURLTimeout
@@ -51,7 +51,7 @@ type TokenFileError struct {
 func (e *TokenFileError) Error() string { return fmt.Sprintf("token file %s: %v", e.Path, e.Err) }
 func (e *TokenFileError) Unwrap() error { return e.Err }
 
-// StaleError is a failed load of a source that polls (URLSource): the
+// StaleError is a failed load of a source that polls (URL): the
 // session keeps the last good desired state, and LastGood says when the
 // source last confirmed it, so the header can show its age. LastGood is
 // zero when no load has succeeded yet.
@@ -63,7 +63,7 @@ type StaleError struct {
 func (e *StaleError) Error() string { return e.Err.Error() }
 func (e *StaleError) Unwrap() error { return e.Err }
 
-// URLSource is a desired-state document served over HTTP(S), as YAML or
+// URL is a desired-state document served over HTTP(S), as YAML or
 // JSON (JSON is YAML): the rollcall.yaml schema, read by spec.Parse. It is
 // polled every Interval with If-None-Match, so an unchanged document costs
 // a 304 and is not parsed again; a server without ETags that sends the same
@@ -83,7 +83,7 @@ func (e *StaleError) Unwrap() error { return e.Err }
 // Name, errors and Desired.Source show the URL without its userinfo and
 // with every query value replaced by "xxxxx", since either may hold a
 // secret; requests use the URL as given (userinfo as basic auth).
-func URLSource(rawURL string, o URLOptions) (Source, error) {
+func URL(rawURL string, o URLOptions) (Source, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("desired-state URL: %w", err)

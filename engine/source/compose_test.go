@@ -1,4 +1,4 @@
-package session
+package source
 
 import (
 	"context"
@@ -20,7 +20,7 @@ func TestComposeSourceFollowsDotEnv(t *testing.T) {
 	}
 	write("compose.yaml", "services:\n  web:\n    image: web:${TAG}\n    deploy: {replicas: 2}\n")
 	write(".env", "TAG=v1\n")
-	src := ComposeSource(path, []string{"HOME=/root"})
+	src := Compose(path, []string{"HOME=/root"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	changes := src.Changes(ctx)

@@ -1,4 +1,4 @@
-package session
+package source
 
 import (
 	"context"
@@ -11,16 +11,18 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rollcall/rollcall/engine/source/sourcetest"
 )
 
 // The token file's content, trimmed, goes out as a bearer token; a
 // rotated token is used from the next poll on.
 func TestURLSourceSendsTheBearerToken(t *testing.T) {
-	cp := newControlPlane(t)
+	cp := sourcetest.NewControlPlane(t)
 	var mu sync.Mutex
 	var got []string
 	body := "prefix: " + pfx + "\n" + desiredYAML("web:v1", 2)
-	cp.set(func(w http.ResponseWriter, r *http.Request) {
+	cp.Set(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		got = append(got, r.Header.Get("Authorization"))
 		mu.Unlock()
@@ -30,7 +32,7 @@ func TestURLSourceSendsTheBearerToken(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte("  s3cret-1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	src := mustURLSource(t, cp.url(), URLOptions{TokenFile: tokenFile})
+	src := mustURL(t, cp.URL(), URLOptions{TokenFile: tokenFile})
 	if _, err := src.Load(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -81,14 +83,14 @@ func TestURLSourceRefusesBadTokenFiles(t *testing.T) {
 		t.Run(tc.rule, func(t *testing.T) {
 			done := make(chan error, 1)
 			go func() {
-				_, err := URLSource("https://example.com/desired.yaml", URLOptions{TokenFile: tc.path})
+				_, err := URL("https://example.com/desired.yaml", URLOptions{TokenFile: tc.path})
 				done <- err
 			}()
 			var err error
 			select {
 			case err = <-done:
 			case <-time.After(5 * time.Second):
-				t.Fatal("URLSource still blocks after 5s")
+				t.Fatal("URL still blocks after 5s")
 			}
 			var terr *TokenFileError
 			if !errors.As(err, &terr) || terr.Path != tc.path || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.path) {
@@ -104,13 +106,13 @@ func TestURLSourceRefusesBadTokenFiles(t *testing.T) {
 // A token file that breaks after a good answer fails the poll (a
 // StaleError with the file's name) without asking the server.
 func TestURLSourceTokenFileGoneKeepsLastGood(t *testing.T) {
-	cp := newControlPlane(t)
-	cp.serve("prefix: "+pfx+"\n"+desiredYAML("web:v1", 2), `"v1"`)
+	cp := sourcetest.NewControlPlane(t)
+	cp.Serve("prefix: "+pfx+"\n"+desiredYAML("web:v1", 2), `"v1"`)
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tokenFile, []byte("s3cret"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	src := mustURLSource(t, cp.url(), URLOptions{TokenFile: tokenFile})
+	src := mustURL(t, cp.URL(), URLOptions{TokenFile: tokenFile})
 	if _, err := src.Load(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -123,9 +125,7 @@ func TestURLSourceTokenFileGoneKeepsLastGood(t *testing.T) {
 	if !errors.As(err, &stale) || !errors.As(err, &terr) || stale.LastGood.IsZero() {
 		t.Fatalf("Load with the token file gone = %v, want a StaleError from a TokenFileError with LastGood set", err)
 	}
-	cp.mu.Lock()
-	n := len(cp.ifNone)
-	cp.mu.Unlock()
+	n := cp.Requests()
 	if n != 1 {
 		t.Errorf("%d requests, want 1: no request goes out without its token", n)
 	}

@@ -1,4 +1,4 @@
-package session
+package source
 
 import (
 	"context"
@@ -16,30 +16,16 @@ import (
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
-// Source is where the desired state comes from: a rollcall.yaml file
-// (FileSource), a compose file (ComposeSource) or a control-plane URL
-// (URLSource), behind the same interface.
-type Source interface {
-	// Name says where the desired state comes from, for the header.
-	Name() string
-	// Load reads and validates the desired state as it is now.
-	Load(ctx context.Context) (*spec.Desired, error)
-	// Changes signals, after the source settles, that Load may give a new
-	// state. It is called once, before the first Load; its signals may be
-	// merged, never lost.
-	Changes(ctx context.Context) <-chan struct{}
-}
-
-// Debounce of FileSource: a change is signalled once the file has been
+// Debounce of File and Compose: a change is signalled once the file has been
 // quiet this long, so an editor's write in several parts is loaded once.
 const fileDebounce = 100 * time.Millisecond
 
-// filePoll is how often FileSource looks at the file beside its watch, so
+// filePoll is how often File and Compose look at the file beside its watch, so
 // a change whose event was missed (an overflow, a filesystem without
 // events, a watch that could not be placed) is still followed.
 const filePoll = 2 * time.Second
 
-// FileSource is a desired-state file (rollcall.yaml), followed however it
+// File is a desired-state file (rollcall.yaml), followed however it
 // is replaced: written in place, renamed over (an editor's save), or
 // reached through symbolic links whose targets change anywhere along the
 // chain (a Kubernetes ConfigMap volume renames a new ..data link over the
@@ -49,16 +35,16 @@ const filePoll = 2 * time.Second
 // to where it now leads. Beside the watch it polls every 2 s, comparing
 // where the path leads and that file's identity, size and modification
 // time, so a missed event is caught late rather than never.
-func FileSource(path string) Source {
+func File(path string) Source {
 	return &fileSource{path: path, debounce: fileDebounce, pollEvery: filePoll, parse: spec.Parse}
 }
 
-// ComposeSource is a compose file (spec.ParseCompose), followed as
-// FileSource follows a file, and its project's .env beside it. environ is
+// Compose is a compose file (spec.ParseCompose), followed as
+// File follows a file, and its project's .env beside it. environ is
 // the environment its variables are interpolated from (os.Environ()).
 // Files it refers to (env_file, extends, include) are read at each load
 // but not watched.
-func ComposeSource(path string, environ []string) Source {
+func Compose(path string, environ []string) Source {
 	environ = slices.Clone(environ)
 	return &fileSource{path: path, debounce: fileDebounce, pollEvery: filePoll, siblings: []string{".env"},
 		parse: func(name string, data []byte) (*spec.Desired, error) { return spec.ParseCompose(name, data, environ) }}
@@ -137,8 +123,13 @@ func (fw *fileWatch) run(ctx context.Context, out chan struct{}) {
 		defer fw.w.Close()
 		events, errs = fw.w.Events, fw.w.Errors
 	}
-	var settle alarm
-	defer settle.stop()
+	// settle fires once the events have been quiet for the debounce; a nil
+	// channel while not armed, so the select waits on it forever.
+	settle := time.NewTimer(time.Hour)
+	settle.Stop()
+	defer settle.Stop()
+	var settled <-chan time.Time
+	arm := func() { settle.Reset(fw.src.debounce); settled = settle.C }
 	poll := time.NewTicker(fw.src.pollEvery)
 	defer poll.Stop()
 	for {
@@ -156,7 +147,7 @@ func (fw *fileWatch) run(ctx context.Context, out chan struct{}) {
 				delete(fw.watched, filepath.Clean(ev.Name))
 			}
 			if ev.Op&^fsnotify.Chmod != 0 && fw.relevant(ev.Name) {
-				settle.set(fw.src.debounce)
+				arm()
 			}
 		case _, ok := <-errs:
 			if !ok {
@@ -164,15 +155,15 @@ func (fw *fileWatch) run(ctx context.Context, out chan struct{}) {
 				continue
 			}
 			// An overflow may have lost an event: look again.
-			settle.set(fw.src.debounce)
-		case <-settle.c:
-			settle.fired()
+			arm()
+		case <-settled:
+			settled = nil
 			fw.rearm()
 			fw.stamp = fw.src.stamp()
 			signal(out)
 		case <-poll.C:
 			fw.rearm() // also retries a watch that could not be placed
-			if s := fw.src.stamp(); s != fw.stamp && !settle.armed() {
+			if s := fw.src.stamp(); s != fw.stamp && settled == nil {
 				fw.stamp = s
 				signal(out)
 			}
@@ -301,13 +292,4 @@ func resolve(path string) (looks []lookup, final string) {
 		rest = append(strings.Split(target, string(filepath.Separator)), rest...)
 	}
 	return looks, cur
-}
-
-// signal sends on a buffered-1 channel without blocking: a pending signal
-// already says the same.
-func signal(c chan struct{}) {
-	select {
-	case c <- struct{}{}:
-	default:
-	}
 }
