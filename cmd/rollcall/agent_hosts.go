@@ -7,7 +7,9 @@ import (
 
 	"github.com/rollcall/rollcall/engine/fleet"
 	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/engine/metrics"
 	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/engine/source"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -25,9 +27,10 @@ import (
 // agentHosts are the agent's flags that matter with hosts:.
 type agentHosts struct {
 	allowMassStop, skipUnreachable bool
+	metricsAddr                    string // --metrics-addr: every host's series on one registry, with host=NAME
 }
 
-func runAgentHosts(ctx context.Context, e env, g *globals, source session.Source, d *spec.Desired, o agentHosts) error {
+func runAgentHosts(ctx context.Context, e env, g *globals, source source.Source, d *spec.Desired, o agentHosts) error {
 	if err := noDockerHost(g, d); err != nil {
 		return err
 	}
@@ -41,10 +44,19 @@ func runAgentHosts(ctx context.Context, e env, g *globals, source session.Source
 	defer j.Close()
 	log := slog.New(slog.NewJSONHandler(e.stderr, nil))
 	log.Info("agent started", "source", source.Name(), "prefix", d.Prefix, "workloads", len(d.Workloads), "hosts", len(d.Hosts))
+	m, stopMetrics, err := serveMetrics(log, o.metricsAddr, metrics.Options{Hosts: true})
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	var observer func(string) session.Observer
+	if m != nil {
+		observer = func(host string) session.Observer { return m.Host(host) }
+	}
 	f := fleet.New(fleet.Options{
 		Source: prefixed{source, g.prefix}, Dial: fleetDialer(e, baseDir(d.Source)), Mode: session.ModeAuto,
 		SkipUnreachable: o.skipUnreachable, Journal: j, JournalMode: "agent", Now: e.now, StateDir: g.stateDir(),
-		Unattended: &session.Unattended{AllowMassStop: o.allowMassStop}, Log: log,
+		Unattended: &session.Unattended{AllowMassStop: o.allowMassStop}, Log: log, Observer: observer,
 	})
 	blocked := ""
 	var fatal string
