@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/engine/source"
 	"github.com/rollcall/rollcall/theme"
 )
 
@@ -68,7 +69,7 @@ func TestGolden(t *testing.T) {
 // state; the header says so, with the age of that state.
 func TestHeaderShowsTheAgeOfAStaleSource(t *testing.T) {
 	s := converged()
-	s.SourceErr = &session.StaleError{Err: errors.New("GET https://cp.example/desired.yaml: 500 Internal Server Error"),
+	s.SourceErr = &source.StaleError{Err: errors.New("GET https://cp.example/desired.yaml: 500 Internal Server Error"),
 		LastGood: s.At.Add(-95 * time.Second)}
 	screen := ansi.Strip(sized(theme.Mono, 120, 40, s).View().Content)
 	for _, want := range []string{"500 Internal Server Error", "the last good desired state, 1m old, stays in force"} {

@@ -11,7 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rollcall/rollcall/engine/docker/fake"
-	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/reconcile/reconciletest"
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/spec"
 	"github.com/rollcall/rollcall/theme"
@@ -46,7 +46,7 @@ func rollEngine(t *testing.T) (*fake.Engine, *fake.ManualClock) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := reconcile.Converge(context.Background(), f, d, reconcile.ConvergeOptions{
+	if _, err := reconciletest.Converge(context.Background(), f, d, reconciletest.Options{
 		Now:       clock.Now,
 		Sleep:     func(_ context.Context, d time.Duration) error { clock.Advance(d); return nil },
 		MaxRounds: 100,
