@@ -62,7 +62,15 @@ func caddyImage(t *testing.T, ctx context.Context) string {
 		t.Fatal(err)
 	}
 	h := sha256.New()
-	for _, f := range []string{"Caddyfile", "caddy/Dockerfile", "caddy/main.go.txt", "caddy/rollcallup/rollcallup.go.txt", "caddy/rollcallup/rollcallup_test.go.txt", "caddy/build.sh"} {
+	inputs := []string{"Caddyfile", "caddy/Dockerfile", "caddy/main.go.txt", "caddy/build.sh"}
+	sources, err := filepath.Glob(filepath.Join(examples, "caddy", "rollcallup", "*.go.txt"))
+	if err != nil || len(sources) == 0 {
+		t.Fatalf("examples/caddy/rollcallup: no sources (%v)", err)
+	}
+	for _, f := range sources {
+		inputs = append(inputs, filepath.Join("caddy", "rollcallup", filepath.Base(f)))
+	}
+	for _, f := range inputs {
 		b, err := os.ReadFile(filepath.Join(examples, f))
 		if err != nil {
 			t.Fatal(err)

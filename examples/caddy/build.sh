@@ -1,8 +1,8 @@
 #!/bin/sh
 # build.sh builds Caddy from its Go module at a pinned version, with
-# rollcall's upstream source `dynamic rollcall` (rollcallup/), as a static
-# binary, and the image rollcall-caddy:$CADDY_VERSION FROM scratch with
-# examples/Caddyfile in it. It needs Go and the Go module proxy (nothing else
+# rollcall's upstream source `dynamic rollcall` and its handler
+# rollcall_cohorts (rollcallup/), as a static binary, and the image
+# rollcall-caddy:$CADDY_VERSION FROM scratch with examples/Caddyfile in it. It needs Go and the Go module proxy (nothing else
 # is fetched) and, for the image, a docker CLI talking to the engine.
 #
 #   examples/caddy/build.sh              # binary and image
@@ -24,9 +24,12 @@ if [ -z "${CADDY_WORK:-}" ] && [ -z "${CADDY_NO_IMAGE:-}" ]; then
 fi
 
 cp "$here/main.go.txt" "$work/main.go"
+rm -rf "$work/rollcallup" # a file gone from rollcallup/ goes from the build too
 mkdir -p "$work/rollcallup"
-cp "$here/rollcallup/rollcallup.go.txt" "$work/rollcallup/rollcallup.go"
-cp "$here/rollcallup/rollcallup_test.go.txt" "$work/rollcallup/rollcallup_test.go"
+for f in "$here"/rollcallup/*.go.txt; do
+	b=$(basename "$f" .txt)
+	cp "$f" "$work/rollcallup/$b"
+done
 cd "$work"
 [ -f go.mod ] || go mod init rollcall.local/caddybuild >/dev/null 2>&1
 GOFLAGS=-mod=mod go get "github.com/caddyserver/caddy/v2@v$CADDY_VERSION"
