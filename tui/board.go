@@ -367,6 +367,13 @@ func headerOf(s session.Snapshot) headerInfo {
 			h.holds = append(h.holds, sanitize(fmt.Sprintf("%s ×%d", w, len(hs))))
 		}
 	}
+	for _, v := range s.Canaries {
+		r := canaryRow{workload: sanitize(v.Workload), step: v.Step, ends: v.Ends, ended: v.Ended, judgement: v.Judgement}
+		if v.Err != nil {
+			r.err = sanitize(firstLine(v.Err.Error()))
+		}
+		h.canaries = append(h.canaries, r)
+	}
 	for _, p := range s.Pins {
 		if !p.Standing {
 			continue

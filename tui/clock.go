@@ -125,6 +125,8 @@ func (m *Model) nextChange() time.Time {
 	}
 	// the fleet's soak countdown (fleet.go), in the header
 	soonest(m.header.fleet.nextChange(m.now))
+	// a canary step's countdown (canary.go), in the header
+	soonest(canaryNext(m.board.header.canaries, m.now))
 	// the slots pane's rows in view: each container's uptime
 	rows := m.slots.rows[min(m.slots.offset, len(m.slots.rows)):]
 	for lines, i := 0, 0; i < len(rows) && lines < l.slots.h-2; i++ {

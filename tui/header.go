@@ -125,6 +125,7 @@ func (h header) lines(f frame, w int) []string {
 	if h.fleet != nil {
 		out = append(h.fleet.lines(f, w), fit(h.fleet.hostLead(f)+line2, w))
 	}
+	out = append(out, canaryLines(f, hi.canaries, w)...)
 	if b.halted != "" {
 		out = append(out, c.Halted.Render(fit(" ✗ HALTED: "+b.halted+" · nothing runs until rollcall restarts with a working journal", w)))
 	}

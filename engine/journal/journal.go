@@ -105,6 +105,54 @@ type Entry struct {
 	Prefix     string    `json:"prefix"`
 	Host       string    `json:"host"`
 	Rollout    string    `json:"rollout"`
+	// Canary is a canary step's measured figures beside its thresholds
+	// (DESIGN §12); nil for any other step.
+	Canary *Canary `json:"canary,omitempty"`
+}
+
+// Canary is what a canary step measured, and what it was held to.
+type Canary struct {
+	Step     int     `json:"step"` // 1-based
+	Of       int     `json:"of"`
+	Share    float64 `json:"share"`
+	Spec     string  `json:"spec"`
+	Verdict  string  `json:"verdict"`         // reconcile.Verdict
+	Check    string  `json:"check,omitempty"` // the check that failed, as the file names it
+	Measured float64 `json:"measured,omitempty"`
+	Limit    float64 `json:"limit,omitempty"`
+	WindowMS int64   `json:"window_ms"`
+	Canary   Cohort  `json:"canary"`
+	Stable   Cohort  `json:"stable"`
+	// The thresholds; -1 is a check not made.
+	MaxErrorRate         float64 `json:"max_error_rate"`
+	MaxErrorRateIncrease float64 `json:"max_error_rate_increase"`
+	MaxP95Ratio          float64 `json:"max_p95_ratio"`
+	MinRequests          int     `json:"min_requests"`
+}
+
+// Cohort is one cohort's figures over a canary step's window.
+type Cohort struct {
+	Requests  int64   `json:"requests"`
+	Errors    int64   `json:"errors"`
+	ErrorRate float64 `json:"error_rate"`
+	P50MS     float64 `json:"p50_ms"`
+	P95MS     float64 `json:"p95_ms"`
+}
+
+// CanaryOf is the journal's record of canary step s judged j.
+func CanaryOf(s reconcile.Step, j reconcile.Judgement) *Canary {
+	if s.Canary == nil {
+		return nil
+	}
+	cohort := func(f reconcile.CohortFigures) Cohort {
+		return Cohort{Requests: f.Requests, Errors: f.Errors, ErrorRate: f.ErrorRate(),
+			P50MS: float64(f.P50.Microseconds()) / 1000, P95MS: float64(f.P95.Microseconds()) / 1000}
+	}
+	a := s.Canary.Analysis
+	return &Canary{Step: s.Canary.Index + 1, Of: s.Canary.Of, Share: s.Canary.Share, Spec: s.Canary.Spec,
+		Verdict: string(j.Verdict), Check: string(j.Check), Measured: j.Measured, Limit: j.Limit,
+		WindowMS: j.Window.Milliseconds(), Canary: cohort(j.Canary), Stable: cohort(j.Stable),
+		MaxErrorRate: a.MaxErrorRate, MaxErrorRateIncrease: a.MaxErrorRateIncrease, MaxP95Ratio: a.MaxP95Ratio, MinRequests: a.MinRequests}
 }
 
 // FromResult is the entry for one executed step: started at began, run by

@@ -186,6 +186,12 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.c.reg }
 func (m *Metrics) Event(e session.Event) {
 	outcome := OutcomeOK
 	switch e.Kind {
+	case session.EventCanary:
+		// each cohort's figures over the step's window so far
+		j := e.Canary.Judgement
+		m.Canary(e.Canary.Workload, "canary", j.Canary.Requests, j.Canary.Errors, j.Canary.P50, j.Canary.P95)
+		m.Canary(e.Canary.Workload, "stable", j.Stable.Requests, j.Stable.Errors, j.Stable.P50, j.Stable.P95)
+		return
 	case session.EventStepDone:
 	case session.EventStepFailed:
 		outcome = OutcomeFailed

@@ -29,9 +29,9 @@
 //	schema_version  1; it grows only when a field changes meaning or goes away
 //	kind            rollout_started | rollout_ended | step_failed |
 //	                health_failed | rollback | hold | pin | engine_lost |
-//	                engine_back | test; canary_step, abort, fleet_wave
-//	                and fleet_host_failed are held for the parts of §11
-//	                and §12 that will post them
+//	                engine_back | canary_step | abort | test; fleet_wave
+//	                and fleet_host_failed are held for the part of §11
+//	                that will post them
 //	time            RFC 3339 time it happened, with nanoseconds
 //	text            one line for humans (Slack's and Mattermost's "text")
 //	rollout         the rollout's ID: the fleet's, else the session's own
@@ -53,6 +53,12 @@
 //	reason          why, as the plan or the session says it
 //	error           the engine's error, or the failure
 //	duration_ms     rollout_ended: how long the rollout took; step_failed: the step
+//	canary          canary_step (reason passed | held), abort (a failed canary
+//	                step): {step, of, share, spec, verdict, check, measured,
+//	                limit, window_ms, canary and stable: {requests, errors,
+//	                error_rate, p50_ms, p95_ms}, max_error_rate,
+//	                max_error_rate_increase, max_p95_ratio (-1: not checked),
+//	                min_requests}; null for every other kind
 //	counts          {steps, failed, ready, total, held}: rollout_started:
 //	                steps planned; rollout_ended: steps run and failed;
 //	                slots ready of total, and held off by a hold
@@ -63,6 +69,7 @@
 //
 // What a session posts, and when, is engine/session's (notify.go).
 //
-// It imports engine/spec only (for the webhooks of a desired state); never
+// It imports engine/spec (for the webhooks of a desired state) and
+// engine/journal (a canary step's figures, as the journal has them); never
 // session, tui or theme.
 package notify

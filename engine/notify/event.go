@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/rollcall/rollcall/engine/journal"
 )
 
 // SchemaVersion is the version of the JSON an event is posted as. It
@@ -29,9 +31,10 @@ const (
 	KindTest           Kind = "test"            // `rollcall notify-test`
 )
 
-// Kinds that the schema holds for the parts of DESIGN §11 and §12 that
-// post them (the canary by traffic, the fleet); no session posts them
-// yet.
+// The canary by traffic (DESIGN §12): a step that passed or held
+// (canary_step), and one that failed and aborted the canary (abort), with
+// their figures (Event.Canary). The fleet's kinds are held for the part of
+// §11 that will post them.
 const (
 	KindCanaryStep      Kind = "canary_step"
 	KindAbort           Kind = "abort"
@@ -85,9 +88,12 @@ type Event struct {
 	Error    string  `json:"error"`
 	// Duration is how long the rollout (rollout_ended) or the step
 	// (step_failed) took, in milliseconds.
-	DurationMS int64    `json:"duration_ms"`
-	Counts     Counts   `json:"counts"`
-	Workloads  []Change `json:"workloads"`
+	DurationMS int64 `json:"duration_ms"`
+	// Canary is a canary step's figures beside its thresholds
+	// (canary_step, abort); null otherwise.
+	Canary    *journal.Canary `json:"canary"`
+	Counts    Counts          `json:"counts"`
+	Workloads []Change        `json:"workloads"`
 	// Missed is how many events this URL did not get between the last one
 	// it got and this one: dropped from a full queue, or failed.
 	Missed int `json:"missed"`
@@ -159,6 +165,18 @@ func (e Event) Summary() string {
 		}
 		if e.Counts.Total > 0 {
 			parts = append(parts, fmt.Sprintf("%d/%d ready", e.Counts.Ready, e.Counts.Total))
+		}
+	case KindCanaryStep, KindAbort:
+		if what != "" {
+			b.WriteString(": " + what)
+		}
+		if c := e.Canary; c != nil {
+			parts = append(parts, fmt.Sprintf("step %d/%d at %g%% %s", c.Step, c.Of, 100*c.Share, e.Reason))
+			if c.Check != "" {
+				parts = append(parts, fmt.Sprintf("%s: measured %g, limit %g", c.Check, c.Measured, c.Limit))
+			}
+			parts = append(parts, fmt.Sprintf("canary %d requests, %.1f%% errors, p95 %gms; stable %d, %.1f%%, p95 %gms",
+				c.Canary.Requests, 100*c.Canary.ErrorRate, c.Canary.P95MS, c.Stable.Requests, 100*c.Stable.ErrorRate, c.Stable.P95MS))
 		}
 	default:
 		if what != "" {

@@ -135,7 +135,7 @@ func sample() Event {
 // schemaKeys are the keys the package doc lists, every one always present.
 var schemaKeys = []string{"schema_version", "kind", "time", "text", "rollout", "host", "engine", "prefix", "user",
 	"workload", "slot", "container", "action", "from_image", "to_image", "spec", "operator", "outcome", "reason",
-	"error", "duration_ms", "counts", "workloads", "missed"}
+	"error", "duration_ms", "canary", "counts", "workloads", "missed"}
 
 // A post is one JSON object with every key of the schema, as documented,
 // and the figures the caller gave.

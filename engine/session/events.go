@@ -19,6 +19,7 @@ const (
 	EventWaiting  // a wait of the plan, each time its reason changes
 	EventDraining // a stop or roll drains: its pre_stop ran (or failed), the wait goes on
 	EventDrained  // the drain's wait ended (Drain.Ended says why)
+	EventCanary   // a canary step's reading: its cohorts' figures so far (Canary)
 )
 
 // Event is one thing a session reports of a step. Options.Events gets
@@ -31,6 +32,7 @@ type Event struct {
 	Err      error                    // failed
 	RetryIn  time.Duration            // failed: auto tries it again after this
 	Drain    *reconcile.DrainProgress // draining, drained
+	Canary   *CanaryView              // canary
 }
 
 // Observer sees each step Event (as well as Events or Log get it) and
@@ -69,6 +71,17 @@ func (e Event) logLine() (string, slog.Level, []any) {
 		return "step failed", levelError, append(attrs, "duration_ms", e.Duration.Milliseconds(), "error", e.Err.Error(), "retry_in", e.RetryIn.String())
 	case EventWaiting:
 		return "waiting", levelInfo, append(attrs, "reason", s.Reason)
+	case EventCanary:
+		v := e.Canary
+		j := v.Judgement
+		attrs = append(attrs, "step", v.Step.Index+1, "of", v.Step.Of, "share", v.Step.Share, "verdict", string(j.Verdict),
+			"canary_requests", j.Canary.Requests, "canary_errors", j.Canary.Errors, "canary_p95_ms", j.Canary.P95.Milliseconds(),
+			"stable_requests", j.Stable.Requests, "stable_errors", j.Stable.Errors, "stable_p95_ms", j.Stable.P95.Milliseconds(),
+			"ends", v.Ends, "ended", v.Ended)
+		if v.Err != nil {
+			attrs = append(attrs, "error", v.Err.Error())
+		}
+		return "canary", levelInfo, attrs
 	}
 	p := e.Drain
 	attrs = append(attrs, "pre_stop_ran", p.PreStopRan)

@@ -226,6 +226,8 @@ type stepDone struct {
 	ran         bool
 	interrupted bool   // cut short by Abandon
 	created     string // a start: the ID of the container it made (RunOptions.Created)
+	// judged is a canary step's last judgement (RunOptions.Canary).
+	judged *reconcile.Judgement
 }
 
 // journalWait is a journal line handed to the journal worker: when it was
@@ -366,8 +368,12 @@ func (l *loop) launch(d stepDone) {
 		c = l.scoped(l.raw, l.prefix)
 	}
 	l.event(Event{Kind: EventStepStarted, Step: s})
-	var created string // set by RunWith, on the step's goroutine, before it returns
+	var created string              // set by RunWith, on the step's goroutine, before it returns
+	var judged *reconcile.Judgement // set by the canary runner, on the step's goroutine, before it returns
 	run := reconcile.RunOptions{OnDrain: l.onDrain, Released: l.released(s), Created: func(id string) { created = id }}
+	if s.Action == reconcile.ActCanary {
+		run.Canary = l.canaryRunFor(func(j reconcile.Judgement) { judged = &j })
+	}
 	// Not goReport: the result must reach the loop even while the session
 	// ends, so that the step is journaled and finishStep sees it end.
 	l.wg.Add(1)
@@ -377,7 +383,11 @@ func (l *loop) launch(d stepDone) {
 		d.err = reconcile.RunWith(l.stepCtx, c, s, run)
 		d.duration = l.wallNow().Sub(d.began)
 		d.interrupted = d.err != nil && l.stepCtx.Err() != nil
-		d.created = created
+		d.created, d.judged = created, judged
+		var ce *reconcile.CanaryError
+		if d.judged == nil && errors.As(d.err, &ce) {
+			d.judged = &ce.Judgement
+		}
 		l.stepped <- d
 	}()
 }
@@ -388,6 +398,9 @@ func (l *loop) onStepped(d stepDone) {
 	e := stamped(journal.FromResult(reconcile.Result{Step: d.step, Err: d.err, Duration: d.duration}, d.began, d.entry.User, d.entry.Mode), d.entry)
 	if d.interrupted {
 		e.Result = journal.ResultInterrupted
+	}
+	if d.judged != nil {
+		e.Canary = journal.CanaryOf(d.step, *d.judged)
 	}
 	l.writeJournal(e, l.wallNow(), func(error) { l.onStepDone(d) })
 }
@@ -430,6 +443,9 @@ func (l *loop) onStepDone(d stepDone) {
 			l.log(levelError, "rolled back: the new spec is on hold until the desired spec changes",
 				"workload", s.Workload, "slot", s.Slot, "container", s.Container, "spec", short(s.Hold), "reason", s.Reason)
 		}
+	}
+	if s.Action == reconcile.ActCanary && s.Canary != nil {
+		l.canaryEnded(s, d.err)
 	}
 	l.requestFetch()
 }

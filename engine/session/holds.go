@@ -342,9 +342,14 @@ func (l *loop) retry(workload string) {
 		return
 	}
 	pinned := l.liftPin(workload) // and its pin (revisions_pin.go)
+	canary := l.liftCanaryHold(workload)
+	if canary {
+		l.spend() // the plan in hand has the canary's hold
+		l.requestFetch()
+	}
 	hashes := sortedKeys(l.holds[workload])
 	if len(hashes) == 0 {
-		if !pinned {
+		if !pinned && !canary {
 			l.note("retry %s: no spec of it is on hold", workload)
 		}
 		return

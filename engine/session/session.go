@@ -348,6 +348,7 @@ type loop struct {
 	mode   Mode
 	notes  []Note
 	proxy  proxyState  // the proxy in front (proxy.go)
+	canary canaryState // the canaries by traffic (canary.go)
 	notify notifyState // the webhooks of notify: (notify.go)
 
 	seq uint64
@@ -359,7 +360,7 @@ func newLoop(ctx context.Context, s *Session) *loop {
 		raw: s.opts.Client, ro: docker.ReadOnly(s.opts.Client),
 		fetched: make(chan fetchResult), loaded: make(chan loadResult),
 		stepped: make(chan stepDone, 1), drained: make(chan reconcile.DrainProgress, 8), details: make(chan pauseDetail),
-		proxied: make(chan proxyResult), mode: s.opts.Mode,
+		proxied: make(chan proxyResult), mode: s.opts.Mode, canary: newCanaryState(),
 		clocks:    clocks{wallNow: time.Now, engineNow: s.opts.Now},
 		guards:    guards{skipHealth: s.opts.SkipHealth, holds: map[string]map[string]bool{}, blastCheck: true},
 		marks:     marks{acked: map[string]bool{}, recreate: map[string]time.Time{}, approved: map[string]bool{}, skipped: map[string]bool{}, confirmed: map[string]bool{}},
@@ -471,6 +472,8 @@ func (l *loop) run() {
 			l.onDetail(d)
 		case p := <-l.drained:
 			l.onDrained(p)
+		case v := <-l.canary.c:
+			l.onCanary(v)
 		case r := <-l.proxied:
 			l.onProxied(r)
 		case <-l.proxy.alarm.c:

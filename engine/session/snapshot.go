@@ -55,7 +55,9 @@ type Snapshot struct {
 	Confirm    *Confirmation
 	Holds      map[string][]string // workload -> spec hashes on hold (rolled back)
 	Pins       []PinView           // workloads pinned to a revision, by workload (revisions_pin.go)
-	Lock       LockInfo
+	// Canaries are the canary steps under way, or just ended, by workload (canary.go).
+	Canaries []CanaryView
+	Lock     LockInfo
 
 	Events []docker.Event // the last engine events, oldest first
 	Notes  []Note         // what the session wants the operator to know, oldest first
@@ -314,6 +316,7 @@ func (l *loop) snapshot() Snapshot {
 	}
 	s.Steps, s.Next = l.stepStatuses()
 	s.Pins = slices.Clone(l.rev.pins.views)
+	s.Canaries = l.canaryViews()
 	s.Slots, s.Progress = SlotViews(l.rev.pins.diffed(l.resolved), &l.plan, l.containers)
 	return s
 }

@@ -1,0 +1,315 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/engine/notify"
+	"github.com/rollcall/rollcall/engine/proxy"
+	"github.com/rollcall/rollcall/engine/reconcile"
+)
+
+// A canary step (reconcile.ActCanary, DESIGN §12) runs here, beside the
+// loop like every step: it sets the canary's share of the workload's
+// traffic in Caddy (`dynamic rollcall`'s cohort split), reads the
+// cohorts' counters (`rollcall_cohorts`) at its start and every interval,
+// and judges the canary against the stable cohort over the same window,
+// from the step's start on (reconcile.Judge). A failed check sends the
+// share to 0 at once, before the step reports: the canary then serves
+// nothing while the loop rolls it back. The last step that passes lifts the
+// split, so the roll goes on with every container equal.
+
+// CanaryView is a canary step under way or just ended, as the console and
+// the agent show it: the step, its clock and each cohort's figures.
+type CanaryView struct {
+	Workload  string
+	Step      reconcile.CanaryStep
+	Container string    // the canary (the step's container)
+	Began     time.Time // wall clock
+	Ends      time.Time // wall clock: Began + the step's length
+	// Judgement is the last comparison: each cohort's figures over the
+	// window so far, and what they say.
+	Judgement reconcile.Judgement
+	// Ended is set once the step is over (passed, failed, held, or could
+	// not measure).
+	Ended bool
+	// Err says why the proxy could not be read or set, if so.
+	Err error
+}
+
+// canaryTimeout bounds each call to Caddy's admin API.
+const canaryTimeout = 5 * time.Second
+
+// canaryRunner runs canary steps through Caddy's admin API.
+type canaryRunner struct {
+	admin  string // proxy.caddy_admin
+	prefix string
+	client *http.Client
+	now    func() time.Time
+	sleep  func(ctx context.Context, d time.Duration) error
+	report func(CanaryView) // each reading, from the step's goroutine; must not block
+}
+
+// run is reconcile.RunOptions.Canary.
+func (r *canaryRunner) run(ctx context.Context, s reconcile.Step) (reconcile.Judgement, error) {
+	cs := s.Canary
+	view := CanaryView{Workload: s.Workload, Step: *cs, Container: s.Container}
+	fail := func(err error) (reconcile.Judgement, error) {
+		r.zero(s)
+		view.Ended, view.Err = true, err
+		r.report(view)
+		return reconcile.Judgement{}, err
+	}
+	if err := r.call(ctx, func(ctx context.Context) error {
+		return proxy.SetSplit(ctx, r.client, r.admin, r.prefix, s.Workload, cs.Spec, cs.Share)
+	}); err != nil {
+		return fail(err)
+	}
+	start, err := r.read(ctx, s.Workload)
+	if err != nil {
+		return fail(err)
+	}
+	view.Began = r.now()
+	view.Ends = view.Began.Add(cs.For)
+	view.Judgement = reconcile.Judge(cs.Analysis, 0, reconcile.CohortFigures{}, reconcile.CohortFigures{}, false)
+	r.report(view)
+	for {
+		next := r.now().Add(cs.Interval())
+		if next.After(view.Ends) {
+			next = view.Ends
+		}
+		if err := r.sleep(ctx, next.Sub(r.now())); err != nil {
+			return fail(err)
+		}
+		cur, err := r.read(ctx, s.Workload)
+		if err != nil {
+			return fail(err)
+		}
+		now := r.now()
+		ended := !now.Before(view.Ends)
+		j := reconcile.Judge(cs.Analysis, now.Sub(view.Began), figures(cur.Stable.Sub(start.Stable)), figures(cur.Canary.Sub(start.Canary)), ended)
+		view.Judgement = j
+		switch {
+		case j.Verdict == reconcile.VerdictFail:
+			r.zero(s) // at once: the canary serves nothing from here on
+		case ended && j.Verdict == reconcile.VerdictPass && cs.Last():
+			// Passed: the roll goes on with every container equal.
+			_ = r.call(ctx, func(ctx context.Context) error {
+				return proxy.ClearSplit(ctx, r.client, r.admin, r.prefix, s.Workload)
+			})
+		}
+		view.Ended = ended || j.Verdict == reconcile.VerdictFail
+		r.report(view)
+		if view.Ended {
+			return j, nil
+		}
+	}
+}
+
+// zero sends the canary's share to 0, past the end of the step's context:
+// a step cut short by a signal, or one that could not measure, leaves the
+// stable cohort with every request.
+func (r *canaryRunner) zero(s reconcile.Step) {
+	ctx, cancel := context.WithTimeout(context.Background(), canaryTimeout)
+	defer cancel()
+	_ = proxy.SetSplit(ctx, r.client, r.admin, r.prefix, s.Workload, s.Canary.Spec, 0)
+}
+
+// call runs one admin API call, bounded.
+func (r *canaryRunner) call(ctx context.Context, f func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, canaryTimeout)
+	defer cancel()
+	return f(ctx)
+}
+
+// errNoCohorts: Caddy answers, but no `dynamic rollcall` source of this
+// workload is there to split its traffic.
+var errNoCohorts = errors.New("no `dynamic rollcall` source of this workload in Caddy")
+
+// read is the workload's cohorts now.
+func (r *canaryRunner) read(ctx context.Context, workload string) (proxy.WorkloadCohorts, error) {
+	var all []proxy.WorkloadCohorts
+	err := r.call(ctx, func(ctx context.Context) (err error) {
+		all, err = proxy.Cohorts(ctx, r.client, r.admin)
+		return err
+	})
+	if err != nil {
+		return proxy.WorkloadCohorts{}, err
+	}
+	for _, w := range all {
+		if w.Prefix == r.prefix && w.Workload == workload {
+			return w, nil
+		}
+	}
+	return proxy.WorkloadCohorts{}, errNoCohorts
+}
+
+// figures are a cohort's counters over a window, as Judge reads them.
+func figures(c proxy.Cohort) reconcile.CohortFigures {
+	return reconcile.CohortFigures{Requests: c.Requests, Errors: c.Errors, P50: c.Latency.Quantile(0.5), P95: c.Latency.Quantile(0.95)}
+}
+
+// canaryState is the loop's part of the canaries: how far each workload's
+// got (reconcile.Observed.Canary), and the view of each step under way or
+// last ended. The progress is not kept on disk: a session that starts
+// again mid-roll runs the canary again from its first step (reconcile's
+// canary.go says why that is safe).
+type canaryState struct {
+	progress map[string]reconcile.CanaryProgress
+	live     map[string]CanaryView
+	c        chan CanaryView // readings, from the step's goroutine
+}
+
+func newCanaryState() canaryState {
+	return canaryState{progress: map[string]reconcile.CanaryProgress{}, live: map[string]CanaryView{}, c: make(chan CanaryView, 8)}
+}
+
+// runFor is the RunOptions.Canary of a canary step, nil without a proxy
+// (the step then fails: there is nothing to split the traffic). judged is
+// told the step's last judgement, on the step's goroutine before it ends.
+func (l *loop) canaryRunFor(judged func(reconcile.Judgement)) func(context.Context, reconcile.Step) (reconcile.Judgement, error) {
+	admin := l.proxyAdmin()
+	if admin == "" {
+		return nil
+	}
+	c := l.canary.c
+	r := &canaryRunner{admin: admin, prefix: l.prefix, client: http.DefaultClient, now: l.wallNow, sleep: sleepCtx,
+		report: func(v CanaryView) {
+			select {
+			case c <- v:
+			default: // the loop shows the latest it took; the step's end carries the last
+			}
+		}}
+	return func(ctx context.Context, s reconcile.Step) (reconcile.Judgement, error) {
+		j, err := r.run(ctx, s)
+		if err == nil {
+			judged(j)
+		}
+		return j, err
+	}
+}
+
+// sleepCtx waits d, cut short by ctx.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// onCanary shows a reading of a canary step.
+func (l *loop) onCanary(v CanaryView) {
+	l.canary.live[v.Workload] = v
+	l.event(Event{Kind: EventCanary, Step: l.canaryStepOf(v), Canary: &v})
+}
+
+// canaryStepOf is the step in flight a view is of, or a bare one.
+func (l *loop) canaryStepOf(v CanaryView) reconcile.Step {
+	for _, r := range l.running {
+		if r.Step.Action == reconcile.ActCanary && r.Step.Workload == v.Workload {
+			return r.Step
+		}
+	}
+	st := v.Step
+	return reconcile.Step{Action: reconcile.ActCanary, Workload: v.Workload, Container: v.Container, Canary: &st}
+}
+
+// canaryEnded takes a canary step's end: the step passed (the next one,
+// or the roll, follows), held on too little traffic (it waits for the
+// operator), or failed: then the canary's spec goes on hold and is rolled
+// back, as an operator's rollback is (its stops are Diff's, drained). An
+// error that is none of those (the proxy could not be read) fails the step
+// like any other, and it is tried again.
+func (l *loop) canaryEnded(s reconcile.Step, err error) {
+	cs := s.Canary
+	var ce *reconcile.CanaryError
+	switch {
+	case err == nil:
+		l.canary.progress[s.Workload] = reconcile.CanaryProgress{Spec: cs.Spec, Passed: cs.Index + 1}
+		v := l.canary.live[s.Workload]
+		if cs.Last() {
+			l.note("canary %s passed all %d steps: the roll goes on", s.Workload, cs.Of)
+		} else {
+			l.note("canary %s step %d/%d passed: %s", s.Workload, cs.Index+1, cs.Of, v.Judgement)
+		}
+		l.sendCanary(notify.KindCanaryStep, s, v.Judgement, "passed")
+	case errors.As(err, &ce) && ce.Hold:
+		j := ce.Judgement
+		l.canary.progress[s.Workload] = reconcile.CanaryProgress{Spec: cs.Spec, Passed: cs.Index, Held: &j}
+		l.note("canary %s holds at step %d/%d: %s; t retries the step, r rolls it back", s.Workload, cs.Index+1, cs.Of, j)
+		l.log(levelWarn, "canary holds: too little traffic", "workload", s.Workload, "step", cs.Index+1, "requests", j.Canary.Requests, "min_requests", cs.Analysis.MinRequests)
+		l.sendCanary(notify.KindCanaryStep, s, j, "held")
+	case errors.As(err, &ce):
+		j := ce.Judgement
+		delete(l.canary.progress, s.Workload)
+		l.decision("canary-abort", s.Workload, "spec "+short(cs.Spec)+" on hold: "+j.String())
+		l.hold(s.Workload, cs.Spec)
+		l.rollbacks[s.Workload] = cs.Spec
+		l.note("canary %s failed at step %d/%d: %s; its share is 0, spec %s on hold, the canary drains and goes", s.Workload, cs.Index+1, cs.Of, j, short(cs.Spec))
+		l.log(levelError, "canary failed: rolled back", "workload", s.Workload, "step", cs.Index+1, "check", string(j.Check),
+			"measured", j.Measured, "limit", j.Limit, "canary_requests", j.Canary.Requests, "stable_requests", j.Stable.Requests)
+		l.sendCanary(notify.KindAbort, s, j, "failed")
+	}
+}
+
+// sendCanary posts a canary step's end, with its figures.
+func (l *loop) sendCanary(kind notify.Kind, s reconcile.Step, j reconcile.Judgement, outcome string) {
+	e := l.notifyEvent(kind, s.Workload, s.Slot)
+	e.Container, e.Action, e.Spec, e.Reason = s.Container, string(s.Action), s.Canary.Spec, outcome
+	e.Canary = journal.CanaryOf(s, j)
+	l.send(e)
+}
+
+// liftCanaryHold lets a held canary step run again (rollcall retry, t);
+// it reports whether there was one.
+func (l *loop) liftCanaryHold(workload string) bool {
+	p, ok := l.canary.progress[workload]
+	if !ok || p.Held == nil {
+		return false
+	}
+	p.Held = nil
+	l.canary.progress[workload] = p
+	l.decision("retry", workload, fmt.Sprintf("canary step %d runs again", p.Passed+1))
+	l.note("canary hold on %s lifted by %s: step %d runs again", workload, l.opts.User, p.Passed+1)
+	return true
+}
+
+// canaryViews are the canary steps under way, or ended while the plan
+// still holds the canary's gate, by workload.
+func (l *loop) canaryViews() []CanaryView {
+	gated := map[string]bool{}
+	for _, wp := range l.plan.Workloads {
+		for _, s := range wp.Steps {
+			if s.Action == reconcile.ActCanary || s.Wait == reconcile.WaitCanary {
+				gated[wp.Name] = true
+			}
+		}
+	}
+	var out []CanaryView
+	for w, v := range l.canary.live {
+		running := false
+		for _, r := range l.running {
+			running = running || (r.Step.Action == reconcile.ActCanary && r.Step.Workload == w)
+		}
+		if !running && !gated[w] && v.Ended && l.rollbacks[w] == "" {
+			delete(l.canary.live, w) // passed and the roll went on, or failed and rolled back
+			continue
+		}
+		out = append(out, v)
+	}
+	slices.SortFunc(out, func(a, b CanaryView) int { return strings.Compare(a.Workload, b.Workload) })
+	return out
+}
