@@ -361,3 +361,37 @@ func (n *noticeLog) all() []notify.Event {
 	defer n.mu.Unlock()
 	return append([]notify.Event(nil), n.ns...)
 }
+
+// A pin rolls its revision back in with no canary: it ran healthy on every
+// slot before, and going back is the way out of a bad version.
+func TestPinRollsInWithNoCanary(t *testing.T) {
+	f, clock := newEngine()
+	c := newCohortStandIn(t, f)
+	canaried := func(image string) string {
+		return withProxy(desiredYAML(image, 2, "drain: 300ms", "canary: {steps: [{share: 10%, for: 200ms}], analysis: {interval: 100ms, max_error_rate: 5%, min_requests: 20}}")+
+			"    pre_stop: [\"/demoapp\", \"-drain\"]\n", c.URL)
+	}
+	seed(t, f, clock, revYAML("web:v1"))
+	v1, v2 := resolvedWeb(t, f, revYAML("web:v1")), resolvedWeb(t, f, revYAML("web:v2"))
+	h := newRevHarness(t, f, clock, canaried("web:v1"), ModeAuto)
+	h.start()
+	h.kept(1, v1.Hash)
+	h.src.Set(canaried("web:v2"))
+	h.kept(2, v2.Hash)
+	canaries := 0
+	for _, s := range h.steps() {
+		if s.Action == reconcile.ActCanary {
+			canaries++
+		}
+	}
+	if canaries != 1 {
+		t.Fatalf("%d canary steps rolling v2 in, want 1", canaries)
+	}
+	h.s.Do(Pin{Workload: "web"})
+	h.drive("v1 back on every slot", func(s Snapshot) bool { return s.Steady && servingHash(s, v1.Hash, 2) && runsHash(s, v2.Hash) == 0 })
+	for _, s := range h.steps() {
+		if s.Action == reconcile.ActCanary {
+			t.Errorf("the pinned revision rolled in through a canary step: %s", s.Key())
+		}
+	}
+}

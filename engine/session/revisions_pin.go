@@ -143,6 +143,10 @@ func pinDesired(r *spec.ResolvedDesired, pins state.Pins, images map[string]pinI
 			d := rw.Workload
 			w.Name, w.Image = d.Name, img.ref
 			w.Replicas, w.Resources, w.Restart, w.StopGrace, w.Update = d.Replicas, d.Resources, d.Restart, d.StopGrace, d.Update
+			// A revision ran healthy on every slot before: going back to
+			// it is the way out of a bad version, not one more version to
+			// try, so it rolls in with no canary.
+			w.Update.Canary = nil
 			out.Workloads[i] = spec.Resolved{Workload: &w, ImageID: p.Revision.ImageID, Hash: p.Revision.Hash}
 			v.FromImageID = img.ref != p.Revision.Image
 		}
