@@ -178,6 +178,7 @@ func New(n Name) Styles {
 			"restart": fg(p.Restart).Bold(true),
 			"update":  fg(p.Update).Bold(true),
 			"stop":    fg(p.Stop).Bold(true),
+			"canary":  fg(p.Roll).Bold(true), // a phase of the roll
 			"wait":    fg(p.Wait),
 		},
 	}

@@ -368,7 +368,7 @@ func headerOf(s session.Snapshot) headerInfo {
 		}
 	}
 	for _, v := range s.Canaries {
-		r := canaryRow{workload: sanitize(v.Workload), step: v.Step, ends: v.Ends, ended: v.Ended, judgement: v.Judgement}
+		r := canaryRow{name: v.Workload, workload: sanitize(v.Workload), step: v.Step, ends: v.Ends, ended: v.Ended, judgement: v.Judgement}
 		if v.Err != nil {
 			r.err = sanitize(firstLine(v.Err.Error()))
 		}

@@ -286,7 +286,7 @@ func (m *FleetModel) refit() {
 		return
 	}
 	f := c.frame()
-	if extra := c.header.height(f) - len(v.lines(f, 0)) - 1 + c.footerHeight() - 1; extra > 0 {
+	if extra := c.header.height(f, c.width) - len(v.lines(f, 0)) - 1 + c.footerHeight() - 1; extra > 0 {
 		c.header.fleet = m.view.fit(sel, m.height-extra, floor)
 	}
 }

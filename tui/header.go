@@ -27,8 +27,8 @@ func (h header) Render(f frame, w int) string {
 	return strings.Join(h.lines(f, w), "\n")
 }
 
-// height is how many lines Render draws.
-func (h header) height(f frame) int { return len(h.lines(f, 0)) }
+// height is how many lines Render draws at width w.
+func (h header) height(f frame, w int) int { return len(h.lines(f, w)) }
 
 func (h header) lines(f frame, w int) []string {
 	st, b, c := f.st, f.b, f.st.Console

@@ -65,7 +65,7 @@ func inksOf(st *theme.Styles) inks {
 		theme.Failed, theme.Skipped, theme.Waiting} {
 		k.status[s] = inkOf(st.StatusStyle(s))
 	}
-	for _, a := range []string{"start", "stop", "roll", "restart", "update", "wait"} {
+	for _, a := range []string{"start", "stop", "roll", "restart", "update", "wait", "canary"} {
 		k.action[a] = inkOf(st.Action(a))
 	}
 	return k

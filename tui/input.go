@@ -248,6 +248,9 @@ func (m *Model) retrySelected() {
 			yes:  session.Retry{Workload: w}, declined: "declined: " + shown + " stays pinned"}
 		return
 	}
+	if len(hashes) == 0 && m.retryCanary(w, shown) {
+		return
+	}
 	if len(hashes) == 0 {
 		m.flash = shown + " has no spec on hold: nothing to retry"
 		return

@@ -364,7 +364,7 @@ func (m *Model) layout() layout {
 			break // more than any screen holds
 		}
 	}
-	return computeLayout(m.width, m.height, m.header.height(f), m.footerHeight(), lines)
+	return computeLayout(m.width, m.height, m.header.height(f, m.width), m.footerHeight(), lines)
 }
 
 // relayout keeps each pane's cursor in view after anything moved.

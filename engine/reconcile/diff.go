@@ -416,7 +416,7 @@ func rollbackStops(prefix string, w *spec.Resolved, hash string, cs []*docker.Co
 		for _, c := range r.fresh {
 			stops = append(stops, Step{Action: ActStop, Workload: w.Name, Slot: idx, Container: c.Name, ContainerID: c.ID,
 				Grace: w.StopGrace, Hold: hash,
-				Reason: fmt.Sprintf("rollback: operator rolled back spec %s; %s keeps serving", short(hash), r.older.Name)})
+				Reason: fmt.Sprintf("rollback: spec %s rolled back and on hold; %s keeps serving", short(hash), r.older.Name)})
 		}
 	}
 	return stops

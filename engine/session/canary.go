@@ -273,6 +273,25 @@ func (l *loop) sendCanary(kind notify.Kind, s reconcile.Step, j reconcile.Judgem
 	l.send(e)
 }
 
+// zeroCanaries, as the session ends, sends the share of every canary it
+// split to 0: a canary that holds (or whose step was cut short) must not
+// go on taking traffic that nobody measures. The next session runs the
+// canary again from its first step.
+func (l *loop) zeroCanaries() {
+	admin := l.proxyAdmin()
+	if admin == "" {
+		return
+	}
+	for w, v := range l.canary.live {
+		if v.Ended && v.Err == nil && v.Judgement.Verdict == reconcile.VerdictPass && v.Step.Last() {
+			continue // passed: the split is lifted already
+		}
+		r := &canaryRunner{admin: admin, prefix: l.prefix, client: http.DefaultClient}
+		r.zero(reconcile.Step{Workload: w, Canary: &v.Step})
+		l.log(levelInfo, "canary share set to 0 as the session ends", "workload", w, "step", v.Step.Index+1)
+	}
+}
+
 // liftCanaryHold lets a held canary step run again (rollcall retry, t);
 // it reports whether there was one.
 func (l *loop) liftCanaryHold(workload string) bool {

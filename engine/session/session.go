@@ -439,6 +439,7 @@ func (l *loop) run() {
 	defer l.lockPoll.stop()
 	defer l.diskAlarm.stop()
 	defer l.proxy.alarm.stop()
+	defer l.zeroCanaries()
 	for {
 		select {
 		case <-l.ctx.Done():
