@@ -43,7 +43,10 @@ func newApplyCmd(e env, g *globals) *cobra.Command {
 		Long: `Converge the engine towards the desired-state file and return once it is
 steady: observe, plan, run the steps, and again, until nothing is left to do
 or wait for. Progress goes to stderr, one line per step as it starts and as
-it ends, then a final line. Every executed step is written to the journal.
+it ends, then a final line; a canary step (update.canary) also prints both
+cohorts' figures at most once per analysis interval, and ends passed, held
+on too little traffic, or failed on a check, its measured figure beside its
+limit. Every executed step is written to the journal.
 
 Without --yes, apply shows the plan and asks first (default No); when stdin
 is not a terminal it refuses instead.
@@ -157,7 +160,7 @@ func runApply(ctx context.Context, e env, g *globals, o applyOpts) error {
 		out.printf("%s\n", out.render(out.st.Bad, out.st.Glyphs.Failed+" "+termSafe(final)))
 	}
 	if o.asJSON {
-		if werr := writeJSON(e.stdout, newApplyDoc(d, res, final)); werr != nil {
+		if werr := writeJSON(e.stdout, newApplyDoc(d, res, final, prog.canaryResult)); werr != nil {
 			return fmt.Errorf("write outcome: %w", werr)
 		}
 	}
@@ -263,6 +266,12 @@ type progress struct {
 	mu  sync.Mutex
 	// prefix goes before every line: a host's name, with several hosts.
 	prefix string
+
+	cmu sync.Mutex
+	// canary is each workload's canary step under way or last ended
+	// (canaryRun); canaryEnded are those ended, in order, for apply --json.
+	canary      map[string]*canaryRun
+	canaryEnded []*canaryRun
 }
 
 func (p *progress) Enabled(context.Context, slog.Level) bool { return true }
@@ -281,14 +290,30 @@ func (p *progress) event(e session.Event) {
 			termSafe(s.Target()), p.out.render(st.Muted, termSafe(s.Container)), text)
 	}
 	var text string
+	isCanary := s.Action == reconcile.ActCanary && s.Canary != nil
 	switch e.Kind {
 	case session.EventStepStarted:
+		if isCanary {
+			p.canaryStarted(s)
+			text = line(st.Glyphs.Running, canaryStepText(*s.Canary))
+			break
+		}
 		reason := termSafe(s.Reason)
 		if s.Downtime {
 			reason = p.out.render(st.Warn, reason)
 		}
 		text = line(st.Glyphs.Running, reason)
+	case session.EventCanary:
+		reading, ok := p.canaryReading(*e.Canary)
+		if !ok {
+			return
+		}
+		text = line(st.Glyphs.Waiting, p.out.render(st.Muted, termSafe(reading)))
 	case session.EventStepDone:
+		if isCanary {
+			text = line(p.out.render(st.OK, st.Glyphs.Done), termSafe(p.canaryEnd(s, nil).text))
+			break
+		}
 		text = line(p.out.render(st.OK, st.Glyphs.Done), e.Duration.Round(time.Millisecond).String())
 	case session.EventWaiting:
 		text = line(st.Glyphs.Waiting, p.out.render(st.Muted, termSafe(s.Reason)))
@@ -306,6 +331,16 @@ func (p *progress) event(e session.Event) {
 		}
 		text = line(st.Glyphs.Waiting, p.out.render(st.Muted, termSafe(what)))
 	case session.EventStepFailed:
+		if isCanary {
+			if end := p.canaryEnd(s, e.Err); end.verdict {
+				if end.held {
+					text = line(p.out.render(st.Warn, st.Glyphs.Warning), p.out.render(st.Warn, termSafe(end.text)))
+				} else {
+					text = line(p.out.render(st.Bad, st.Glyphs.Failed), p.out.render(st.Bad, termSafe(end.text)))
+				}
+				break
+			}
+		}
 		text = line(p.out.render(st.Bad, st.Glyphs.Failed), p.out.render(st.Bad, e.Duration.Round(time.Millisecond).String()+": "+termSafe(e.Err.Error())))
 	default:
 		return
@@ -343,4 +378,194 @@ func (p *progress) print(text string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.out.printf("%s%s\n", p.prefix, text)
+}
+
+// A canary step (DESIGN §12) is shown in three parts, each from the
+// session's typed events: a line as it starts, with its share, length and
+// interval; a line of both cohorts' figures at most once per reading
+// interval (and never more than one per minReadingGap), with the time
+// left; and a line as it ends: passed, held on too little traffic, or
+// failed on a check, its measured figure beside its limit.
+
+// minReadingGap bounds how often a canary's readings are printed, however
+// short its analysis interval: the figures cover the whole window so far,
+// so a reading left out loses nothing.
+const minReadingGap = 5 * time.Second
+
+// canaryRun is one canary step as apply shows it.
+type canaryRun struct {
+	workload string
+	step     reconcile.CanaryStep
+	// judgement is the last reading's, or the step's own once it failed
+	// (final); measured says there is one.
+	judgement reconcile.Judgement
+	measured  bool
+	final     bool
+	// shown is the last reading printed, as its window over the gap
+	// between printed readings (readings drift late, never early, so
+	// comparing whole gaps keeps one per interval); shownAny: one was.
+	shown    int64
+	shownAny bool
+	ended    bool
+	used     bool // taken by apply --json
+}
+
+// same reports whether c, of workload, is the step of the run.
+func (r *canaryRun) same(workload string, c reconcile.CanaryStep) bool {
+	return r.workload == workload && r.step.Spec == c.Spec && r.step.Index == c.Index
+}
+
+// runs is p.canary, made on first use; p.cmu is held.
+func (p *progress) runs() map[string]*canaryRun {
+	if p.canary == nil {
+		p.canary = map[string]*canaryRun{}
+	}
+	return p.canary
+}
+
+// canaryStarted begins a run for canary step s.
+func (p *progress) canaryStarted(s reconcile.Step) {
+	p.cmu.Lock()
+	defer p.cmu.Unlock()
+	p.runs()[s.Workload] = &canaryRun{workload: s.Workload, step: *s.Canary}
+}
+
+// canaryReading takes a reading of a canary step, and says whether it is
+// to be printed, and how: "step 1/2: 40s left · canary 120 req 0.8% err
+// p95 9ms · stable 2280 req 0.1% err p95 8ms". The first reading (nothing
+// measured yet), the last (the step's end says it) and one that could not
+// read the proxy (the step's failure says it) are not printed.
+func (p *progress) canaryReading(v session.CanaryView) (string, bool) {
+	p.cmu.Lock()
+	defer p.cmu.Unlock()
+	r := p.runs()[v.Workload]
+	if r == nil || !r.same(v.Workload, v.Step) {
+		r = p.endedRun(v.Workload, v.Step)
+	}
+	if r == nil {
+		// Its start was not seen (a fleet's snapshot passed it by).
+		r = &canaryRun{workload: v.Workload, step: v.Step}
+		p.canary[v.Workload] = r
+	}
+	if v.Err != nil {
+		return "", false
+	}
+	j := v.Judgement
+	if j.Window <= 0 {
+		return "", false // the step's start: nothing measured yet
+	}
+	if !r.final {
+		r.judgement, r.measured = j, true
+	}
+	if r.ended || v.Ended {
+		return "", false
+	}
+	n := int64(j.Window / max(v.Step.Interval(), minReadingGap))
+	if r.shownAny && n <= r.shown {
+		return "", false
+	}
+	r.shown, r.shownAny = n, true
+	text := fmt.Sprintf("step %d/%d: %s left · %s", v.Step.Index+1, v.Step.Of, clockText(max(v.Step.For-j.Window, 0)),
+		cohortsText(judgedCohort(j.Canary), judgedCohort(j.Stable)))
+	if j.Verdict == reconcile.VerdictMeasuring {
+		text += " · " + verdictText(j.Verdict, j.Check, j.Measured, j.Limit)
+	}
+	return text, true
+}
+
+// endedRun is the last ended run of step c of workload, or nil: a
+// step's last reading may come after its end.
+func (p *progress) endedRun(workload string, c reconcile.CanaryStep) *canaryRun {
+	for i := len(p.canaryEnded) - 1; i >= 0; i-- {
+		if r := p.canaryEnded[i]; r.same(workload, c) {
+			return r
+		}
+	}
+	return nil
+}
+
+// canaryEndLine is how a canary step ended, in words. verdict is false
+// when it ended on no judgement (the proxy could not be read): the step's
+// plain failed line says why.
+type canaryEndLine struct {
+	text    string
+	verdict bool
+	held    bool
+}
+
+// canaryEnd takes the end of canary step s, which failed with err (nil:
+// it passed). A *reconcile.CanaryError carries the step's judgement and
+// says whether it holds; a fleet's host reports its errors as text, so
+// then the step's last reading says it, by the analysis.
+func (p *progress) canaryEnd(s reconcile.Step, err error) canaryEndLine {
+	p.cmu.Lock()
+	defer p.cmu.Unlock()
+	cs := *s.Canary
+	r := p.runs()[s.Workload]
+	if r == nil || !r.same(s.Workload, cs) || r.ended {
+		r = &canaryRun{workload: s.Workload, step: cs}
+		p.canary[s.Workload] = r
+	}
+	r.ended = true
+	p.canaryEnded = append(p.canaryEnded, r)
+	j := r.judgement
+	held, failed := false, err != nil
+	var ce *reconcile.CanaryError
+	switch {
+	case err == nil:
+	case errors.As(err, &ce):
+		j, held = ce.Judgement, ce.Hold
+		r.judgement, r.measured, r.final = j, true, true
+	case r.measured && (j.Verdict == reconcile.VerdictFail || j.Verdict == reconcile.VerdictInsufficient || j.Verdict == reconcile.VerdictMeasuring):
+		held = j.Verdict != reconcile.VerdictFail && cs.Analysis.OnInsufficientTraffic != spec.InsufficientFail
+	default:
+		// It ended on something else than its verdict: the journal has
+		// no figures of it, and nor has apply --json.
+		r.measured, r.final = false, true
+		return canaryEndLine{}
+	}
+	figures := ""
+	if r.measured {
+		figures = " · " + cohortsText(judgedCohort(j.Canary), judgedCohort(j.Stable)) + " over " + clockText(j.Window)
+	}
+	at := fmt.Sprintf("step %d/%d", cs.Index+1, cs.Of)
+	switch {
+	case held:
+		return canaryEndLine{verdict: true, held: true,
+			text: fmt.Sprintf("%s held: %s%s; no old container stops until the step is run again or rolled back", at, verdictText(j.Verdict, j.Check, j.Measured, j.Limit), figures)}
+	case failed:
+		return canaryEndLine{verdict: true,
+			text: fmt.Sprintf("%s failed: %s%s; its share is 0, the canary is rolled back and its spec put on hold", at, verdictText(j.Verdict, j.Check, j.Measured, j.Limit), figures)}
+	}
+	text := at + " passed"
+	if r.measured && j.Verdict != reconcile.VerdictPass {
+		text += " on " + verdictText(j.Verdict, j.Check, j.Measured, j.Limit) + " (on_insufficient_traffic: pass)"
+	}
+	text += figures
+	if cs.Last() {
+		text += "; the roll goes on"
+	}
+	return canaryEndLine{verdict: true, text: text}
+}
+
+// canaryResult is the judgement of canary step s, which ended, for apply
+// --json: each ended run is taken once, in order; nil when none was
+// measured (the proxy could not be read).
+func (p *progress) canaryResult(s reconcile.Step) *judgementDoc {
+	if s.Canary == nil {
+		return nil
+	}
+	p.cmu.Lock()
+	defer p.cmu.Unlock()
+	for _, r := range p.canaryEnded {
+		if r.used || !r.same(s.Workload, *s.Canary) {
+			continue
+		}
+		r.used = true
+		if !r.measured {
+			return nil
+		}
+		return newJudgementDoc(r.step, r.judgement)
+	}
+	return nil
 }

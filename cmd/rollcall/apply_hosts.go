@@ -336,11 +336,12 @@ func newFleetApplyDoc(d *spec.Desired, s fleet.Snapshot, prog *fleetProgress, v 
 	for _, hv := range s.Hosts {
 		hd, _ := d.ForHost(hv.Name)
 		var ran []session.StepResult
+		var judged func(reconcile.Step) *judgementDoc
 		if hp := prog.hosts[hv.Name]; hp != nil {
-			ran = hp.results
+			ran, judged = hp.results, hp.p.canaryResult
 		}
 		res := session.Outcome{Converged: hv.Verdict.Status == fleet.HostDone, Reason: hostFinal(hv, ran), Steps: ran, Last: hv.Session}
-		hostDoc := newApplyDoc(hd, res, hostFinal(hv, ran))
+		hostDoc := newApplyDoc(hd, res, hostFinal(hv, ran), judged)
 		hostDoc.Rounds = 0
 		doc.Hosts = append(doc.Hosts, hostApplyDoc{Name: hv.Name, Endpoint: hv.Endpoint, EngineID: hv.EngineID,
 			Status: hostStatusWord(hv), applyDoc: hostDoc})

@@ -13,9 +13,9 @@ import (
 
 // fleetProgress renders a fleet rollout for a human, from its snapshots
 // (typed data, never log words): each host's lines as apply prints them
-// for one host (its steps as they start, drain and end, its plan's waits,
-// a pause, a refusal, a rollback, its engine going away), each after the
-// host's name; and the fleet's own (the rollout beginning, each wave, a
+// for one host (its steps as they start, drain and end, a canary step's
+// readings, its plan's waits, a pause, a refusal, a rollback, its engine
+// going away), each after the host's name; and the fleet's own (the rollout beginning, each wave, a
 // failed host, the phase) and what the next wave waits for. A snapshot
 // is the latest state: a step that starts and ends between two shows only
 // as ended.
@@ -116,6 +116,12 @@ func (hp *hostProgress) see(s session.Snapshot) {
 			p.event(session.Event{Kind: kind, Step: r.Step, Drain: r.Drain})
 		}
 	}
+	for i := range s.Canaries {
+		// a canary step's readings: printed once per interval, however
+		// many snapshots show the same one (progress.canaryReading)
+		v := s.Canaries[i]
+		p.event(session.Event{Kind: session.EventCanary, Step: canaryStepIn(s, v), Canary: &v})
+	}
 	for _, r := range s.Recent {
 		key := r.Step.Key() + "@" + r.Began.String()
 		if hp.ended[key] {
@@ -157,6 +163,18 @@ func (hp *hostProgress) see(s session.Snapshot) {
 			st.Glyphs.Warning, termSafe(rb.Workload), rb.Slot, termSafe(rb.Reason), shortHash(rb.Hash))))
 	}
 	hp.rolled = len(s.RolledBack)
+}
+
+// canaryStepIn is the running step a canary's view is of, or one made of
+// the view when it is no longer running.
+func canaryStepIn(s session.Snapshot, v session.CanaryView) reconcile.Step {
+	for _, r := range s.RunningSteps {
+		if r.Step.Canary != nil && r.Step.Workload == v.Workload && r.Step.Canary.Index == v.Step.Index {
+			return r.Step
+		}
+	}
+	st := v.Step
+	return reconcile.Step{Action: reconcile.ActCanary, Workload: v.Workload, Slot: reconcile.NoSlot, Container: v.Container, Canary: &st}
 }
 
 // nextWaits says what holds the rollout now: the waits of the first wave

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/engine/reconcile"
 )
 
 const defaultHistory = 20
@@ -29,7 +30,8 @@ func newHistoryCmd(e env, g *globals) *cobra.Command {
 agent that wrote to this journal, and the operators' decisions (approve,
 skip, confirm, rollback ...), newest last. A step is one row: its result
 (ok, failed, or interrupted when no end was journaled: still running, or
-cut short by a crash). A table on a terminal, tab-aligned plain text when
+cut short by a crash); a canary step's row shows its verdict and both
+cohorts' figures. A table on a terminal, tab-aligned plain text when
 piped; --json prints the journal's own last N lines, a "started" line
 before each step's end (one JSON object per line, the schema of
 engine/journal.Entry).
@@ -142,6 +144,17 @@ func historyRow(s screen, en journal.Entry) []string {
 		result = s.render(s.st.Bad, s.st.Glyphs.Failed+" "+termSafe(en.Result))
 		detail = s.render(s.st.Bad, termSafe(oneLine(en.Error)))
 	}
+	if c := en.Canary; c != nil && en.Result != journal.ResultStarted {
+		// A canary step's verdict and figures, from the journal's typed
+		// record: its error repeats them as a sentence.
+		detail = termSafe(canaryHistoryText(c))
+		switch {
+		case en.Result == journal.ResultInterrupted:
+			detail = s.render(s.st.Warn, detail)
+		case en.Result != journal.ResultOK:
+			detail = s.render(s.st.Bad, detail)
+		}
+	}
 	return []string{
 		en.Time.Local().Format(time.DateTime), termSafe(en.User), termSafe(en.Mode),
 		s.render(s.st.Action(en.Action), termSafe(en.Action)), target,
@@ -189,4 +202,14 @@ func rows(s screen, entries []journal.Entry) [][]string {
 		out[i] = historyRow(s, en)
 	}
 	return out
+}
+
+// canaryHistoryText is a canary step's journal record in words: "step 1/2
+// at 5%: error rate 10% > max_error_rate 1% · canary 120 req 10% err p95
+// 9ms · stable 1080 req 0% err p95 8ms over 10s".
+func canaryHistoryText(c *journal.Canary) string {
+	return fmt.Sprintf("step %d/%d at %s: %s · %s over %s", c.Step, c.Of, pctText(c.Share),
+		verdictText(reconcile.Verdict(c.Verdict), reconcile.Check(c.Check), c.Measured, c.Limit),
+		cohortsText(journalCohort(c.Canary), journalCohort(c.Stable)),
+		clockText(time.Duration(c.WindowMS)*time.Millisecond))
 }

@@ -17,10 +17,11 @@ import (
 // ever added, never renamed or removed, and every field is always present
 // (arrays are [] rather than null when empty). schema_version counts the
 // additions: 2 added schema_version, field_changes and then; 3 added holds;
-// 4 added hosts and waves; 5 added pins, a step's wait and slots.
+// 4 added hosts and waves; 5 added pins, a step's wait and slots; 6 added a
+// step's canary.
 //
 //	{
-//	  "schema_version": int  5
+//	  "schema_version": int  6
 //	  "source":    string   the desired-state file
 //	  "prefix":    string   the label prefix in force (after --prefix)
 //	  "converged": bool     every slot runs the desired spec, healthy (exit 0): nothing
@@ -63,16 +64,30 @@ import (
 //	      ],
 //	      "steps": [             in the order apply runs them
 //	        {
-//	          "action":       "start"|"roll"|"restart"|"update"|"stop"|"wait",
+//	          "action":       "start"|"roll"|"restart"|"update"|"stop"|"canary"|"wait",
 //	          "workload":     string,
 //	          "slot":         int|null   (null: the container has no readable slot),
 //	          "container":    string     (for start: the name it will get),
 //	          "container_id": string     ("" for start),
 //	          "reason":       string,
-//	          "wait":         ""|"boot"|"ready"|"backoff"|"queue"|"blue-green"|"restarting"|"paused":
-//	                          what a wait step waits for ("" for the other actions)
+//	          "wait":         ""|"boot"|"ready"|"backoff"|"queue"|"blue-green"|"restarting"|"paused"|"canary":
+//	                          what a wait step waits for ("" for the other actions; canary:
+//	                          the slot's old container drains only once the canary's steps
+//	                          pass, or a step held on too little traffic)
 //	          "until":        string|null  RFC 3339 UTC: when a wait is next looked at,
 //	          "downtime":     bool       stop-first: the slot is down until the new container is healthy
+//	          "canary":       object|null  a canary step's own part (DESIGN §12), null for
+//	                          every other step:
+//	            {"step": int (1-based), "of": int (the canary's steps in all),
+//	             "share": float (the canary's share of the requests, 0..1: 0.05 for 5%),
+//	             "for_ms": int (the step's length),
+//	             "spec": string (the canary's spec hash: its cohort in the proxy),
+//	             "analysis": {"interval_ms": int (how often the cohorts are compared,
+//	                           at most for_ms), "max_error_rate": float,
+//	                          "max_error_rate_increase": float, "max_p95_ratio": float
+//	                           (-1: not checked; rates are fractions 0..1),
+//	                          "min_requests": int,
+//	                          "on_insufficient_traffic": "hold"|"fail"|"pass"}}
 //	        }
 //	      ],
 //	      "then": [step]         the steps that follow once the waits end, in the order
@@ -163,7 +178,7 @@ type fieldChangeDoc struct {
 }
 
 // planSchemaVersion is planDoc's schema_version.
-const planSchemaVersion = 5
+const planSchemaVersion = 6
 
 type pinDoc struct {
 	Workload string     `json:"workload"`
@@ -221,6 +236,36 @@ type stepDoc struct {
 	Wait        string     `json:"wait"`
 	Until       *time.Time `json:"until"`
 	Downtime    bool       `json:"downtime"`
+	Canary      *canaryDoc `json:"canary"`
+}
+
+// canaryDoc is a canary step's own part (stepDoc.Canary).
+type canaryDoc struct {
+	Step     int         `json:"step"`
+	Of       int         `json:"of"`
+	Share    float64     `json:"share"`
+	ForMS    int64       `json:"for_ms"`
+	Spec     string      `json:"spec"`
+	Analysis analysisDoc `json:"analysis"`
+}
+
+type analysisDoc struct {
+	IntervalMS            int64   `json:"interval_ms"`
+	MaxErrorRate          float64 `json:"max_error_rate"`
+	MaxErrorRateIncrease  float64 `json:"max_error_rate_increase"`
+	MaxP95Ratio           float64 `json:"max_p95_ratio"`
+	MinRequests           int     `json:"min_requests"`
+	OnInsufficientTraffic string  `json:"on_insufficient_traffic"`
+}
+
+func newCanaryDoc(c *reconcile.CanaryStep) *canaryDoc {
+	if c == nil {
+		return nil
+	}
+	a := c.Analysis
+	return &canaryDoc{Step: c.Index + 1, Of: c.Of, Share: c.Share, ForMS: c.For.Milliseconds(), Spec: c.Spec,
+		Analysis: analysisDoc{IntervalMS: c.Interval().Milliseconds(), MaxErrorRate: a.MaxErrorRate, MaxErrorRateIncrease: a.MaxErrorRateIncrease,
+			MaxP95Ratio: a.MaxP95Ratio, MinRequests: a.MinRequests, OnInsufficientTraffic: a.OnInsufficientTraffic}}
 }
 
 func newPlanDoc(d *spec.Desired, p reconcile.Plan, fields map[string][]reconcile.FieldChange, holds []session.Hold, pins []session.PinRecord) planDoc {
@@ -287,7 +332,8 @@ func newPlanDoc(d *spec.Desired, p reconcile.Plan, fields map[string][]reconcile
 
 func newStepDoc(s reconcile.Step) stepDoc {
 	sd := stepDoc{Action: string(s.Action), Workload: s.Workload, Slot: slotPtr(s.Slot),
-		Container: s.Container, ContainerID: s.ContainerID, Reason: s.Reason, Wait: string(s.Wait), Until: timePtr(s.Until), Downtime: s.Downtime}
+		Container: s.Container, ContainerID: s.ContainerID, Reason: s.Reason, Wait: string(s.Wait), Until: timePtr(s.Until), Downtime: s.Downtime,
+		Canary: newCanaryDoc(s.Canary)}
 	return sd
 }
 
@@ -332,7 +378,20 @@ func writeJSON(w io.Writer, v any) error {
 //	                         plan --json (but a start that succeeded has the
 //	                         container_id the engine gave the container it
 //	                         created, even if gone since), plus
-//	    {..., "result": "ok"|"failed", "error": string, "duration_ms": int}
+//	    {..., "result": "ok"|"failed", "error": string, "duration_ms": int,
+//	     "judgement": object|null  a canary step's last comparison of the canary
+//	                         with the stable cohort, as its journal line has it;
+//	                         null for every other step, and for a canary step that
+//	                         measured nothing (the proxy could not be read):
+//	       {"verdict": "pass"|"fail"|"insufficient"|"measuring",
+//	        "check": string  the check that failed (max_error_rate,
+//	                         max_error_rate_increase, max_p95_ratio), or min_requests
+//	                         for too little traffic; "" for a pass,
+//	        "measured": float, "limit": float  that check's figure and threshold (a
+//	                         rate 0..1, a ratio, or a count); 0 for a pass,
+//	        "window_ms": int  the window compared, from the step's start,
+//	        "canary": cohort, "stable": cohort  each {"requests": int, "errors": int,
+//	                         "error_rate": float, "p50_ms": float, "p95_ms": float}}}
 //	  ],
 //	  "pending": [step]      the last plan's steps when not converged, else []
 //	  "rollout": string      with hosts: the rollout's ID, on every journal line of it
@@ -376,12 +435,34 @@ type hostApplyDoc struct {
 
 type resultDoc struct {
 	stepDoc
-	Result     string `json:"result"`
-	Error      string `json:"error"`
-	DurationMS int64  `json:"duration_ms"`
+	Result     string        `json:"result"`
+	Error      string        `json:"error"`
+	DurationMS int64         `json:"duration_ms"`
+	Judgement  *judgementDoc `json:"judgement"`
 }
 
-func newApplyDoc(d *spec.Desired, res session.Outcome, summary string) applyDoc {
+// judgementDoc is a canary step's last judgement (resultDoc.Judgement):
+// the journal's figures, without the step's own part, which the step's
+// canary object has.
+type judgementDoc struct {
+	Verdict  string         `json:"verdict"`
+	Check    string         `json:"check"`
+	Measured float64        `json:"measured"`
+	Limit    float64        `json:"limit"`
+	WindowMS int64          `json:"window_ms"`
+	Canary   journal.Cohort `json:"canary"`
+	Stable   journal.Cohort `json:"stable"`
+}
+
+func newJudgementDoc(s reconcile.CanaryStep, j reconcile.Judgement) *judgementDoc {
+	c := journal.CanaryOf(reconcile.Step{Canary: &s}, j)
+	return &judgementDoc{Verdict: c.Verdict, Check: c.Check, Measured: c.Measured, Limit: c.Limit, WindowMS: c.WindowMS,
+		Canary: c.Canary, Stable: c.Stable}
+}
+
+// newApplyDoc is apply --json of one engine; judged gives each canary step
+// that ran its judgement, in the order they ended (progress.canaryResult).
+func newApplyDoc(d *spec.Desired, res session.Outcome, summary string, judged func(reconcile.Step) *judgementDoc) applyDoc {
 	doc := applyDoc{Source: d.Source, Prefix: d.Prefix, Converged: res.Converged, Rounds: res.Plans,
 		Summary: summary, Steps: []resultDoc{}, Pending: []stepDoc{}, Hosts: []hostApplyDoc{}}
 	if !res.Converged {
@@ -392,6 +473,12 @@ func newApplyDoc(d *spec.Desired, res session.Outcome, summary string) applyDoc 
 	}
 	for _, r := range res.Steps {
 		rd := resultDoc{stepDoc: newStepDoc(r.Step), Result: journal.ResultOK, DurationMS: r.Duration.Milliseconds()}
+		switch {
+		case r.Step.Canary != nil && r.Judgement != nil:
+			rd.Judgement = newJudgementDoc(*r.Step.Canary, *r.Judgement) // the step's own
+		case r.Step.Canary != nil && judged != nil:
+			rd.Judgement = judged(r.Step) // its last reading (a fleet's host)
+		}
 		if r.Err != "" {
 			rd.Result, rd.Error = journal.ResultFailed, oneLine(r.Err)
 		} else if r.Step.Action == reconcile.ActStart {

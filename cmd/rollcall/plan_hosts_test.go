@@ -187,7 +187,7 @@ func TestPlanHostsJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, res.stdout)
 	}
-	if doc.SchemaVersion != 5 || doc.Converged || doc.Summary != "3 hosts: 1 converged · 2 not converged" {
+	if doc.SchemaVersion != planSchemaVersion || doc.Converged || doc.Summary != "3 hosts: 1 converged · 2 not converged" {
 		t.Errorf("schema %d converged %v summary %q", doc.SchemaVersion, doc.Converged, doc.Summary)
 	}
 	if want := [][]string{{"edge-2"}, {"edge-1"}, {"edge-3"}}; !slices.EqualFunc(doc.Waves, want, slices.Equal) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -393,5 +394,24 @@ func TestPinRollsInWithNoCanary(t *testing.T) {
 		if s.Action == reconcile.ActCanary {
 			t.Errorf("the pinned revision rolled in through a canary step: %s", s.Key())
 		}
+	}
+}
+
+// An unattended run (apply) ends when a canary holds and nothing else can
+// run: waiting out its timeout would tell the operator nothing more.
+func TestUnattendedEndsOnAHeldCanary(t *testing.T) {
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 2))
+	c := newCohortStandIn(t, f)
+	c.set(func(c *cohortStandIn) { c.quiet = true })
+	h := newHarness(t, f, clock, canaryYAML("web:v2", c.URL, "[{share: 10%, for: 200ms}]"), ModeAuto)
+	h.start()
+	s := h.drive("the canary held", func(s Snapshot) bool {
+		_, done := judge(s, true)
+		return done
+	})
+	why, _ := judge(s, true)
+	if !strings.Contains(why, "canary web holds at step 1/1") || !strings.Contains(why, "rollcall retry web") {
+		t.Errorf("judge says %q, want the held canary and what lifts it", why)
 	}
 }

@@ -418,7 +418,7 @@ func (l *loop) onStepDone(d stepDone) {
 		return
 	}
 	_, ends := l.stamp()
-	res := StepResult{Step: s, Mode: d.mode, Began: d.began, Duration: d.duration, Listed: d.listed, Created: d.created, ends: ends}
+	res := StepResult{Step: s, Mode: d.mode, Began: d.began, Duration: d.duration, Listed: d.listed, Created: d.created, Judgement: d.judged, ends: ends}
 	if d.err != nil {
 		res.Err = d.err.Error()
 	}

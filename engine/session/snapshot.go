@@ -159,6 +159,9 @@ type StepResult struct {
 	// Created is the ID the engine gave the container a start made ("" for
 	// any other step, and for a start that failed).
 	Created string
+	// Judgement is a canary step's last comparison of its cohorts (nil for
+	// any other step, and for a canary step that measured nothing).
+	Judgement *reconcile.Judgement
 	// Listed is when the engine list the step was planned from was taken
 	// (wall clock): always after every step that started before it, and
 	// after every step of its slot that ended before it began.

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/spec"
 )
 
 // Outcome is how an unattended run ended (apply, agent, the demo's staging).
@@ -130,6 +133,9 @@ func judge(s Snapshot, untilSteady bool) (string, bool) {
 	case !s.Fresh || s.Settling > 0:
 		return "", false
 	}
+	if why := canaryHeld(s); why != "" {
+		return why, true
+	}
 	if !s.Plan.Empty() {
 		return "", false // steps to run, or waits that end by themselves
 	}
@@ -164,4 +170,28 @@ func judge(s Snapshot, untilSteady bool) (string, bool) {
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// canaryHeld says why nothing more runs when a canary step ended with too
+// little traffic and holds (on_insufficient_traffic: hold), and the plan
+// has nothing else to run: only an operator moves it on. "" otherwise.
+func canaryHeld(s Snapshot) string {
+	if s.Running != nil {
+		return ""
+	}
+	for _, wp := range s.Plan.Workloads {
+		for _, st := range wp.Steps {
+			if st.Executable() {
+				return ""
+			}
+		}
+	}
+	var why []string
+	for _, v := range s.Canaries {
+		if v.Ended && v.Err == nil && v.Judgement.Verdict == reconcile.VerdictInsufficient && v.Step.Analysis.OnInsufficientTraffic == spec.InsufficientHold {
+			why = append(why, fmt.Sprintf("canary %s holds at step %d/%d: %s; `rollcall retry %s` runs the step again, or change the desired spec",
+				v.Workload, v.Step.Index+1, v.Step.Of, v.Judgement, v.Workload))
+		}
+	}
+	return strings.Join(why, "; ")
 }
