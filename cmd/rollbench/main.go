@@ -3,8 +3,9 @@
 // (issue 12). It is a tool for people, not a test: CI builds and vets it but
 // never runs it.
 //
-//	go run ./cmd/rollbench [-rounds 5] [-parts roll,reaction,idle] [-configs 3x1,10x1,10x10,fleet3x3]
+//	go run ./cmd/rollbench [-rounds 5] [-parts roll,reaction,idle] [-configs 3x1,10x1,10x10,fleet3x3,cohorts]
 //	                       [-tools rollcall,swarm,limit] [-health-interval 100ms] [-idle-window 60s] [-out FILE]
+//	                       [-cohort-requests 2000] [-cohort-clients 1] [-cohort-share 0.1]
 //
 // Run it from the module root: it builds rollcall and a static demoapp with
 // `go build` into a temporary folder, builds the demoapp image FROM scratch
@@ -43,6 +44,12 @@
 // REPLICASxPARALLELISM configuration too; swarm has no part with several
 // hosts.
 //
+// The configuration cohorts (cohorts.go) is of the proxy, not of a roll:
+// the latency through Caddy with rollcall's handler rollcall_cohorts and a
+// canary split, against `dynamic rollcall` alone, in alternating rounds of
+// -cohort-requests POSTs each (-rounds of each). It runs whenever -configs
+// names it, whatever -parts says.
+//
 // The bench may import moby directly, unlike the rest of rollcall: the
 // limit is bare API calls by definition, and rollcall's adapter has no
 // cheap inspect (its Inspect inspects the image too).
@@ -77,6 +84,8 @@ type options struct {
 	out         string
 	trace       bool
 	reproduceAs string
+	cohorts     bool // -configs cohorts (cohorts.go)
+	cohort      cohortOptions
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -122,7 +131,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	var o options
 	parts := fs.String("parts", "roll,reaction,idle", "what to measure: roll, reaction, idle (comma-separated); on the engine only with a REPLICASxPARALLELISM config, on engines of the run's own with a fleet one")
-	configs := fs.String("configs", "3x1,10x1,10x10", "rolls to time, as REPLICASxPARALLELISM on the engine, or fleetHOSTSxREPLICAS[xPARALLELISM] on engines of the run's own (comma-separated)")
+	configs := fs.String("configs", "3x1,10x1,10x10", "rolls to time, as REPLICASxPARALLELISM on the engine, or fleetHOSTSxREPLICAS[xPARALLELISM] on engines of the run's own, "+
+		"and cohorts: the latency through Caddy with rollcall_cohorts against dynamic rollcall alone (comma-separated)")
 	tools := fs.String("tools", "rollcall,swarm,limit", "what rolls: rollcall, swarm, limit (comma-separated)")
 	fs.IntVar(&o.rounds, "rounds", 5, "interleaved rounds of each roll and reaction")
 	fs.DurationVar(&o.interval, "health-interval", 100*time.Millisecond, "healthcheck interval of every container")
@@ -130,6 +140,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.idleWarmUp, "idle-warmup", 10*time.Second, "how long each idle process runs before the window opens")
 	fs.BoolVar(&o.trace, "trace", false, "log where the time of each rollcall trial went: its engine calls (through a proxy, which slows it a little), the engine's events and its journal or log lines")
 	fs.StringVar(&o.out, "out", "", "also write the markdown to this file")
+	fs.IntVar(&o.cohort.requests, "cohort-requests", 2000, "cohorts: POSTs a round through each Caddy")
+	fs.IntVar(&o.cohort.clients, "cohort-clients", 1, "cohorts: clients sending them back to back (more put the latency into a 2-core machine's run queue)")
+	fs.Float64Var(&o.cohort.share, "cohort-share", 0.1, "cohorts: the canary's share of the split")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -141,6 +154,15 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.interval < time.Millisecond {
 		return o, fmt.Errorf("-health-interval %s: the engine takes 1ms at least", o.interval)
+	}
+	if o.cohort.clients < 1 || o.cohort.clients > 64 {
+		return o, fmt.Errorf("-cohort-clients %d: want 1 to 64", o.cohort.clients)
+	}
+	if o.cohort.requests < o.cohort.clients || o.cohort.requests > 1_000_000 {
+		return o, fmt.Errorf("-cohort-requests %d: want from -cohort-clients (%d) to 1000000", o.cohort.requests, o.cohort.clients)
+	}
+	if !(o.cohort.share > 0 && o.cohort.share < 1) {
+		return o, fmt.Errorf("-cohort-share %v: want more than 0 and less than 1, so both cohorts get requests", o.cohort.share)
 	}
 	o.parts = strings.Split(*parts, ",")
 	for _, p := range o.parts {
@@ -155,6 +177,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		}
 	}
 	for _, c := range strings.Split(*configs, ",") {
+		if c == "cohorts" {
+			o.cohorts = true
+			continue
+		}
 		if strings.HasPrefix(c, "fleet") {
 			fc, ok := parseFleetConfig(c)
 			if !ok {
@@ -201,6 +227,8 @@ type results struct {
 	fleetIdleConfig fleetConfig
 	fleetIdle       map[string]idleResult // by fleetIdle.key
 	fleetIdleErr    map[string]string
+
+	cohorts *cohortResult // the proxy's part (cohorts.go)
 }
 
 func measure(ctx context.Context, b *bench, o options) (*results, error) {
@@ -212,11 +240,13 @@ func measure(ctx context.Context, b *bench, o options) (*results, error) {
 	r.loadStart = loadavg()
 	r.others = otherContainers(ctx, b)
 	b.log("%s; %d other containers running; load %s", r.machine, r.others, r.loadStart)
-	b.log("building rollcall, demoapp and its images")
-	if err := b.build(ctx); err != nil {
-		return r, err
-	}
 	defer func() { r.loadEnd = loadavg() }()
+	if len(o.configs) > 0 || len(o.fleets) > 0 { // the cohorts part builds what it needs itself
+		b.log("building rollcall, demoapp and its images")
+		if err := b.build(ctx); err != nil {
+			return r, err
+		}
+	}
 
 	if o.has("roll") && len(o.configs) > 0 {
 		defer r.measureBusy("roll")()
@@ -310,6 +340,15 @@ func measure(ctx context.Context, b *bench, o options) (*results, error) {
 
 	if o.has("idle") && len(o.fleets) > 0 {
 		if err := r.measureFleetIdle(ctx, b, o); err != nil {
+			return r, err
+		}
+	}
+
+	if o.cohorts {
+		done := r.measureBusy("cohorts")
+		err := r.measureCohorts(ctx, b, o)
+		done()
+		if err != nil {
 			return r, err
 		}
 	}

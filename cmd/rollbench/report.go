@@ -14,9 +14,12 @@ var toolHeads = map[string]string{"rollcall": "rollcall `apply`", "swarm": "Swar
 // ran, and the command that reproduces them.
 func (r *results) markdown(o options) string {
 	var s strings.Builder
-	fmt.Fprintf(&s, "Machine: %s. Load average %s at the start, %s at the end; %d other containers running at the start. "+
-		"Every container: demoapp FROM scratch, healthcheck every %s. Medians, min–max in brackets, over %d interleaved rounds.\n\n",
-		r.machine, r.loadStart, r.loadEnd, r.others, o.interval, o.rounds)
+	fmt.Fprintf(&s, "Machine: %s. Load average %s at the start, %s at the end; %d other containers running at the start.",
+		r.machine, r.loadStart, r.loadEnd, r.others)
+	if len(o.configs) > 0 || len(o.fleets) > 0 {
+		fmt.Fprintf(&s, " Every container: demoapp FROM scratch, healthcheck every %s. Medians, min–max in brackets, over %d interleaved rounds.", o.interval, o.rounds)
+	}
+	s.WriteString("\n\n")
 	if len(r.busy) > 0 {
 		s.WriteString("The machine's CPUs were busy (all processes, from /proc/stat)")
 		for i, part := range slices.Sorted(maps.Keys(r.busy)) {
@@ -112,6 +115,7 @@ func (r *results) markdown(o options) string {
 	}
 
 	r.fleetIdleMarkdown(&s, o)
+	r.cohortsMarkdown(&s)
 
 	fmt.Fprintf(&s, "Reproduce, from the repository root, as root on the Docker host:\n\n    %s\n", o.reproduceAs)
 	return s.String()
