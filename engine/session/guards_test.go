@@ -866,11 +866,12 @@ func TestNothingRunsWhileTheHoldsWriteHangs(t *testing.T) {
 // last line says it never ran.
 func TestAStepHeldWhileItsLineIsWrittenDoesNotRun(t *testing.T) {
 	for _, tt := range []struct {
-		name string
-		do   Intent
+		name  string
+		do    Intent
+		taken func(Snapshot) bool
 	}{
-		{"paused", Pause{}},
-		{"watch mode", SetMode{Mode: ModeWatch}},
+		{"paused", Pause{}, func(s Snapshot) bool { return s.Pause != nil }},
+		{"watch mode", SetMode{Mode: ModeWatch}, func(s Snapshot) bool { return s.Mode == ModeWatch }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f, clock := newEngine()
@@ -885,7 +886,9 @@ func TestAStepHeldWhileItsLineIsWrittenDoesNotRun(t *testing.T) {
 				t.Fatalf("the step's first line was never written:\n%s", describe(h.last))
 			}
 			h.s.Do(tt.do)
-			h.answers("the intent taken")
+			// Released only once a snapshot shows the intent taken: a
+			// snapshot published before the loop took it says nothing.
+			h.waitFor("the intent taken", tt.taken)
 			gj.release <- struct{}{}
 			snap := h.waitFor("the step not run", func(s Snapshot) bool { return hasNote(s, "not run") && s.Running == nil })
 			h.settle()
