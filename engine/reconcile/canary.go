@@ -243,23 +243,26 @@ func canaryGateOf(w *spec.Resolved, o *Observed, slots []slot) *canaryGate {
 // waitFor is the wait of a slot the canary keeps from rolling.
 func (g *canaryGate) waitFor(w *spec.Resolved, slot int, c string) Step {
 	return Step{Action: ActWait, Wait: WaitCanary, Workload: w.Name, Slot: slot, Container: c,
-		Reason: fmt.Sprintf("canary first: no old container drains before its %s pass", plural(len(g.cfg.Steps), "step"))}
+		Why: Reason{Kind: ReasonCanaryFirst, CanarySteps: len(g.cfg.Steps)}}
+}
+
+// next is the canary's next step: the one to run, or the one that holds.
+func (g *canaryGate) next(w *spec.Resolved) *CanaryStep {
+	k := g.prog.Passed
+	return &CanaryStep{Spec: w.Hash, Index: k, Of: len(g.cfg.Steps), Share: g.cfg.Steps[k].Share, For: g.cfg.Steps[k].For, Analysis: g.cfg.Analysis}
 }
 
 // step is the ActCanary step the gate holds next, on container c of slot.
 func (g *canaryGate) step(w *spec.Resolved, slot int, c string) Step {
-	k := g.prog.Passed
-	cs := &CanaryStep{Spec: w.Hash, Index: k, Of: len(g.cfg.Steps), Share: g.cfg.Steps[k].Share, For: g.cfg.Steps[k].For, Analysis: g.cfg.Analysis}
+	cs := g.next(w)
 	return Step{Action: ActCanary, Workload: w.Name, Slot: slot, Container: c, Canary: cs,
-		Reason: fmt.Sprintf("canary step %d/%d: %s of the traffic for %s, judged against the stable cohort every %s",
-			k+1, cs.Of, pct0(cs.Share), cs.For, cs.Interval())}
+		Why: Reason{Kind: ReasonCanaryStep, Canary: cs}}
 }
 
 // held is the wait of a canary step that ended with too little traffic.
 func (g *canaryGate) held(w *spec.Resolved, slot int, c string) Step {
 	return Step{Action: ActWait, Wait: WaitCanary, Workload: w.Name, Slot: slot, Container: c,
-		Reason: fmt.Sprintf("canary holds at step %d/%d: %s (on_insufficient_traffic hold: retry or roll back)",
-			g.prog.Passed+1, len(g.cfg.Steps), g.prog.Held)}
+		Why: Reason{Kind: ReasonCanaryHeld, Canary: g.next(w), Judgement: g.prog.Held}}
 }
 
 // pct0 renders a share without needless decimals: 0.05 → "5%", 0.125 → "12.5%".

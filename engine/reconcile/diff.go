@@ -77,6 +77,12 @@ func Diff(d *spec.ResolvedDesired, o *Observed) Plan {
 			addDrains(prefix, &wp, cs, 0)
 		}
 		sortSteps(wp.Steps)
+		for i := range wp.Steps {
+			wp.Steps[i].explain()
+		}
+		for i := range wp.Failures {
+			wp.Failures[i].explain()
+		}
 		if len(wp.Steps) > 0 || len(wp.Failures) > 0 || wp.Error != "" || len(wp.Notes) > 0 {
 			plan.Workloads = append(plan.Workloads, wp)
 		}
@@ -157,15 +163,16 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 		}
 	}
 
-	// Size the step list once: every container not settled in its slot
-	// may get a step.
+	// Size the step list once: a slot not settled gets a step for each of
+	// its containers, or one (a start, a wait) when it has none; only a
+	// limits update beside a wait goes past that, and grows the list.
 	est := len(orphans)
 	for _, cs := range surplus {
 		est += len(cs)
 	}
 	for i := range slots {
 		if !slots[i].holding || len(slots[i].stale) > 0 || len(slots[i].fresh) > 1 {
-			est += len(slots[i].stale) + len(slots[i].fresh) + 1
+			est += max(len(slots[i].stale)+len(slots[i].fresh), 1)
 		}
 	}
 	wp.Steps = make([]Step, 0, est)
@@ -234,26 +241,26 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 			start := Step{Action: ActStart, Workload: w.Name, Slot: i, Container: create.Name, Create: create}
 			switch {
 			case len(s.stale) == 0:
-				start.Reason = fmt.Sprintf("missing: slot %d of %d", i, n)
+				start.Why = Reason{Kind: ReasonMissing, Slot: i, Replicas: n}
 				add(start)
 			case gate != nil && order != spec.OrderStopFirst:
-				start.Reason = fmt.Sprintf("canary: %s; %s keeps serving until the canary passed", staleWhy(s.drift[0], w.Image), s.stale[0].Name)
+				start.Why = Reason{Kind: ReasonCanaryStart, Drift: s.drift[0], Image: w.Image, Serving: s.stale[0].Name}
 				add(start)
 			case blueGreen && gate == nil:
-				start.Reason = fmt.Sprintf("blue-green: %s; %s keeps serving", staleWhy(s.drift[0], w.Image), s.stale[0].Name)
+				start.Why = Reason{Kind: ReasonBlueGreen, Drift: s.drift[0], Image: w.Image, Serving: s.stale[0].Name}
 				add(start)
 			case len(inFlight) >= par && gate == nil:
 				add(Step{Action: ActWait, Wait: WaitQueue, Workload: w.Name, Slot: i, Container: s.stale[0].Name,
-					Reason: fmt.Sprintf("queued: parallelism %d, rolling first: %s", par, strings.Join(inFlight, ", "))})
+					Why: Reason{Kind: ReasonQueued, Parallelism: par, RollingFirst: slices.Clip(inFlight)}})
 			case order == spec.OrderStopFirst:
 				inFlight = append(inFlight, slotName(w.Name, i))
 				for k, c := range s.stale {
 					add(Step{Action: ActRoll, Workload: w.Name, Slot: i, Container: c.Name, ContainerID: c.ID, Grace: w.StopGrace, Downtime: true,
-						Reason: "stop-first: slot down until the new container is healthy; " + staleWhy(s.drift[k], w.Image)})
+						Why: Reason{Kind: ReasonStopFirst, Drift: s.drift[k], Image: w.Image}})
 				}
 			default:
 				inFlight = append(inFlight, slotName(w.Name, i))
-				start.Reason = fmt.Sprintf("roll: %s; %s keeps serving", staleWhy(s.drift[0], w.Image), s.stale[0].Name)
+				start.Why = Reason{Kind: ReasonRoll, Drift: s.drift[0], Image: w.Image, Serving: s.stale[0].Name}
 				add(start)
 			}
 			continue
@@ -261,12 +268,12 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 
 		if s.failed {
 			f := Failure{Workload: w.Name, Slot: i, Container: p.Name, Action: w.Update.FailureAction,
-				Reason: fmt.Sprintf("%s, not healthy within health_deadline %s", s.cond, w.Update.HealthDeadline)}
+				Why: Reason{Kind: ReasonHealthDeadline, Condition: Condition(s.cond), Deadline: w.Update.HealthDeadline}}
 			wp.Failures = append(wp.Failures, f)
 			if f.Action == spec.FailureRollback {
 				for _, c := range s.fresh {
 					add(Step{Action: ActStop, Workload: w.Name, Slot: i, Container: c.Name, ContainerID: c.ID, Grace: w.StopGrace, Hold: w.Hash,
-						Reason: fmt.Sprintf("rollback: not healthy within health_deadline %s; %s keeps serving", w.Update.HealthDeadline, s.stale[0].Name)})
+						Why: Reason{Kind: ReasonRollback, Deadline: w.Update.HealthDeadline, Serving: s.stale[0].Name}})
 				}
 				continue
 			}
@@ -284,26 +291,26 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 				add(gate.waitFor(w, i, s.stale[0].Name))
 			case blueGreen && !allHealthy:
 				add(Step{Action: ActWait, Wait: WaitBlueGreen, Workload: w.Name, Slot: i, Container: s.stale[0].Name,
-					Reason: fmt.Sprintf("blue-green: old containers drain once all %d slots are healthy", n)})
+					Why: Reason{Kind: ReasonBlueGreenWait, Replicas: n}})
 			default:
 				for k, c := range s.stale {
 					add(Step{Action: ActRoll, Workload: w.Name, Slot: i, Container: c.Name, ContainerID: c.ID, Grace: w.StopGrace,
-						Replacement: p.Name, Reason: rollReason(staleWhy(s.drift[k], w.Image), p.Name, false)})
+						Replacement: p.Name, Why: Reason{Kind: ReasonReplaced, Drift: s.drift[k], Image: w.Image, Serving: p.Name}})
 				}
 			}
 			for _, c := range s.fresh[1:] {
 				add(Step{Action: ActStop, Workload: w.Name, Slot: i, Container: c.Name, ContainerID: c.ID, Grace: w.StopGrace,
-					Reason: "duplicate: " + p.Name + " serves slot"})
+					Why: Reason{Kind: ReasonDuplicate, Serving: p.Name}})
 			}
 		case condBooting:
 			deadline := bootDeadline(p, w.Update.HealthDeadline)
 			if failAt := p.Created.Add(w.Update.HealthDeadline); isNew(p, s.stale) && failAt.Before(deadline) {
 				deadline = failAt // a replacement fails its roll from its creation on
 			}
-			st := Step{Action: ActWait, Wait: WaitBoot, Workload: w.Name, Slot: i, Container: p.Name, Until: deadline, Reason: bootReason(w, p)}
+			st := Step{Action: ActWait, Wait: WaitBoot, Workload: w.Name, Slot: i, Container: p.Name, Until: deadline, Why: bootWhy(w, p)}
 			if !s.ready.IsZero() {
 				st.Wait, st.Until = WaitReady, s.ready
-				st.Reason = fmt.Sprintf("booting: no healthcheck, healthy (unverified) after min_ready %s", minReady)
+				st.Why = Reason{Kind: ReasonReady, MinReady: minReady}
 			}
 			if s.failed {
 				st.Until = time.Time{}
@@ -311,9 +318,9 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 			add(st)
 		case condRestarting:
 			add(Step{Action: ActWait, Wait: WaitRestarting, Workload: w.Name, Slot: i, Container: p.Name,
-				Reason: fmt.Sprintf("the engine is restarting it (restart policy %s)", normRestart(p.Limits.Restart))})
+				Why: Reason{Kind: ReasonRestarting, RestartPolicy: normRestart(p.Limits.Restart)}})
 		case condPaused:
-			add(Step{Action: ActWait, Wait: WaitPaused, Workload: w.Name, Slot: i, Container: p.Name, Reason: "paused on the engine: left alone"})
+			add(Step{Action: ActWait, Wait: WaitPaused, Workload: w.Name, Slot: i, Container: p.Name, Why: Reason{Kind: ReasonPaused}})
 		case condCrashed:
 			attempts := p.RestartCount + o.Restarts[p.ID]
 			last := p.StartedAt
@@ -323,21 +330,21 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 			at := last.Add(crashBackoff(attempts))
 			if o.Now.Before(at) {
 				add(Step{Action: ActWait, Wait: WaitBackoff, Workload: w.Name, Slot: i, Container: p.Name, Until: at,
-					Reason: fmt.Sprintf("%s: restart backoff %s", crashReason(w, p), crashBackoff(attempts))})
+					Why: Reason{Kind: ReasonBackoff, Crash: crashOf(w, p), Backoff: crashBackoff(attempts)}})
 			} else if p.State == docker.StateRunning && restartBudget <= 0 {
 				add(Step{Action: ActWait, Wait: WaitQueue, Workload: w.Name, Slot: i, Container: p.Name,
-					Reason: fmt.Sprintf("%s; workload-wide health failure: restarting %s at a time", crashReason(w, p), atATime(par))})
+					Why: Reason{Kind: ReasonRestartQueued, Crash: crashOf(w, p), Parallelism: par}})
 			} else {
 				if p.State == docker.StateRunning {
 					restartBudget--
 				}
 				add(Step{Action: ActRestart, Workload: w.Name, Slot: i, Container: p.Name, ContainerID: p.ID, Grace: w.StopGrace,
-					Reason: crashReason(w, p)})
+					Why: Reason{Kind: ReasonCrashed, Crash: crashOf(w, p)}})
 			}
 		}
 		if s.cond != condCrashed && !LimitsEqual(p.Limits, want) {
 			add(Step{Action: ActUpdate, Workload: w.Name, Slot: i, Container: p.Name, ContainerID: p.ID, Limits: want,
-				Reason: "limits " + LimitsText(p.Limits) + " → " + LimitsText(want)})
+				Why: Reason{Kind: ReasonLimits, Have: p.Limits, Want: want}})
 		}
 	}
 
@@ -347,12 +354,12 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 	}
 	sort.Ints(idxs)
 	for _, idx := range idxs {
-		reason := fmt.Sprintf("surplus: index %d ≥ replicas %d", idx, n)
+		why := Reason{Kind: ReasonSurplus, Slot: idx, Replicas: n}
 		if n == 0 {
-			reason = "cold: replicas 0"
+			why = Reason{Kind: ReasonCold}
 		}
 		for _, c := range surplus[idx] {
-			add(Step{Action: ActStop, Workload: w.Name, Slot: idx, Container: c.Name, ContainerID: c.ID, Grace: w.StopGrace, Reason: reason})
+			add(Step{Action: ActStop, Workload: w.Name, Slot: idx, Container: c.Name, ContainerID: c.ID, Grace: w.StopGrace, Why: why})
 		}
 	}
 	for _, c := range orphans {
@@ -361,7 +368,7 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 			continue
 		}
 		add(Step{Action: ActRoll, Workload: w.Name, Slot: NoSlot, Container: c.Name, ContainerID: c.ID, Grace: w.StopGrace,
-			Reason: "orphan: no readable slot label"})
+			Why: Reason{Kind: ReasonOrphan}})
 	}
 	if h := o.RollingBack[w.Name]; h != "" {
 		if stops := rollbackStops(prefix, w, h, cs); len(stops) > 0 {
@@ -416,7 +423,7 @@ func rollbackStops(prefix string, w *spec.Resolved, hash string, cs []*docker.Co
 		for _, c := range r.fresh {
 			stops = append(stops, Step{Action: ActStop, Workload: w.Name, Slot: idx, Container: c.Name, ContainerID: c.ID,
 				Grace: w.StopGrace, Hold: hash,
-				Reason: fmt.Sprintf("rollback: spec %s rolled back and on hold; %s keeps serving", short(hash), r.older.Name)})
+				Why: Reason{Kind: ReasonRolledBack, Spec: hash, Serving: r.older.Name}})
 		}
 	}
 	return stops
@@ -472,43 +479,9 @@ func diffExtra(prefix, name string, cs []*docker.Container) WorkloadPlan {
 			slot = NoSlot
 		}
 		wp.Steps = append(wp.Steps, Step{Action: ActStop, Workload: name, Slot: slot, Container: c.Name, ContainerID: c.ID,
-			Grace: spec.DefaultStopGrace, Reason: "extra: workload " + name + " is not in the desired state"})
+			Grace: spec.DefaultStopGrace, Why: Reason{Kind: ReasonExtra, Workload: name}})
 	}
 	return wp
-}
-
-// bootReason is what a booting container waits for, with the healthcheck's
-// retries and start period, so the operator can tell a slow starter from a
-// probe that will never pass. The countdown is the step's Until.
-func bootReason(w *spec.Resolved, c *docker.Container) string {
-	if c.Starting {
-		return fmt.Sprintf("starting: the engine is starting it, deadline %s", w.Update.HealthDeadline)
-	}
-	hc := w.Healthcheck
-	if hc == nil || !c.HasHealthcheck {
-		return fmt.Sprintf("booting: waiting for healthy, deadline %s", w.Update.HealthDeadline)
-	}
-	probe := fmt.Sprintf("retries %d, start_period %s", hc.Retries, hc.StartPeriod)
-	if c.Health == docker.HealthUnhealthy {
-		return fmt.Sprintf("booting: unhealthy, not yet healthy since it started (a slow starter; %s), deadline %s",
-			probe, w.Update.HealthDeadline)
-	}
-	return fmt.Sprintf("booting: waiting for healthy (%s), deadline %s", probe, w.Update.HealthDeadline)
-}
-
-func crashReason(w *spec.Resolved, c *docker.Container) string {
-	switch {
-	case c.State == docker.StateRunning && c.HealthySinceStart:
-		return "crashed: unhealthy after it was healthy"
-	case c.State == docker.StateRunning:
-		return fmt.Sprintf("crashed: not healthy within health_deadline %s of its start", w.Update.HealthDeadline)
-	case c.OOMKilled:
-		return fmt.Sprintf("crashed: exit %d (OOM)", c.ExitCode)
-	case c.State == docker.StateCreated:
-		return "crashed: created but never started"
-	default:
-		return fmt.Sprintf("crashed: exit %d", c.ExitCode)
-	}
 }
 
 // specChanges is the workload's spec diff, desired against what runs.
@@ -548,16 +521,6 @@ func specChanges(prefix string, w *spec.Resolved, slots []slot, surplus map[int]
 	}
 	sort.Strings(out)
 	return out
-}
-
-// rollReason is a roll's reason: what makes the old container stale and
-// the container that replaces it, healthy now or, for a then row, once it
-// is.
-func rollReason(why, replacement string, pending bool) string {
-	if pending {
-		return why + "; once " + replacement + " is healthy"
-	}
-	return why + "; " + replacement + " is healthy"
 }
 
 // isNew reports whether c is new in its slot (DESIGN §1): created after a

@@ -11,6 +11,16 @@
 // reconciletest.Converge loops observe → Diff → Apply until the plan is
 // empty; rollcall's one loop is engine/session.
 //
+// A step's reason is data too (DESIGN §2): Step.Why is a Reason, its kind
+// (ReasonMissing, ReasonQueued, ReasonBooting, ReasonCrashed, …) and the
+// facts its words are made of (the slot and replicas, the drift, the
+// container that keeps serving, the slots rolling first, the deadline, the
+// crash, the limits before and after, the canary step). Diff fills Why at
+// every step, a then row's and a Failure's too, and writes Step.Reason (the
+// words the journal, the JSON documents and the views print) from
+// Why.String() in one place, explain; no site writes words of its own. A
+// view that must tell reasons apart reads Why, never the words.
+//
 // It imports only engine/spec and the plain data types of engine/docker; never
 // session, journal, tui or theme.
 //

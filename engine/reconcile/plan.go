@@ -37,7 +37,12 @@ type Step struct {
 	Slot        int    // NoSlot for orphans and unreadable slots
 	Container   string // container name (for start: the name it will get)
 	ContainerID string // "" for start
-	Reason      string
+	// Why is why the step is in the plan, as data: its kind and the facts
+	// its words are made of. Reason is its words (Why.String()), written
+	// once by Diff, for the journal, the JSON documents and the views to
+	// print; whoever must tell steps apart reads Why, never Reason.
+	Why    Reason
+	Reason string
 
 	Until    time.Time // wait: when the situation is next looked at, zero if open-ended
 	Wait     WaitKind  // wait: what it waits for
@@ -129,7 +134,8 @@ type Failure struct {
 	Slot      int
 	Container string
 	Action    string // the workload's failure_action
-	Reason    string
+	Why       Reason // ReasonHealthDeadline: what it was at its deadline
+	Reason    string // Why's words
 }
 
 // Text is the failure as one line, without the plan's "! ": "web/0

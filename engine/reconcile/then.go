@@ -97,11 +97,10 @@ func projectThen(d *spec.ResolvedDesired, w *spec.Resolved, o *Observed, cur Wor
 			}
 			seen[s.Key()] = true
 			s.Then = true
-			if s.Action == ActRoll && s.Replacement != "" {
+			if s.Why.Kind == ReasonReplaced {
 				// Not yet: the roll waits for its replacement.
-				if c := containerByID(o.Containers, s.ContainerID); c != nil {
-					s.Reason = rollReason(staleWhy(driftOf(d.Prefix, w, c, o.RecreateBefore[w.Name]), w.Image), s.Replacement, true)
-				}
+				s.Why.Pending = true
+				s.explain()
 			}
 			then = append(then, s)
 		}
@@ -193,14 +192,4 @@ func advance(w *spec.Resolved, o *Observed, cur WorkloadPlan) bool {
 	}
 	o.Now = now
 	return changed
-}
-
-// containerByID is the container of cs with id, or nil.
-func containerByID(cs []docker.Container, id string) *docker.Container {
-	for i := range cs {
-		if cs[i].ID == id {
-			return &cs[i]
-		}
-	}
-	return nil
 }
