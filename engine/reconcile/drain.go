@@ -179,7 +179,7 @@ func (o *RunOptions) defaults() {
 		o.Now = time.Now
 	}
 	if o.Sleep == nil {
-		o.Sleep = sleep
+		o.Sleep = Sleep
 	}
 	if o.Poll <= 0 {
 		o.Poll = drainPoll
@@ -281,8 +281,12 @@ func lastLine(out string) string {
 	return strings.TrimSpace(lines[len(lines)-1])
 }
 
-// sleep waits d, cut short by ctx.
-func sleep(ctx context.Context, d time.Duration) error {
+// Sleep waits d, cut short by ctx (whose error it then returns): the
+// default clock of a drain's wait, and of any wait beside the loop.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

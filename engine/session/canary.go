@@ -179,7 +179,7 @@ func (l *loop) canaryRunFor(judged func(reconcile.Judgement)) func(context.Conte
 		return nil
 	}
 	c := l.canary.c
-	r := &canaryRunner{admin: admin, prefix: l.prefix, client: http.DefaultClient, now: l.wallNow, sleep: sleepCtx,
+	r := &canaryRunner{admin: admin, prefix: l.prefix, client: http.DefaultClient, now: l.wallNow, sleep: reconcile.Sleep,
 		report: func(v CanaryView) {
 			select {
 			case c <- v:
@@ -192,21 +192,6 @@ func (l *loop) canaryRunFor(judged func(reconcile.Judgement)) func(context.Conte
 			judged(j)
 		}
 		return j, err
-	}
-}
-
-// sleepCtx waits d, cut short by ctx.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
 

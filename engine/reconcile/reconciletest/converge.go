@@ -56,7 +56,7 @@ func Converge(ctx context.Context, c docker.Client, d *spec.Desired, opts Option
 		opts.Now = time.Now
 	}
 	if opts.Sleep == nil {
-		opts.Sleep = sleep
+		opts.Sleep = reconcile.Sleep
 	}
 	if opts.Poll <= 0 {
 		opts.Poll = 250 * time.Millisecond
@@ -165,15 +165,4 @@ func nextLook(p reconcile.Plan, now time.Time, poll time.Duration) time.Duration
 		d = 10 * time.Millisecond
 	}
 	return d
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
