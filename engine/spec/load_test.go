@@ -62,13 +62,23 @@ func TestLoadDesignExampleParsesToExactStruct(t *testing.T) {
 			Restart:    "unless-stopped",
 			Networks:   []string{"front"},
 			PreStop:    []string{"/demoapp", "-drain"},
-			Update:     withDrain(defaultUpdate(), 5*time.Second),
+			Update:     withCanary(withDrain(defaultUpdate(), 5*time.Second)),
 		}},
 		Proxy: &Proxy{CaddyAdmin: "http://127.0.0.1:2019"},
 	}
 	if !reflect.DeepEqual(d, want) {
 		t.Errorf("got\n%s\nwant\n%s", dump(d), dump(want))
 	}
+}
+
+// withCanary is u with the canary of DESIGN §3's example.
+func withCanary(u UpdatePolicy) UpdatePolicy {
+	u.Canary = &Canary{
+		Steps: []CanaryStep{{Share: 0.05, For: time.Minute}, {Share: 0.25, For: 2 * time.Minute}},
+		Analysis: Analysis{Interval: DefaultCanaryInterval, MaxErrorRate: 0.01, MaxErrorRateIncrease: 0.005, MaxP95Ratio: 1.5,
+			MinRequests: 200, OnInsufficientTraffic: InsufficientHold},
+	}
+	return u
 }
 
 func TestLoadUnreadableFileWrapsOSError(t *testing.T) {
