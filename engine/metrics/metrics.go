@@ -128,10 +128,10 @@ func New(o Options) *Metrics {
 	c.holds = counter("rollcall_holds_total", "Specs put on hold while the agent ran (by failure_action rollback, an operator's rollback or pin, another process), by workload.", "workload")
 	c.rollbacks = counter("rollcall_rollbacks_total", "Rollbacks: failure_action rollback's stop done, or an operator's rollback begun, by workload.", "workload")
 	c.disconnects = counter("rollcall_engine_disconnects_total", "Times the engine stopped answering after it had answered.")
-	c.canaryReqs = canary("rollcall_canary_requests", "Requests a cohort answered in the canary's last analysis window.", "workload", "cohort")
-	c.canaryErrs = canary("rollcall_canary_errors", "Failed requests (5xx, failed dials) of a cohort in the canary's last analysis window.", "workload", "cohort")
-	c.canaryP50 = canary("rollcall_canary_latency_p50_seconds", "A cohort's median latency in the canary's last analysis window.", "workload", "cohort")
-	c.canaryP95 = canary("rollcall_canary_latency_p95_seconds", "A cohort's 95th percentile latency in the canary's last analysis window.", "workload", "cohort")
+	c.canaryReqs = canary("rollcall_canary_requests", "Requests a cohort answered over the canary step's window so far.", "workload", "cohort")
+	c.canaryErrs = canary("rollcall_canary_errors", "Failed requests (5xx, failed dials) of a cohort over the canary step's window so far.", "workload", "cohort")
+	c.canaryP50 = canary("rollcall_canary_latency_p50_seconds", "A cohort's median latency over the canary step's window so far.", "workload", "cohort")
+	c.canaryP95 = canary("rollcall_canary_latency_p95_seconds", "A cohort's 95th percentile latency over the canary step's window so far.", "workload", "cohort")
 	c.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := &Metrics{c: c}
 	if !o.Hosts {

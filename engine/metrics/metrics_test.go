@@ -211,13 +211,13 @@ rollcall_steps_total{action="update",outcome="ok"} 0
 `, "rollcall_steps_total")
 }
 
-const canaryHead = `# HELP rollcall_canary_errors Failed requests (5xx, failed dials) of a cohort in the canary's last analysis window.
+const canaryHead = `# HELP rollcall_canary_errors Failed requests (5xx, failed dials) of a cohort over the canary step's window so far.
 # TYPE rollcall_canary_errors gauge
-%errors%# HELP rollcall_canary_latency_p50_seconds A cohort's median latency in the canary's last analysis window.
+%errors%# HELP rollcall_canary_latency_p50_seconds A cohort's median latency over the canary step's window so far.
 # TYPE rollcall_canary_latency_p50_seconds gauge
-%p50%# HELP rollcall_canary_latency_p95_seconds A cohort's 95th percentile latency in the canary's last analysis window.
+%p50%# HELP rollcall_canary_latency_p95_seconds A cohort's 95th percentile latency over the canary step's window so far.
 # TYPE rollcall_canary_latency_p95_seconds gauge
-%p95%# HELP rollcall_canary_requests Requests a cohort answered in the canary's last analysis window.
+%p95%# HELP rollcall_canary_requests Requests a cohort answered over the canary step's window so far.
 # TYPE rollcall_canary_requests gauge
 %requests%`
 
@@ -286,7 +286,7 @@ func TestHostsLabelEverySeries(t *testing.T) {
 # TYPE rollcall_engine_disconnects_total counter
 rollcall_engine_disconnects_total{host="a"} 0
 rollcall_engine_disconnects_total{host="b"} 1
-# HELP rollcall_canary_requests Requests a cohort answered in the canary's last analysis window.
+# HELP rollcall_canary_requests Requests a cohort answered over the canary step's window so far.
 # TYPE rollcall_canary_requests gauge
 rollcall_canary_requests{cohort="canary",host="b",workload="web"} 20
 `, "rollcall_engine_disconnects_total", "rollcall_canary_requests")
@@ -422,4 +422,19 @@ func TestAClientThatSendsNoHeaderIsCutOff(t *testing.T) {
 	if line != "" && !strings.Contains(line, "408") {
 		t.Errorf("the server answered %q, want 408 or nothing", line)
 	}
+}
+
+// The session's canary readings (EventCanary) set the cohorts' figures.
+func TestCanaryReadingsFeedTheFigures(t *testing.T) {
+	m := New(Options{})
+	v := &session.CanaryView{Workload: "web", Judgement: reconcile.Judgement{
+		Canary: reconcile.CohortFigures{Requests: 120, Errors: 12, P50: 12 * time.Millisecond, P95: 250 * time.Millisecond},
+		Stable: reconcile.CohortFigures{Requests: 1080, P50: 8 * time.Millisecond, P95: 20 * time.Millisecond},
+	}}
+	m.Event(session.Event{Kind: session.EventCanary, Canary: v})
+	compare(t, m, `# HELP rollcall_canary_requests Requests a cohort answered over the canary step's window so far.
+# TYPE rollcall_canary_requests gauge
+rollcall_canary_requests{cohort="canary",workload="web"} 120
+rollcall_canary_requests{cohort="stable",workload="web"} 1080
+`, "rollcall_canary_requests")
 }
