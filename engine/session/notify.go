@@ -63,18 +63,22 @@ type notifyState struct {
 	// until n exists.
 	wake chan struct{}
 
-	reached    reachedState    // the desired state and holds last seen steady
-	open       *openRollout    // the rollout under way, if any
-	ends       uint64          // the steps ended so far, as the last turn saw them
-	holdsKnown bool            // the holds kept from before are read: a hold seen after is new
-	holds      map[string]bool // workload + "/" + hash, as last seen
-	pinsKnown  bool            // the pins kept from before are read: a pin seen after is new
-	pins       map[string]bool // pinKey of each standing pin, as last seen
-	rolledBack map[RollbackInfo]bool
-	operator   map[string]string // operator rollbacks under way, as last seen
-	failures   map[string]bool   // the plan's health failures, by workload/container
-	lost       bool              // the engine was seen lost
-	lostPosted bool              // and engine_lost was posted (acting then): engine_back follows it
+	reached reachedState // the desired state and holds last seen steady
+	open    *openRollout // the rollout under way, if any
+	// next is the ID the rollout toward nextFP opens with, given to the
+	// journal lines of its first steps, which begin before a snapshot
+	// opens it (stepRollout).
+	next, nextFP string
+	ends         uint64          // the steps ended so far, as the last turn saw them
+	holdsKnown   bool            // the holds kept from before are read: a hold seen after is new
+	holds        map[string]bool // workload + "/" + hash, as last seen
+	pinsKnown    bool            // the pins kept from before are read: a pin seen after is new
+	pins         map[string]bool // pinKey of each standing pin, as last seen
+	rolledBack   map[RollbackInfo]bool
+	operator     map[string]string // operator rollbacks under way, as last seen
+	failures     map[string]bool   // the plan's health failures, by workload/container
+	lost         bool              // the engine was seen lost
+	lostPosted   bool              // and engine_lost was posted (acting then): engine_back follows it
 }
 
 // openRollout is a rollout under way.
@@ -177,8 +181,11 @@ func (l *loop) notifyRollout(s *Snapshot, acting bool) {
 		return
 	}
 	o := &openRollout{fp: l.desiredFP, since: l.wallNow(), changes: changes(s)}
-	sum := sha256.Sum256([]byte(o.fp))
-	o.id = o.since.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(sum[:4])
+	o.id = rolloutIDOf(o.since, o.fp)
+	if ns.nextFP == o.fp && ns.next != "" {
+		o.id = ns.next // its first steps' journal lines carry it already
+	}
+	ns.next, ns.nextFP = "", ""
 	ns.open = o
 	e := l.notifyEvent(notify.KindRolloutStarted, "", reconcile.NoSlot)
 	e.Workloads = o.changes
@@ -395,6 +402,31 @@ func (l *loop) notifyEvent(kind notify.Kind, workload string, slot int) notify.E
 		e.Engine = l.engineName()
 	}
 	return e
+}
+
+// rolloutIDOf is the ID of a rollout toward the desired state fp, opened
+// at since: "<UTC start>-<8 hex of the desired state>".
+func rolloutIDOf(since time.Time, fp string) string {
+	sum := sha256.Sum256([]byte(fp))
+	return since.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(sum[:4])
+}
+
+// stepRollout is the rollout a step that begins now belongs to, for its
+// journal lines: the fleet's, the one under way, or the one its start
+// opens, when the desired state differs from the one last reached (a
+// crash restart in a steady state is no rollout: "").
+func (l *loop) stepRollout() string {
+	if id := l.rolloutID(l.notify.open); id != "" {
+		return id
+	}
+	ns := &l.notify
+	if l.desired == nil || ns.reached.fp == l.desiredFP {
+		return ""
+	}
+	if ns.nextFP != l.desiredFP || ns.next == "" {
+		ns.next, ns.nextFP = rolloutIDOf(l.wallNow(), l.desiredFP), l.desiredFP
+	}
+	return ns.next
 }
 
 // rolloutID is the fleet's rollout ID when there is one, else o's.

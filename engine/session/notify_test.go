@@ -105,10 +105,21 @@ func TestRolloutPostsItsStartAndEnd(t *testing.T) {
 	f, clock := newEngine()
 	seed(t, f, clock, desiredYAML("web:v1", 2))
 	h := newHarness(t, f, clock, desiredYAML("web:v2", 2)+hook.notifyLine(), ModeAuto)
+	jpath := h.withJournal()
 	h.start()
 	done := h.drive("web on v2", func(s Snapshot) bool { return s.Steady && running(s, "web:v2") == 2 && running(s, "web:v1") == 0 })
 	ended := hook.waitKind(t, notify.KindRolloutEnded)
 	started := hook.waitKind(t, notify.KindRolloutStarted)
+	// The rollout's journal lines carry its ID, as its posts do.
+	es, err := journal.Read(jpath, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range stepEntries(es) {
+		if e.Rollout != started.Rollout {
+			t.Errorf("journal line %s %s: rollout %q, want the posts' %q", e.Action, e.Container, e.Rollout, started.Rollout)
+		}
+	}
 
 	if k := hook.kinds(); k[0] != notify.KindRolloutStarted || k[len(k)-1] != notify.KindRolloutEnded || len(k) != 2 {
 		t.Errorf("posted %v, want the rollout's start and end only", k)

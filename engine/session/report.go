@@ -42,9 +42,9 @@ func (l *loop) entry(mode string) journal.Entry {
 	if l.infoOK {
 		e.Engine = l.engineName()
 	}
-	if l.opts.Rollout != nil {
-		e.Rollout = l.opts.Rollout()
-	}
+	// The fleet's rollout, else the session's own (notify.go): the journal
+	// lines of a rollout and its webhook posts carry one ID.
+	e.Rollout = l.stepRollout()
 	return e
 }
 
