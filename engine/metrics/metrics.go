@@ -220,6 +220,12 @@ func (m *Metrics) Notice(n notify.Event) {
 		m.c.rollbacks.WithLabelValues(m.values(n.Workload)...).Inc()
 	case notify.KindEngineLost:
 		m.c.disconnects.WithLabelValues(m.values()...).Inc()
+	case notify.KindAbort:
+		m.CanaryEnded(n.Workload) // aborted: its figures no longer move
+	case notify.KindCanaryStep:
+		if c := n.Canary; c != nil && c.Step == c.Of && c.Verdict == "pass" {
+			m.CanaryEnded(n.Workload) // promoted: the roll goes on without it
+		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/notify"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/session"
@@ -424,17 +425,42 @@ func TestAClientThatSendsNoHeaderIsCutOff(t *testing.T) {
 	}
 }
 
-// The session's canary readings (EventCanary) set the cohorts' figures.
+// The session's canary readings (EventCanary) set the cohorts' figures,
+// each in its own gauge; an abort or the last step passed takes them away.
 func TestCanaryReadingsFeedTheFigures(t *testing.T) {
 	m := New(Options{})
 	v := &session.CanaryView{Workload: "web", Judgement: reconcile.Judgement{
 		Canary: reconcile.CohortFigures{Requests: 120, Errors: 12, P50: 12 * time.Millisecond, P95: 250 * time.Millisecond},
-		Stable: reconcile.CohortFigures{Requests: 1080, P50: 8 * time.Millisecond, P95: 20 * time.Millisecond},
+		Stable: reconcile.CohortFigures{Requests: 1080, Errors: 1, P50: 8 * time.Millisecond, P95: 20 * time.Millisecond},
 	}}
 	m.Event(session.Event{Kind: session.EventCanary, Canary: v})
-	compare(t, m, `# HELP rollcall_canary_requests Requests a cohort answered over the canary step's window so far.
-# TYPE rollcall_canary_requests gauge
-rollcall_canary_requests{cohort="canary",workload="web"} 120
+	compare(t, m, strings.NewReplacer(
+		"%requests%", `rollcall_canary_requests{cohort="canary",workload="web"} 120
 rollcall_canary_requests{cohort="stable",workload="web"} 1080
-`, "rollcall_canary_requests")
+`,
+		"%errors%", `rollcall_canary_errors{cohort="canary",workload="web"} 12
+rollcall_canary_errors{cohort="stable",workload="web"} 1
+`,
+		"%p50%", `rollcall_canary_latency_p50_seconds{cohort="canary",workload="web"} 0.012
+rollcall_canary_latency_p50_seconds{cohort="stable",workload="web"} 0.008
+`,
+		"%p95%", `rollcall_canary_latency_p95_seconds{cohort="canary",workload="web"} 0.25
+rollcall_canary_latency_p95_seconds{cohort="stable",workload="web"} 0.02
+`).Replace(canaryHead), canaryNames...)
+
+	// A step passed that is not the last: the figures stay.
+	m.Notice(notify.Event{Kind: notify.KindCanaryStep, Workload: "web", Canary: &journal.Canary{Step: 1, Of: 2, Verdict: "pass"}})
+	if n := testutil.CollectAndCount(m.Registry(), "rollcall_canary_requests"); n != 2 {
+		t.Errorf("after step 1 of 2 passed: %d canary request series, want 2", n)
+	}
+	for _, end := range []notify.Event{
+		{Kind: notify.KindCanaryStep, Workload: "web", Canary: &journal.Canary{Step: 2, Of: 2, Verdict: "pass"}},
+		{Kind: notify.KindAbort, Workload: "web", Canary: &journal.Canary{Step: 1, Of: 2, Verdict: "fail"}},
+	} {
+		m.Event(session.Event{Kind: session.EventCanary, Canary: v})
+		m.Notice(end)
+		if n := testutil.CollectAndCount(m.Registry(), canaryNames...); n != 0 {
+			t.Errorf("after %s: %d canary series left, want none: a figure that no longer moves must not read as live", end.Kind, n)
+		}
+	}
 }

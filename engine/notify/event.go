@@ -171,11 +171,16 @@ func (e Event) Summary() string {
 			b.WriteString(": " + what)
 		}
 		if c := e.Canary; c != nil {
-			parts = append(parts, fmt.Sprintf("step %d/%d at %g%% %s", c.Step, c.Of, 100*c.Share, e.Reason))
-			if c.Check != "" {
-				parts = append(parts, fmt.Sprintf("%s: measured %g, limit %g", c.Check, c.Measured, c.Limit))
+			parts = append(parts, fmt.Sprintf("step %d/%d at %.4g%% %s", c.Step, c.Of, 100*c.Share, e.Reason))
+			switch {
+			case c.Check == "max_p95_ratio":
+				parts = append(parts, fmt.Sprintf("%s: p95 %.2f× stable, limit %.2f", c.Check, c.Measured, c.Limit))
+			case c.Check == "min_requests":
+				parts = append(parts, fmt.Sprintf("%s: %.0f requests, limit %.0f", c.Check, c.Measured, c.Limit))
+			case c.Check != "":
+				parts = append(parts, fmt.Sprintf("%s: %.1f%%, limit %.1f%%", c.Check, 100*c.Measured, 100*c.Limit))
 			}
-			parts = append(parts, fmt.Sprintf("canary %d requests, %.1f%% errors, p95 %gms; stable %d, %.1f%%, p95 %gms",
+			parts = append(parts, fmt.Sprintf("canary %d requests, %.1f%% errors, p95 %.1fms; stable %d, %.1f%%, p95 %.1fms",
 				c.Canary.Requests, 100*c.Canary.ErrorRate, c.Canary.P95MS, c.Stable.Requests, 100*c.Stable.ErrorRate, c.Stable.P95MS))
 		}
 	default:

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -624,5 +625,21 @@ func TestTargetName(t *testing.T) {
 		if got := (Target{URL: url}).Name(); got != want {
 			t.Errorf("Name(%s) = %q, want %q", url, got, want)
 		}
+	}
+}
+
+// A canary notice's line says the share and the failed check as the file
+// does: percentages for rates, the ratio for p95.
+func TestCanarySummary(t *testing.T) {
+	e := Event{Kind: KindAbort, Workload: "web", Slot: 0, Reason: "failed", Canary: &journal.Canary{Step: 1, Of: 2, Share: 0.07,
+		Check: "max_error_rate", Measured: 0.1, Limit: 0.01,
+		Canary: journal.Cohort{Requests: 100, ErrorRate: 0.1, P95MS: 9.25}, Stable: journal.Cohort{Requests: 900, P95MS: 8}}}
+	want := "rollcall abort: web/0 (step 1/2 at 7% failed; max_error_rate: 10.0%, limit 1.0%; canary 100 requests, 10.0% errors, p95 9.2ms; stable 900, 0.0%, p95 8.0ms)"
+	if got := e.Summary(); got != want {
+		t.Errorf("Summary() = %q\nwant        %q", got, want)
+	}
+	e.Canary.Check, e.Canary.Measured, e.Canary.Limit = "max_p95_ratio", 3.1, 1.5
+	if got := e.Summary(); !strings.Contains(got, "max_p95_ratio: p95 3.10× stable, limit 1.50") {
+		t.Errorf("Summary() = %q, want the p95 ratio", got)
 	}
 }

@@ -83,7 +83,11 @@ func TestCanaryHeldWaits(t *testing.T) {
 	j := Judge(w.Update.Canary.Analysis, time.Minute, CohortFigures{Requests: 900}, CohortFigures{Requests: 3}, true)
 	o.Canary = map[string]CanaryProgress{"web": {Spec: w.Hash, Held: &j}}
 	p := Diff(d, o)
-	for _, s := range p.Workloads[0].Steps {
+	steps := p.Workloads[0].Steps
+	if len(steps) != 2 || steps[0].Slot != 0 || steps[0].Why.Kind != ReasonCanaryHeld {
+		t.Fatalf("held canary: plan %q, want the held wait on web/0 and the canary-first wait on web/1", briefs(p))
+	}
+	for _, s := range steps {
 		if s.Executable() {
 			t.Errorf("held canary: executable step %s", brief(s))
 		}

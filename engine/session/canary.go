@@ -218,8 +218,15 @@ func (l *loop) canaryStepOf(v CanaryView) reconcile.Step {
 // back, as an operator's rollback is (its stops are Diff's, drained). An
 // error that is none of those (the proxy could not be read) fails the step
 // like any other, and it is tried again.
-func (l *loop) canaryEnded(s reconcile.Step, err error) {
+func (l *loop) canaryEnded(s reconcile.Step, err error, judged *reconcile.Judgement) {
 	cs := s.Canary
+	if judged != nil {
+		// The step's own last judgement: the readings on the way may have
+		// been dropped, or lag the step's end.
+		v := l.canary.live[s.Workload]
+		v.Workload, v.Step, v.Container, v.Judgement, v.Ended, v.Err = s.Workload, *cs, s.Container, *judged, true, nil
+		l.canary.live[s.Workload] = v
+	}
 	var ce *reconcile.CanaryError
 	switch {
 	case err == nil:
@@ -294,6 +301,9 @@ func (l *loop) liftCanaryHold(workload string) bool {
 // canaryViews are the canary steps under way, or ended while the plan
 // still holds the canary's gate, by workload.
 func (l *loop) canaryViews() []CanaryView {
+	if len(l.canary.live) == 0 {
+		return nil // the common case, on every snapshot
+	}
 	gated := map[string]bool{}
 	for _, wp := range l.plan.Workloads {
 		for _, s := range wp.Steps {

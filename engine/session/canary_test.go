@@ -415,3 +415,31 @@ func TestUnattendedEndsOnAHeldCanary(t *testing.T) {
 		t.Errorf("judge says %q, want the held canary and what lifts it", why)
 	}
 }
+
+// A step that passed posts canary_step with the step's own figures, and a
+// held one says held; neither goes through the retry backoff of a failure.
+func TestCanaryPassedStepNoticeCarriesItsFigures(t *testing.T) {
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 2))
+	c := newCohortStandIn(t, f)
+	h := newHarness(t, f, clock, canaryYAML("web:v2", c.URL, "[{share: 10%, for: 300ms}, {share: 50%, for: 300ms}]"), ModeAuto)
+	seen := &noticeLog{}
+	h.opts.Observer = seen
+	h.start()
+	h.drive("rolled to v2", func(s Snapshot) bool { return running(s, "web:v2") == 2 && running(s, "web:v1") == 0 })
+	var passed []notify.Event
+	for _, n := range seen.all() {
+		if n.Kind == notify.KindCanaryStep {
+			passed = append(passed, n)
+		}
+	}
+	if len(passed) != 2 {
+		t.Fatalf("%d canary_step notices, want one per step: %+v", len(passed), passed)
+	}
+	for i, n := range passed {
+		if n.Reason != "passed" || n.Canary == nil || n.Canary.Step != i+1 || n.Canary.Verdict != string(reconcile.VerdictPass) ||
+			n.Canary.Canary.Requests < 20 || n.Canary.Stable.Requests < 20 {
+			t.Errorf("notice %d: %+v canary %+v, want step %d passed with both cohorts' figures", i, n, n.Canary, i+1)
+		}
+	}
+}

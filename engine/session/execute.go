@@ -384,10 +384,6 @@ func (l *loop) launch(d stepDone) {
 		d.duration = l.wallNow().Sub(d.began)
 		d.interrupted = d.err != nil && l.stepCtx.Err() != nil
 		d.created, d.judged = created, judged
-		var ce *reconcile.CanaryError
-		if d.judged == nil && errors.As(d.err, &ce) {
-			d.judged = &ce.Judgement
-		}
 		l.stepped <- d
 	}()
 }
@@ -424,12 +420,17 @@ func (l *loop) onStepDone(d stepDone) {
 	}
 	l.record(res)
 	delete(l.confirmed, key)
-	if d.err != nil {
+	var canaryOutcome *reconcile.CanaryError // a judged canary step: canaryEnded says it, not the failure path
+	switch {
+	case errors.As(d.err, &canaryOutcome):
+		l.endRollout(fmt.Sprintf("%s %s did not pass", s.Action, s.Target()))
+		l.event(Event{Kind: EventStepFailed, Step: s, Duration: d.duration, Err: d.err})
+	case d.err != nil:
 		wait := l.failed(key, l.wallNow())
 		l.note("%s %s failed: %v", s.Action, s.Target(), d.err)
 		l.endRollout(fmt.Sprintf("%s %s failed", s.Action, s.Target()))
 		l.event(Event{Kind: EventStepFailed, Step: s, Duration: d.duration, Err: d.err, RetryIn: wait})
-	} else {
+	default:
 		l.succeeded(s)
 		l.event(Event{Kind: EventStepDone, Step: s, Duration: d.duration})
 		if s.Hold != "" && !operator {
@@ -445,7 +446,7 @@ func (l *loop) onStepDone(d stepDone) {
 		}
 	}
 	if s.Action == reconcile.ActCanary && s.Canary != nil {
-		l.canaryEnded(s, d.err)
+		l.canaryEnded(s, d.err, d.judged)
 	}
 	l.requestFetch()
 }
