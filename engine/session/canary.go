@@ -247,9 +247,7 @@ func (l *loop) canaryEnded(s reconcile.Step, err error, judged *reconcile.Judgem
 	case errors.As(err, &ce):
 		j := ce.Judgement
 		delete(l.canary.progress, s.Workload)
-		l.decision("canary-abort", s.Workload, "spec "+short(cs.Spec)+" on hold: "+j.String())
-		l.hold(s.Workload, cs.Spec)
-		l.rollbacks[s.Workload] = cs.Spec
+		l.beginRollback("canary-abort", s.Workload, cs.Spec, "spec "+short(cs.Spec)+" on hold: "+j.String())
 		l.note("canary %s failed at step %d/%d: %s; its share is 0, spec %s on hold, the canary drains and goes", s.Workload, cs.Index+1, cs.Of, j, short(cs.Spec))
 		l.log(levelError, "canary failed: rolled back", "workload", s.Workload, "step", cs.Index+1, "check", string(j.Check),
 			"measured", j.Measured, "limit", j.Limit, "canary_requests", j.Canary.Requests, "stable_requests", j.Stable.Requests)

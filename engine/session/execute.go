@@ -566,10 +566,17 @@ func (l *loop) startRollback(workload string) {
 		l.note("roll back %s: %v", workload, w.Err)
 		return
 	}
-	l.decision("rollback", workload, "spec "+short(w.Hash)+" on hold")
-	l.hold(workload, w.Hash)
-	l.rollbacks[workload] = w.Hash
+	l.beginRollback("rollback", workload, w.Hash, "spec "+short(w.Hash)+" on hold")
 	l.note("rolling back %s: spec %s on hold; its new containers stop where an older one still serves", workload, short(w.Hash))
+}
+
+// beginRollback rolls workload's spec hash back, as the operator's r does
+// and as a failed canary does: journaled as action, the spec on hold at
+// once, then Diff's stops of it (Observed.RollingBack), drained.
+func (l *loop) beginRollback(action, workload, hash, about string) {
+	l.decision(action, workload, about)
+	l.hold(workload, hash)
+	l.rollbacks[workload] = hash
 }
 
 // rollbackStep is the next stop of an operator rollback: the first stop

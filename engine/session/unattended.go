@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/reconcile"
-	"github.com/rollcall/rollcall/engine/spec"
 )
 
 // Outcome is how an unattended run ended (apply, agent, the demo's staging).
@@ -186,11 +185,14 @@ func canaryHeld(s Snapshot) string {
 			}
 		}
 	}
+	// Diff says which canary holds (ReasonCanaryHeld): not worked out again.
 	var why []string
-	for _, v := range s.Canaries {
-		if v.Ended && v.Err == nil && v.Judgement.Verdict == reconcile.VerdictInsufficient && v.Step.Analysis.OnInsufficientTraffic == spec.InsufficientHold {
-			why = append(why, fmt.Sprintf("canary %s holds at step %d/%d: %s; `rollcall retry %s` runs the step again, or change the desired spec",
-				v.Workload, v.Step.Index+1, v.Step.Of, v.Judgement, v.Workload))
+	for _, wp := range s.Plan.Workloads {
+		for _, st := range wp.Steps {
+			if r := st.Why; r.Kind == reconcile.ReasonCanaryHeld && r.Canary != nil && r.Judgement != nil {
+				why = append(why, fmt.Sprintf("canary %s holds at step %d/%d: %s; `rollcall retry %s` runs the step again, or change the desired spec",
+					wp.Name, r.Canary.Index+1, r.Canary.Of, *r.Judgement, wp.Name))
+			}
 		}
 	}
 	return strings.Join(why, "; ")
