@@ -68,8 +68,27 @@ type lockDone struct {
 	err    error
 }
 
-// doLock runs one lock job, beside the loop.
-func doLock(j lockJob) lockDone {
+// lockFiles is the lock worker: it runs one lock job at a time, beside
+// the loop, and knows the locks this session took and has not let go of
+// yet, the loop's or not (a take the loop no longer wants is let go of
+// only once the loop saw it). Only the worker's goroutine touches it.
+type lockFiles struct {
+	held map[*state.Lock]bool
+}
+
+func newLockFiles() *lockFiles { return &lockFiles{held: map[*state.Lock]bool{}} }
+
+// lockWorker is what the session's lock worker runs.
+func (s *Session) lockWorker() func(lockJob) lockDone {
+	do := newLockFiles().do
+	if s.lockWrap != nil {
+		return s.lockWrap(do)
+	}
+	return do
+}
+
+// do runs one lock job.
+func (w *lockFiles) do(j lockJob) lockDone {
 	path := j.path
 	if path == "" && j.op != lockRelease {
 		path = state.DefaultLockPath(j.info, j.prefix)
@@ -78,26 +97,44 @@ func doLock(j lockJob) lockDone {
 	switch j.op {
 	case lockTake:
 		d.lock, d.holder, d.err = state.TakeLock(path, j.user, j.since)
+		if d.lock != nil {
+			w.held[d.lock] = true
+		}
 	case lockRelease:
 		j.lock.Release()
+		delete(w.held, j.lock)
 	case lockRead:
-		d.holder = state.ReadLockHolder(path)
+		// The file names this session while a take of its own holds it:
+		// that is nobody else.
+		if !w.holds(path) {
+			d.holder = state.ReadLockHolder(path)
+		}
 	}
 	return d
 }
 
+// holds: a lock this session took at path is not let go of yet.
+func (w *lockFiles) holds(path string) bool {
+	for lk := range w.held {
+		if lk.Path == path && lk.Held() {
+			return true
+		}
+	}
+	return false
+}
+
 // takeLock asks for the host lock for an acting mode; onLock takes the
 // answer in. Until the engine has said which it is, the default lock path
-// is unknown and the attempt waits for the next list.
+// is unknown and the attempt waits for the next list. One take is on the
+// worker at a time: while one is, a new one waits for it to come back
+// (onLockTaken), so a take the loop no longer wants is let go of before
+// the next one runs, and the session never finds the lock held by itself.
 func (l *loop) takeLock() {
 	if l.lockHeld() || l.lockTaking {
 		return
 	}
 	if l.callerLocks() {
-		lk := l.opts.Lock
-		if l.opts.HeldLock != nil {
-			lk = l.opts.HeldLock()
-		}
+		lk := l.callerLock()
 		if !lk.Held() {
 			l.lockErr = "the host lock handed to this session was released"
 			if lk == nil {
@@ -118,11 +155,11 @@ func (l *loop) takeLock() {
 }
 
 // releaseLock lets go of the host lock, and of any take still in flight:
-// what it brings back is let go of too. The session stops acting under it
-// at once; it holds it (the snapshot says so) until the worker let go.
+// what it brings back is let go of too (a take from an older generation,
+// onLockTaken). The session stops acting under it at once; it holds it (the
+// snapshot says so) until the worker let go.
 func (l *loop) releaseLock() {
 	l.lockGen++
-	l.lockTaking = false
 	if l.callerLocks() {
 		l.lock = nil // the caller's: it releases it; taken again from it
 		return
@@ -137,16 +174,31 @@ func (l *loop) releaseLock() {
 // (Options.Lock, Options.HeldLock); the session only acts under it.
 func (l *loop) callerLocks() bool { return l.opts.Lock != nil || l.opts.HeldLock != nil }
 
+// callerLock is the lock the caller holds for the session (nil: none now).
+func (l *loop) callerLock() *Lock {
+	if l.opts.HeldLock != nil {
+		return l.opts.HeldLock()
+	}
+	return l.opts.Lock
+}
+
 // lockHeld: the session holds the host lock and acts under it (it is not
 // being let go of).
 func (g *guards) lockHeld() bool { return g.lock != nil && !g.lockLetGo }
 
 // readHolder asks who holds the lock, for a session that does not hold
-// it: one read at a time.
+// it: one read at a time. A lock its caller holds (a watching demo) is
+// nobody else's: its file names this process.
 func (l *loop) readHolder() {
 	if l.lock != nil {
 		l.holder = nil
 		return
+	}
+	if l.callerLocks() {
+		if lk := l.callerLock(); lk.Held() {
+			l.holder, l.lockPath = nil, lk.Path
+			return
+		}
 	}
 	if l.holderReading || l.opts.LockPath == "" && !l.infoOK {
 		return
@@ -177,15 +229,21 @@ func (l *loop) onLock(d lockDone) {
 
 // onLockTaken takes in a take of the lock: held, the session acts under
 // it; refused, it drops to watch and shows who holds it. A take the loop
-// no longer wants (the mode or the prefix changed meanwhile) is let go of.
+// no longer wants (asked before a release: the mode or the prefix changed
+// meanwhile) is let go of, its answer (held or refused) is not the
+// session's, and an acting mode that still wants the lock takes it again,
+// after that release on the worker.
 func (l *loop) onLockTaken(d lockDone) {
+	l.lockTaking = false
 	if d.job.gen != l.lockGen || !l.mode.Acting() || l.lockHeld() {
 		if d.lock != nil {
 			l.locks.push(lockJob{op: lockRelease, lock: d.lock})
 		}
+		if l.mode.Acting() {
+			l.takeLock()
+		}
 		return
 	}
-	l.lockTaking = false
 	l.lockPath = d.path
 	if d.err != nil {
 		l.holder = d.holder

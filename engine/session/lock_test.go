@@ -1,6 +1,8 @@
 package session
 
 import (
+	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,5 +44,174 @@ func TestLockPollRunsOnlyWhileAnotherHoldsTheLock(t *testing.T) {
 	l.armLockPoll()
 	if l.lockPoll.armed() {
 		t.Error("polled while holding the lock")
+	}
+}
+
+// Watch then auto right after the start, while the first take of the lock
+// is still on the lock worker: the session ends in auto under the lock,
+// and never names itself as the lock's holder.
+func TestWatchThenAutoRightAfterStartTakesTheLock(t *testing.T) {
+	f, clock := newEngine()
+	h := newHarness(t, f, clock, desiredYAML("web:v1", 1), ModeAuto).start()
+	h.waitFor("the first snapshot", func(Snapshot) bool { return true })
+	h.s.Do(SetMode{Mode: ModeWatch})
+	h.s.Do(SetMode{Mode: ModeAuto})
+	snap := h.waitFor("auto under the lock, or a fall back to watch", func(s Snapshot) bool {
+		return s.Mode == ModeAuto && s.Lock.Held || s.Mode == ModeWatch && s.Lock.Err != ""
+	})
+	if snap.Mode != ModeAuto || !snap.Lock.Held || snap.Lock.Holder != nil || hasNote(snap, "needs the host lock") {
+		t.Fatalf("mode %s, lock held %v, holder %+v, error %q; want auto under the lock\n%s",
+			snap.Mode, snap.Lock.Held, snap.Lock.Holder, snap.Lock.Err, describe(snap))
+	}
+}
+
+// lockGate holds the session's first take of the lock on the lock worker,
+// once it ran, until open is called: the loop goes on meanwhile, so what
+// it does while a take is in flight is certain, not a matter of timing.
+type lockGate struct {
+	ran  chan struct{} // closed once the first take ran
+	gate chan struct{}
+	once sync.Once
+}
+
+func (g *lockGate) open() { g.once.Do(func() { close(g.gate) }) }
+
+// startGated starts the session as start does, its first take of the lock
+// held by the gate it returns.
+func (h *harness) startGated() *lockGate {
+	h.t.Helper()
+	g := &lockGate{ran: make(chan struct{}), gate: make(chan struct{})}
+	h.s = New(h.opts)
+	first := true // the worker's goroutine alone reads and writes it
+	h.s.lockWrap = func(do func(lockJob) lockDone) func(lockJob) lockDone {
+		return func(j lockJob) lockDone {
+			d := do(j)
+			if j.op == lockTake && first {
+				first = false
+				close(g.ran)
+				<-g.gate
+			}
+			return d
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.done = make(chan error, 1)
+	go func() { h.done <- h.s.Run(ctx) }()
+	h.t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-h.done:
+			if err != nil {
+				h.t.Errorf("Run: %v", err)
+			}
+		case <-time.After(waitLimit):
+			h.t.Errorf("Run did not return after cancel")
+		}
+	})
+	h.t.Cleanup(g.open) // first: a test that failed early lets the worker go
+	select {
+	case <-g.ran:
+	case <-time.After(waitLimit):
+		h.t.Fatal("the session never took the lock")
+	}
+	return g
+}
+
+// Watch then auto while the first take of the lock is on the worker (it
+// took the lock): that take is the older generation's, let go of, and the
+// lock taken again after; the session ends in auto under the lock, never
+// "held by" itself. Before, a second take ran beside the first and found
+// the lock held, by this process.
+func TestStaleTakeIsLetGoBeforeTheNextTake(t *testing.T) {
+	f, clock := newEngine()
+	h := newHarness(t, f, clock, desiredYAML("web:v1", 1), ModeAuto)
+	g := h.startGated()
+	h.s.Do(SetMode{Mode: ModeWatch})
+	h.waitFor("watch", func(s Snapshot) bool { return s.Mode == ModeWatch })
+	h.s.Do(SetMode{Mode: ModeAuto})
+	h.waitFor("auto, the lock not yet held", func(s Snapshot) bool { return s.Mode == ModeAuto && !s.Lock.Held })
+	g.open()
+	snap := h.waitFor("auto under the lock, or a fall back to watch", func(s Snapshot) bool {
+		return s.Mode == ModeAuto && s.Lock.Held || s.Mode == ModeWatch && s.Lock.Err != ""
+	})
+	if snap.Mode != ModeAuto || !snap.Lock.Held || snap.Lock.Holder != nil || hasNote(snap, "needs the host lock") {
+		t.Fatalf("mode %s, lock held %v, holder %+v, error %q; want auto under the lock\n%s",
+			snap.Mode, snap.Lock.Held, snap.Lock.Holder, snap.Lock.Err, describe(snap))
+	}
+}
+
+// A take from an older generation is not the session's answer, refused or
+// not: refused while another held the lock, it came back after the
+// operator went to watch, the other let go, and the operator asked for
+// auto again. The session takes the lock, now free, rather than fall back
+// to watch on the old refusal.
+func TestTakeFromAnOlderGenerationIsNotTheAnswer(t *testing.T) {
+	f, clock := newEngine()
+	h := newHarness(t, f, clock, desiredYAML("web:v1", 1), ModeAuto)
+	other, _, err := state.TakeLock(h.opts.LockPath, "alice", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Release()
+	g := h.startGated() // the take ran, refused: alice holds the lock
+	h.s.Do(SetMode{Mode: ModeWatch})
+	h.waitFor("watch", func(s Snapshot) bool { return s.Mode == ModeWatch })
+	other.Release()
+	h.s.Do(SetMode{Mode: ModeAuto})
+	h.waitFor("auto, the lock not yet held", func(s Snapshot) bool { return s.Mode == ModeAuto && !s.Lock.Held })
+	g.open()
+	snap := h.waitFor("auto under the lock, or a fall back to watch", func(s Snapshot) bool {
+		return s.Mode == ModeAuto && s.Lock.Held || s.Mode == ModeWatch && s.Lock.Err != ""
+	})
+	if snap.Mode != ModeAuto || !snap.Lock.Held || hasNote(snap, "alice") {
+		t.Fatalf("mode %s, lock held %v, holder %+v, error %q; want auto under the lock, alice's refusal gone\n%s",
+			snap.Mode, snap.Lock.Held, snap.Lock.Holder, snap.Lock.Err, describe(snap))
+	}
+}
+
+// A session that went to watch while its take was on the worker reads who
+// holds the lock before that take is let go of: the file names this
+// session, which is nobody else; the holder is none.
+func TestWatchNeverNamesItsOwnStaleTakeAsHolder(t *testing.T) {
+	f, clock := newEngine()
+	h := newHarness(t, f, clock, desiredYAML("web:v1", 1), ModeAuto)
+	g := h.startGated()
+	h.s.Do(SetMode{Mode: ModeWatch})
+	// Listed, the session asked who holds the lock: that read waits
+	// behind the take on the worker.
+	h.waitFor("watch, listed", func(s Snapshot) bool { return s.Mode == ModeWatch && !s.PlanAt.IsZero() })
+	g.open()
+	// The lock's path is known once the read came back (the take, no
+	// longer wanted, does not set it).
+	snap := h.waitFor("the holder read", func(s Snapshot) bool { return s.Lock.Path != "" })
+	if snap.Lock.Holder != nil || snap.Lock.Held || snap.Mode != ModeWatch {
+		t.Fatalf("mode %s, held %v, holder %+v: want watch, held by nobody", snap.Mode, snap.Lock.Held, snap.Lock.Holder)
+	}
+}
+
+// A session acting under its caller's lock (the demo's) names nobody as
+// the holder while it watches: the file names this process, not another.
+// So `demo --watch`, or a demo switched to watch, never says it is locked
+// out by itself.
+func TestCallersLockIsNoOtherHolder(t *testing.T) {
+	f, clock := newEngine()
+	h := newHarness(t, f, clock, desiredYAML("web:v1", 1), ModeWatch)
+	lk, _, err := state.TakeLock(h.opts.LockPath, "demo", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Release()
+	h.opts.Lock = lk
+	h.start()
+	snap := h.waitFor("the lock's path", func(s Snapshot) bool { return s.Lock.Path != "" && !s.PlanAt.IsZero() })
+	if snap.Lock.Holder != nil || snap.Lock.Path != lk.Path {
+		t.Fatalf("demo --watch: holder %+v, path %q; want nobody, %q", snap.Lock.Holder, snap.Lock.Path, lk.Path)
+	}
+	h.s.Do(SetMode{Mode: ModeStep})
+	h.waitFor("step under the caller's lock", func(s Snapshot) bool { return s.Mode == ModeStep && s.Lock.Held })
+	h.s.Do(SetMode{Mode: ModeWatch})
+	h.waitFor("watch again", func(s Snapshot) bool { return s.Mode == ModeWatch && !s.Lock.Held })
+	if snap := h.settle(); snap.Lock.Holder != nil {
+		t.Fatalf("a demo switched to watch names %+v as the holder", snap.Lock.Holder)
 	}
 }

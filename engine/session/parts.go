@@ -230,7 +230,7 @@ type guards struct {
 	halted           string      // the journal failed: nothing more runs
 	lockPoll         alarm       // armed only while another session holds the lock
 	lock             *state.Lock // held: this session acts under it
-	lockTaking       bool        // a take is under way (lock.go)
+	lockTaking       bool        // a take is on the lock worker, wanted or not (lock.go)
 	lockLetGo        bool        // a release of lock is under way: the session no longer acts under it
 	lockGen          uint64      // moves at each release: a take from before is let go of
 	holderReading    bool        // a read of who holds the lock is under way

@@ -152,6 +152,8 @@ type Session struct {
 	abandonMu sync.Mutex
 	abandon   context.CancelFunc // cancels the step in flight; nil until Run
 	abandoned bool
+
+	lockWrap func(do func(lockJob) lockDone) func(lockJob) lockDone // tests: wraps the lock worker (lock.go); nil in use
 }
 
 // New returns a session; nothing happens until Run.
@@ -230,7 +232,7 @@ func (s *Session) Run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	l := newLoop(ctx, s)
-	l.startWorkers(s.opts.Journal)
+	l.startWorkers(s.opts.Journal, s.lockWorker())
 	s.abandonMu.Lock()
 	l.stepCtx, s.abandon = context.WithCancel(context.Background())
 	if s.abandoned {
@@ -375,13 +377,14 @@ func newLoop(ctx context.Context, s *Session) *loop {
 }
 
 // startWorkers starts the disk workers, the journal's on jr (nil:
-// nothing is journaled); closeWorkers ends them.
-func (d *disk) startWorkers(jr *journal.Journal) {
+// nothing is journaled) and the lock's running lockDo; closeWorkers ends
+// them.
+func (d *disk) startWorkers(jr *journal.Journal, lockDo func(lockJob) lockDone) {
 	d.journaled = jr != nil
 	d.journalW = startWorker(func(e journal.Entry) error { return jr.Append(e) })
 	d.holdsW = startWorker(doHolds)
 	d.rev.w = startWorker(doRev)
-	d.locks = startWorker(doLock)
+	d.locks = startWorker(lockDo)
 }
 
 // closeWorkers ends the disk workers once they are done with what they
