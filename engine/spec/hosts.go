@@ -305,7 +305,7 @@ func parseEndpoint(s string) (string, *problem) {
 		case u.Hostname() == "":
 			return "", &problem{fmt.Sprintf("%q names no host", s), `e.g. "ssh://deploy@edge-1"`}
 		case hasPassword:
-			return "", &problem{fmt.Sprintf("%q carries a password", s), "ssh is reached with keys or an agent; ~/.ssh/config applies"}
+			return "", &problem{fmt.Sprintf("%q carries a password", RedactURL(s)), "ssh is reached with keys or an agent; ~/.ssh/config applies"}
 		case extra:
 			return "", &problem{fmt.Sprintf("%q has a query or fragment", s),
 				"write ssh://[user@]host[:port][/path of the engine's socket on the host]"}
@@ -323,7 +323,7 @@ func parseEndpoint(s string) (string, *problem) {
 		case u.Hostname() == "":
 			return "", &problem{fmt.Sprintf("%q names no host", s), `e.g. "tcp://edge-1:2376"`}
 		case u.User != nil:
-			return "", &problem{fmt.Sprintf("%q carries a user", s), "the engine's API takes no user; authenticate with tls: DIR"}
+			return "", &problem{fmt.Sprintf("%q carries a user", RedactURL(s)), "the engine's API takes no user; authenticate with tls: DIR"}
 		case u.Port() == "":
 			return "", &problem{fmt.Sprintf("%q names no port", s), `the engine listens on 2376 with TLS, e.g. "tcp://edge-1:2376"`}
 		case (u.Path != "" && u.Path != "/") || extra:
