@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -38,6 +39,11 @@ const webhookHint = `an http(s) URL, e.g. "https://hooks.example/rollcall", or {
 func (l *loader) readNotify(f field) []Webhook {
 	items, ok := l.list(f.val, f.path)
 	if !ok {
+		return nil
+	}
+	if len(items) > MaxWebhooks {
+		l.fail(f.val, fmt.Sprintf("at most %d webhooks: each has a queue and a sender of its own; fan out behind one URL for more", MaxWebhooks),
+			"%s: %d webhooks, more than %d", f.path, len(items), MaxWebhooks)
 		return nil
 	}
 	var out []Webhook
