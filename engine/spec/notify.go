@@ -151,6 +151,11 @@ func RedactURL(s string) string {
 	if i := strings.LastIndex(host, "@"); i >= 0 {
 		host = host[i+1:]
 	}
+	// A "port" that is no number may be the start of a password cut at a
+	// '/', '?' or '#' in it (https://user:pa/ss@host): never shown.
+	if i := strings.LastIndex(host, ":"); i >= 0 && !strings.HasSuffix(host, "]") && !isDigits(host[i+1:]) {
+		host = host[:i]
+	}
 	out := host
 	if found {
 		out = scheme + "://" + host

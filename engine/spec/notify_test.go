@@ -152,6 +152,11 @@ func TestRedactURL(t *testing.T) {
 		"user:pw@a.example/x":                         "a.example/…",
 		"https://user:pw@a.example\\x":                "https://a.example/…",
 		"https://a.example:99999999999/x y%zz":        "https://a.example:99999999999/…",
+		"https://user:pa/ss@a.example/x":              "https://user/…",
+		"https://user:pa#ss@a.example/x":              "https://user/…",
+		"http://[::1]:9000/x":                         "http://[::1]:9000/…",
+		"http://[::1]/x":                              "http://[::1]/…",
+		"https://a.example:/x":                        "https://a.example/…",
 	} {
 		if got := RedactURL(in); got != want {
 			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
