@@ -137,6 +137,24 @@ func TestHostileDesiredFilesFailFast(t *testing.T) {
 	if err := os.WriteFile(at("big.yaml"), []byte("workloads: {}\n"+strings.Repeat("# padding\n", 500_000)), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Issue 26, row 14: numbers that drive memory or time, bounded at
+	// their line:col (99999999999 replicas ran plan out of memory).
+	for name, doc := range map[string]string{
+		"replicas.yaml":      "workloads:\n  web:\n    image: app\n    replicas: 99999999999\n",
+		"host-replicas.yaml": "workloads:\n  web: {image: app}\nhosts:\n  a: {endpoint: \"ssh://a\", replicas: {web: 10000000}}\n",
+		"interval.yaml":      "workloads:\n  web:\n    image: app\n    update: {health_deadline: 876000h}\n",
+		"secret.yaml":        "workloads: {web: {image: app}}\nnotify: [\"https://user:PASSW0RD@hooks.example:99999/services/SECRET\"]\n",
+	} {
+		if err := os.WriteFile(at(name), []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(at("compose"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(at("compose/compose.yaml"), []byte("services:\n  web:\n    image: app\n    deploy: {replicas: 99999999999}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	env := []string{"HOME=" + dir, "PATH=/usr/bin:/bin", "DOCKER_HOST=unix://" + at("no-engine.sock")}
 
 	tests := []struct {
@@ -144,6 +162,12 @@ func TestHostileDesiredFilesFailFast(t *testing.T) {
 		args []string
 		want string
 	}{
+		{"plan -f replicas 99999999999", []string{"plan", "-f", at("replicas.yaml")}, at("replicas.yaml") + ":4:15: web.replicas: 99999999999 is more than 1000"},
+		{"agent -f replicas 99999999999", []string{"agent", "-f", at("replicas.yaml")}, ":4:15: web.replicas: 99999999999 is more than 1000"},
+		{"plan -f a host's replicas 10000000", []string{"plan", "-f", at("host-replicas.yaml")}, at("host-replicas.yaml") + ":4:44: hosts.a.replicas.web: 10000000 is more than 1000"},
+		{"plan --compose deploy.replicas 99999999999", []string{"plan", "--compose", at("compose/compose.yaml")}, ":4:24: services.web.deploy.replicas: 99999999999 is more than 1000"},
+		{"plan -f a 100-year deadline", []string{"plan", "-f", at("interval.yaml")}, ":4:31: web.update.health_deadline: 876000h is too long"},
+		{"plan -f a broken notify URL with a password", []string{"plan", "-f", at("secret.yaml")}, `:2:10: notify[0]: "https://hooks.example:99999/…" has no valid port`},
 		{"plan -f a FIFO", []string{"plan", "-f", fifo}, "is a named pipe (FIFO), not a regular file"},
 		{"plan --compose a FIFO", []string{"plan", "--compose", composeFIFO}, "is a named pipe (FIFO)"},
 		{"agent -f a FIFO", []string{"agent", "-f", fifo}, "is a named pipe (FIFO)"},
@@ -166,6 +190,9 @@ func TestHostileDesiredFilesFailFast(t *testing.T) {
 			}
 			if !strings.Contains(r.stderr, tt.want) {
 				t.Errorf("stderr lacks %q:\n%.2000s", tt.want, r.stderr)
+			}
+			if strings.Contains(r.stdout+r.stderr, "PASSW0RD") || strings.Contains(r.stdout+r.stderr, "SECRET") {
+				t.Errorf("the output shows the webhook's secret:\n%.2000s", r.stdout+r.stderr)
 			}
 			switch {
 			case raceDetector:

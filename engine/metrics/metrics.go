@@ -23,8 +23,8 @@
 //     engine action and outcome, rollouts by outcome, disconnects), so a
 //     rate or an increase is defined before the first step.
 //   - Bounded serving: Listen serves /metrics alone, with read, write and
-//     idle timeouts, a bound on the header, and at most a few scrapes at
-//     once.
+//     idle timeouts, a bound on the header, at most a few scrapes at once
+//     and at most maxConns connections open (limit.go).
 //
 // It imports engine/session, notify and reconcile (none of which links
 // moby) and the Prometheus client; never engine/docker/moby, tui or cmd.
@@ -280,6 +280,10 @@ const (
 // the test that proves it).
 var readHeaderTimeout = 5 * time.Second
 
+// onConnLimit, if set, is called each time the server waits because it
+// holds maxConns connections (for the test that proves the bound).
+var onConnLimit func()
+
 // Server serves a Metrics on one address until Close.
 type Server struct {
 	srv    *http.Server
@@ -290,10 +294,11 @@ type Server struct {
 // Listen serves m's Handler at Path on addr (host:port; port 0 picks a
 // free one, Addr says which), until Close. Any other path is 404.
 func Listen(addr string, m *Metrics) (*Server, error) {
-	ln, err := net.Listen("tcp", addr)
+	tcp, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
+	ln := limitListen(tcp, maxConns, onConnLimit)
 	mux := http.NewServeMux()
 	mux.Handle(Path, m.Handler())
 	s := &Server{

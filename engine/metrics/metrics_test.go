@@ -464,3 +464,66 @@ rollcall_canary_latency_p95_seconds{cohort="stable",workload="web"} 0.02
 		}
 	}
 }
+
+// TestListenHoldsAtMostMaxConns (issue 26, row 12): the server holds at
+// most maxConns connections; past them it waits (the newcomers wait in the
+// kernel's backlog, taking no descriptor of the agent), and once one
+// closes the next is served.
+func TestListenHoldsAtMostMaxConns(t *testing.T) {
+	full := make(chan int, 1)
+	was := onConnLimit
+	onConnLimit = func() {
+		select {
+		case full <- 0:
+		default:
+		}
+	}
+	defer func() { onConnLimit = was }()
+	s, err := Listen("127.0.0.1:0", New(Options{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	lim := s.ln.(*limitListener)
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			_ = c.Close()
+		}
+	}()
+	for range maxConns + 8 { // idle: they send nothing
+		c, err := net.Dial("tcp", s.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	select {
+	case <-full:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the server never waited for a free slot: %d connections held, bound %d", len(lim.sem), maxConns)
+	}
+	if n := len(lim.sem); n != maxConns {
+		t.Fatalf("%d connections held at the bound, want %d", n, maxConns)
+	}
+
+	// One more asks for the metrics; it is served once every held
+	// connection but one is closed (their slots free, the 8 waiting ones
+	// come first and are cut off once they send nothing: ReadHeaderTimeout).
+	extra, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = extra.Close() }()
+	if _, err := extra.Write([]byte("GET " + Path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range held {
+		_ = c.Close()
+	}
+	held = nil
+	line, err := bufio.NewReader(extra).ReadString('\n')
+	if err != nil || !strings.Contains(line, "200") {
+		t.Fatalf("after the held connections closed: %q %v, want 200", line, err)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,17 +25,7 @@ type Target struct {
 // Name is the URL as reports, notes and the journal show it: its scheme
 // and host, with "/…" for a path or query left out, since a webhook's
 // path is often its secret (Slack's, Discord's).
-func (t Target) Name() string {
-	u, err := url.Parse(t.URL)
-	if err != nil || u.Host == "" {
-		return "(invalid URL)"
-	}
-	name := u.Scheme + "://" + u.Host
-	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
-		name += "/…"
-	}
-	return name
-}
+func (t Target) Name() string { return spec.RedactURL(t.URL) }
 
 // TargetsOf are the webhooks of d's notify:, in file order, a relative
 // token_file read from the desired file's directory (the working

@@ -1,12 +1,14 @@
 package session
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -395,5 +397,65 @@ func TestPinPostsThePinAndItsRollout(t *testing.T) {
 	h.settle()
 	if got := hook.posted(); len(got) != n {
 		t.Errorf("posted again once steady: %v", hook.kinds()[n:])
+	}
+}
+
+// What the notifier drops or fails as the session ends (its Close) is
+// journaled before Run returns, so a caller that closes the journal right
+// after Run (as the commands do) loses none of it (DESIGN §12: failed
+// notifications are journaled).
+func TestNoticesAtTheEndAreJournaled(t *testing.T) {
+	const hooks = 8 // 16 lines at the end: a race with the journal's close is lost often
+	var urls []string
+	var first *webhook
+	for i := range hooks {
+		hook := newWebhook(t, 0, true)
+		if i == 0 {
+			first = hook
+		}
+		urls = append(urls, fmt.Sprintf("%q", hook.url()))
+	}
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 1))
+	notifyLine := "notify: [" + strings.Join(urls, ", ") + "]\n"
+	h := newHarness(t, f, clock, desiredYAML("web:v2", 1)+notifyLine, ModeAuto)
+	h.opts.Notify = notify.Options{Timeout: 200 * time.Millisecond, Tries: 1}
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	j, err := journal.Open(path, journal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.opts.Journal = j
+	h.s = New(h.opts)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.s.Run(ctx) }()
+	h.drive("web on v2", func(s Snapshot) bool { return s.Steady && running(s, "web:v2") == 1 })
+	first.waitKind(t, notify.KindRolloutStarted) // posted, and hangs
+	cancel()
+	for range h.s.Snapshots() { // until Run closes them
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	j.Close() // as the commands do once Run returned
+	es, err := journal.Read(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := map[string]int{} // by kind and URL
+	for _, e := range es {
+		if e.Action == "notify-dropped" || e.Action == "notify-failed" {
+			f := strings.Fields(e.Reason)
+			lines[f[0]+" "+f[2]]++
+		}
+	}
+	for _, u := range urls {
+		host := strings.TrimSuffix(strings.Trim(u, `"`), "/hooks/s3cret") + "/…"
+		for _, k := range []notify.Kind{notify.KindRolloutStarted, notify.KindRolloutEnded} {
+			if n := lines[string(k)+" "+host]; n != 1 {
+				t.Errorf("%s to %s was not delivered; %d lines in the journal say so, want 1", k, host, n)
+			}
+		}
 	}
 }

@@ -388,7 +388,10 @@ func (d *disk) startWorkers(jr *journal.Journal, lockDo func(lockJob) lockDone) 
 }
 
 // closeWorkers ends the disk workers once they are done with what they
-// were handed, as the session ends. The lock worker is waited for (up to
+// were handed, as the session ends. The journal worker is waited for (up
+// to stepFinishSlack, unless finishStep gave the disk up already): the lines handed over last, such as the notices the
+// notifier's Close reported, are written before Run returns and the caller
+// closes the journal. The lock worker is waited for (up to
 // stepFinishSlack): the lock is let go of before Run returns. A lock it
 // took that the loop never saw is let go of here.
 func (l *loop) closeWorkers() {
@@ -396,6 +399,13 @@ func (l *loop) closeWorkers() {
 	l.holdsW.close()
 	l.rev.w.close()
 	l.locks.close()
+	if !l.diskGone { // a disk given up on in finishStep is not waited for again
+		select { // the journal lines handed over (the notices Close reported among them) are written before Run returns, bounded
+		case <-l.journalW.done:
+		case <-time.After(stepFinishSlack):
+			l.log(levelError, "ending: the journal did not answer: its last lines are given up", "lines", len(l.jwait))
+		}
+	}
 	select { // a revision or a pin handed over is written before Run returns, bounded
 	case <-l.rev.w.done:
 	case <-time.After(stepFinishSlack):

@@ -2,12 +2,14 @@ package source
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -35,8 +37,13 @@ const filePoll = 2 * time.Second
 // to where it now leads. Beside the watch it polls every 2 s, comparing
 // where the path leads and that file's identity, size and modification
 // time, so a missed event is caught late rather than never.
+//
+// A read that fails for a reason that passes by itself (no file
+// descriptor left, EMFILE; no memory; an I/O error) is tried again at each
+// poll until it succeeds: the file's stamp has not changed, so without it
+// the change the failed read missed would never be loaded.
 func File(path string) Source {
-	return &fileSource{path: path, debounce: fileDebounce, pollEvery: filePoll, parse: spec.Parse}
+	return &fileSource{path: path, debounce: fileDebounce, pollEvery: filePoll, parse: spec.Parse, read: spec.ReadFile}
 }
 
 // Compose is a compose file (spec.ParseCompose), followed as
@@ -46,7 +53,7 @@ func File(path string) Source {
 // but not watched.
 func Compose(path string, environ []string) Source {
 	environ = slices.Clone(environ)
-	return &fileSource{path: path, debounce: fileDebounce, pollEvery: filePoll, siblings: []string{".env"},
+	return &fileSource{path: path, debounce: fileDebounce, pollEvery: filePoll, siblings: []string{".env"}, read: spec.ReadFile,
 		parse: func(name string, data []byte) (*spec.Desired, error) { return spec.ParseCompose(name, data, environ) }}
 }
 
@@ -57,6 +64,11 @@ type fileSource struct {
 	siblings  []string      // more files of the same directory whose changes count
 	pollEvery time.Duration // the content poll beside the watch
 	noWatch   bool          // tests: the poll alone, as if every event were missed
+	read      func(path string) ([]byte, error)
+	// retry says the last Load failed to read the file for a reason that
+	// passes by itself (transient): the poll signals again until a Load
+	// reads it.
+	retry atomic.Bool
 }
 
 func (f *fileSource) Name() string { return f.path }
@@ -66,19 +78,33 @@ func (f *fileSource) Name() string { return f.path }
 // Anything but a regular file (a FIFO, a device) and a file over
 // spec.MaxDocumentBytes is an error, never a blocked or unbounded read.
 func (f *fileSource) Load(ctx context.Context) (*spec.Desired, error) {
+	data, err := f.readSettled(ctx)
+	f.retry.Store(err != nil && transient(err))
+	if err != nil {
+		if errors.Is(err, ctx.Err()) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("read desired state: %w", err)
+	}
+	return f.parse(f.path, data)
+}
+
+// readSettled reads the file, again (a few times at most) while it changes
+// under the read.
+func (f *fileSource) readSettled(ctx context.Context) ([]byte, error) {
 	var data []byte
 	for attempt := 0; ; attempt++ {
 		before, err := os.Stat(f.path)
 		if err != nil {
-			return nil, fmt.Errorf("read desired state: %w", err)
+			return nil, err
 		}
-		data, err = spec.ReadFile(f.path) // a regular file, at most spec.MaxDocumentBytes
+		data, err = f.read(f.path) // a regular file, at most spec.MaxDocumentBytes
 		if err != nil {
-			return nil, fmt.Errorf("read desired state: %w", err)
+			return nil, err
 		}
 		after, err := os.Stat(f.path)
 		if err != nil {
-			return nil, fmt.Errorf("read desired state: %w", err)
+			return nil, err
 		}
 		if attempt >= 3 || (before.Size() == after.Size() && before.ModTime().Equal(after.ModTime()) && int64(len(data)) == after.Size()) {
 			break
@@ -89,7 +115,22 @@ func (f *fileSource) Load(ctx context.Context) (*spec.Desired, error) {
 		case <-time.After(f.debounce / 4):
 		}
 	}
-	return f.parse(f.path, data)
+	return data, nil
+}
+
+// transient reports whether a failed read may succeed if tried again
+// with nothing changed on disk: the process or the system out of file
+// descriptors or memory, an interrupted call, an I/O error. A missing
+// file, a permission, a FIFO or an oversized file are not: their fix
+// changes the file's stamp, which the poll sees.
+func transient(err error) bool {
+	for _, errno := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.ENOMEM, syscall.ENOBUFS,
+		syscall.EAGAIN, syscall.EINTR, syscall.EIO, syscall.EBUSY, syscall.ETIMEDOUT, syscall.ESTALE} {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	return false
 }
 
 func (f *fileSource) Changes(ctx context.Context) <-chan struct{} {
@@ -163,7 +204,7 @@ func (fw *fileWatch) run(ctx context.Context, out chan struct{}) {
 			signal(out)
 		case <-poll.C:
 			fw.rearm() // also retries a watch that could not be placed
-			if s := fw.src.stamp(); s != fw.stamp && settled == nil {
+			if s := fw.src.stamp(); (s != fw.stamp || fw.src.retry.Load()) && settled == nil {
 				fw.stamp = s
 				signal(out)
 			}

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"math"
 	"regexp"
 	"strconv"
@@ -115,6 +116,11 @@ func (l *loader) canarySteps(f field) ([]CanaryStep, bool) {
 		l.fail(f.val, stepsHint, "%s: names no step", f.path)
 		return nil, false
 	}
+	if len(items) > MaxCanarySteps {
+		l.fail(f.val, fmt.Sprintf("at most %d steps: a few shares, e.g. 5%%, 25%%, 50%%, are enough", MaxCanarySteps),
+			"%s: %d steps, more than %d", f.path, len(items), MaxCanarySteps)
+		return nil, false
+	}
 	steps := make([]CanaryStep, 0, len(items))
 	var prev *yaml.Node // the share of the last good step
 	prevPath := ""
@@ -160,7 +166,7 @@ func (l *loader) canaryStep(n *yaml.Node, path string) (s CanaryStep, share *yam
 			}
 		case "for":
 			hasFor = true
-			d, ok := l.duration(g.val, g.path)
+			d, ok := l.boundedDuration(g.val, g.path)
 			switch {
 			case !ok:
 			case d == 0:
@@ -201,9 +207,13 @@ func (l *loader) analysis(f field) (Analysis, bool) {
 		}
 		switch g.name {
 		case "interval":
-			d, ok := l.duration(g.val, g.path)
+			d, ok := l.boundedDuration(g.val, g.path)
 			if ok && d == 0 {
 				l.fail(g.val, "how often the canary is compared with the stable cohort, e.g. 10s", "%s: must be greater than 0", g.path)
+				ok = false
+			} else if ok && d < MinCanaryInterval {
+				l.fail(g.val, fmt.Sprintf("at least %s: each interval reads the proxy's counters; e.g. 10s", MinCanaryInterval),
+					"%s: %s is too short", g.path, g.val.Value)
 				ok = false
 			}
 			if ok {

@@ -185,6 +185,11 @@ func (l *loader) readHosts(f field, d *Desired) {
 		l.fail(f.val, "leave hosts out to use the one engine of --docker-host or DOCKER_HOST", "hosts: names no host")
 		return
 	}
+	if len(fields) > MaxHosts {
+		l.fail(f.key, fmt.Sprintf("at most %d hosts in one document: each has a session, a connection and a lock; split the fleet into several files", MaxHosts),
+			"hosts: %d hosts, more than %d", len(fields), MaxHosts)
+		return
+	}
 	reach := map[string]*Host{} // endpoint or context -> the host that named it first
 	for _, g := range fields {
 		if !dnsLabelRE.MatchString(g.name) {
@@ -305,7 +310,7 @@ func parseEndpoint(s string) (string, *problem) {
 		case u.Hostname() == "":
 			return "", &problem{fmt.Sprintf("%q names no host", s), `e.g. "ssh://deploy@edge-1"`}
 		case hasPassword:
-			return "", &problem{fmt.Sprintf("%q carries a password", s), "ssh is reached with keys or an agent; ~/.ssh/config applies"}
+			return "", &problem{fmt.Sprintf("%q carries a password", RedactURL(s)), "ssh is reached with keys or an agent; ~/.ssh/config applies"}
 		case extra:
 			return "", &problem{fmt.Sprintf("%q has a query or fragment", s),
 				"write ssh://[user@]host[:port][/path of the engine's socket on the host]"}
@@ -323,7 +328,7 @@ func parseEndpoint(s string) (string, *problem) {
 		case u.Hostname() == "":
 			return "", &problem{fmt.Sprintf("%q names no host", s), `e.g. "tcp://edge-1:2376"`}
 		case u.User != nil:
-			return "", &problem{fmt.Sprintf("%q carries a user", s), "the engine's API takes no user; authenticate with tls: DIR"}
+			return "", &problem{fmt.Sprintf("%q carries a user", RedactURL(s)), "the engine's API takes no user; authenticate with tls: DIR"}
 		case u.Port() == "":
 			return "", &problem{fmt.Sprintf("%q names no port", s), `the engine listens on 2376 with TLS, e.g. "tcp://edge-1:2376"`}
 		case (u.Path != "" && u.Path != "/") || extra:
@@ -377,6 +382,7 @@ func (l *loader) replicaOverrides(f field, d *Desired) map[string]int {
 		case !ok:
 		case n < 0:
 			l.fail(g.val, "0 runs nothing of the workload on this host", "%s: %d must not be negative", g.path, n)
+		case !l.atMost(g.val, g.path, n, MaxReplicas, replicasHint):
 		case n > 1 && w.FixedHostPort():
 			l.fail(g.val, "replicas cannot share one host port; publish an ephemeral host port in the workload",
 				"%s: %s publishes a fixed host port, and replicas %d", g.path, g.name, n)
@@ -420,7 +426,7 @@ func (l *loader) readFleet(f *field, d *Desired) {
 				fl.Batch = b
 			}
 		case "wait":
-			if w, ok := l.duration(g.val, g.path); ok {
+			if w, ok := l.boundedDuration(g.val, g.path); ok {
 				fl.Wait = w
 			}
 		case "on_failure":

@@ -182,7 +182,13 @@ func (l *loader) document(root *yaml.Node) *Desired {
 		l.fail(workloads.key, stopAllHint, "workloads: expected a mapping, got null")
 	case l.mapping(workloads.val, "workloads"):
 		var ports []binding
-		for _, f := range l.fields(workloads.val, "", nil) {
+		fields := l.fields(workloads.val, "", nil)
+		if len(fields) > MaxWorkloads {
+			l.fail(workloads.key, fmt.Sprintf("at most %d workloads in one document; split them into several prefixes and files", MaxWorkloads),
+				"workloads: %d workloads, more than %d", len(fields), MaxWorkloads)
+			break
+		}
+		for _, f := range fields {
 			if !dnsLabelRE.MatchString(f.name) {
 				l.fail(f.key, "a workload name is a DNS label: 1-63 of a-z, 0-9 and '-', starting and ending with a letter or digit",
 					"invalid workload name %q", f.name)
@@ -200,8 +206,44 @@ func (l *loader) document(root *yaml.Node) *Desired {
 	if hosts != nil {
 		l.readHosts(*hosts, d)
 	}
+	l.checkContainers(d, workloads)
 	l.readFleet(fleet, d)
 	return d
+}
+
+// checkContainers bounds the replicas of every workload together on one
+// engine: the document's own without hosts:, each host's (with its
+// overrides) with them.
+func (l *loader) checkContainers(d *Desired, workloads *field) {
+	const hint = "at most 10000 containers on one engine (see README: bounds); spread them over more engines under hosts:"
+	if len(d.Hosts) == 0 {
+		if n := totalReplicas(d, nil); n > MaxContainersPerEngine && workloads != nil {
+			l.fail(workloads.key, hint, "workloads: %d replicas in all, more than %d on one engine", n, MaxContainersPerEngine)
+		}
+		return
+	}
+	for _, h := range d.Hosts {
+		if n := totalReplicas(d, h); n > MaxContainersPerEngine {
+			l.errs = append(l.errs, &Error{File: l.file, Line: max(h.Line, 1), Col: max(h.Col, 1),
+				Msg: fmt.Sprintf("hosts.%s: %d replicas in all, more than %d on one engine", h.Name, n, MaxContainersPerEngine), Hint: hint})
+		}
+	}
+}
+
+// totalReplicas is the replicas of every workload of d together, on host
+// h (its overrides) or, h nil, as the workloads say.
+func totalReplicas(d *Desired, h *Host) int {
+	n := 0
+	for name, w := range d.Workloads {
+		r := w.Replicas
+		if h != nil {
+			if o, ok := h.Replicas[name]; ok {
+				r = o
+			}
+		}
+		n += r
+	}
+	return n
 }
 
 func (l *loader) readPrefix(f field) {

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -40,6 +41,11 @@ func (l *loader) readNotify(f field) []Webhook {
 	if !ok {
 		return nil
 	}
+	if len(items) > MaxWebhooks {
+		l.fail(f.val, fmt.Sprintf("at most %d webhooks: each has a queue and a sender of its own; fan out behind one URL for more", MaxWebhooks),
+			"%s: %d webhooks, more than %d", f.path, len(items), MaxWebhooks)
+		return nil
+	}
 	var out []Webhook
 	first := map[string]int{} // URL -> the line it is first listed at
 	for i, n := range items {
@@ -49,7 +55,7 @@ func (l *loader) readNotify(f field) []Webhook {
 			continue
 		}
 		if line, dup := first[w.URL]; dup {
-			l.fail(at, "list each URL once: every event is posted to each entry", "%s: %q is listed twice (first at line %d)", path, w.URL, line)
+			l.fail(at, "list each URL once: every event is posted to each entry", "%s: %q is listed twice (first at line %d)", path, RedactURL(w.URL), line)
 			continue
 		}
 		first[w.URL] = at.Line
@@ -106,22 +112,56 @@ func (l *loader) webhook(n *yaml.Node, path string) (w Webhook, at *yaml.Node, o
 		return w, nil, false
 	}
 	u, err := url.Parse(s)
+	shown := RedactURL(s) // the errors never show a user, a password, a path or a query
 	switch scheme, _, found := strings.Cut(s, "://"); {
 	case !found || (scheme != "http" && scheme != "https"):
-		l.fail(at, webhookHint, "%s: %q is not an http or https URL", path, s)
+		l.fail(at, webhookHint, "%s: %q is not an http or https URL", path, shown)
 	case err != nil:
-		l.fail(at, webhookHint, "%s: invalid URL %q", path, s)
+		l.fail(at, webhookHint, "%s: invalid URL %q", path, shown)
 	case u.Hostname() == "":
-		l.fail(at, webhookHint, "%s: %q names no host", path, s)
+		l.fail(at, webhookHint, "%s: %q names no host", path, shown)
 	case !validPort(u.Port()):
-		l.fail(at, "a port is a number from 1 to 65535; leave it out for the scheme's own", "%s: %q has no valid port", path, s)
+		l.fail(at, "a port is a number from 1 to 65535; leave it out for the scheme's own", "%s: %q has no valid port", path, shown)
 	case u.User != nil:
-		l.fail(at, "give the credential in token_file: a URL's user and password would show wherever the URL does", "%s: %q carries a user", path, s)
+		l.fail(at, "give the credential in token_file: a URL's user and password would show wherever the URL does", "%s: %q carries a user", path, shown)
 	case u.Fragment != "":
-		l.fail(at, "a fragment is never sent to the server: drop it", "%s: %q has a fragment", path, s)
+		l.fail(at, "a fragment is never sent to the server: drop it", "%s: %q has a fragment", path, shown)
 	default:
 		w.URL, w.Line, w.Col = s, at.Line, at.Column
 		return w, at, true
 	}
 	return w, nil, false
+}
+
+// RedactURL is a webhook's URL as errors, logs, notes and the journal
+// show it: its scheme and host (with the port), "/…" for a path, query or
+// fragment left out, and never a user or password, since a webhook's path
+// is often its secret (Slack's, Discord's). It works on text that is no
+// valid URL as well (a bad port, a stray character), so a broken notify:
+// entry shows no more than a good one.
+func RedactURL(s string) string {
+	scheme, rest, found := strings.Cut(s, "://")
+	if !found {
+		rest = s
+	}
+	host, tail := rest, ""
+	if i := strings.IndexAny(rest, "/?#\\"); i >= 0 {
+		host, tail = rest[:i], rest[i:]
+	}
+	if i := strings.LastIndex(host, "@"); i >= 0 {
+		host = host[i+1:]
+	}
+	// A "port" that is no number may be the start of a password cut at a
+	// '/', '?' or '#' in it (https://user:pa/ss@host): never shown.
+	if i := strings.LastIndex(host, ":"); i >= 0 && !strings.HasSuffix(host, "]") && !isDigits(host[i+1:]) {
+		host = host[:i]
+	}
+	out := host
+	if found {
+		out = scheme + "://" + host
+	}
+	if tail != "" && tail != "/" {
+		out += "/…"
+	}
+	return out
 }

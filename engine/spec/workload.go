@@ -58,7 +58,7 @@ func (l *loader) workload(f field) (*Workload, []binding) {
 		case "replicas":
 			if n, ok := l.integer(g.val, g.path); ok && n < 0 {
 				l.fail(g.val, "0 keeps the workload defined but runs nothing", "%s: %d must not be negative", g.path, n)
-			} else if ok {
+			} else if ok && l.atMost(g.val, g.path, n, MaxReplicas, replicasHint) {
 				w.Replicas = n
 			}
 		case "command":
@@ -81,7 +81,7 @@ func (l *loader) workload(f field) (*Workload, []binding) {
 				w.StopSignal = s
 			}
 		case "stop_grace_period":
-			if d, ok := l.duration(g.val, g.path); ok {
+			if d, ok := l.boundedDuration(g.val, g.path); ok {
 				w.StopGrace = d
 			}
 		case "restart":
@@ -352,7 +352,7 @@ func (l *loader) healthcheck(f field) *Healthcheck {
 		case "retries":
 			if n, ok := l.integer(g.val, g.path); ok && n < 0 {
 				l.fail(g.val, "", "%s: %d must not be negative", g.path, n)
-			} else if ok {
+			} else if ok && l.atMost(g.val, g.path, n, maxHealthRetries, "the failed probes in a row that make a container unhealthy; a few are enough") {
 				hc.Retries = n
 			}
 		case "disable":
@@ -429,7 +429,7 @@ func (l *loader) healthTest(f field) []string {
 // probeDuration reads a healthcheck duration: 0 (the engine's default) or
 // at least 1ms, the engine's minimum.
 func (l *loader) probeDuration(f field) time.Duration {
-	d, ok := l.duration(f.val, f.path)
+	d, ok := l.boundedDuration(f.val, f.path)
 	if ok && d != 0 && d < time.Millisecond {
 		l.fail(f.val, "the engine's minimum is 1ms", "%s: %s is too short", f.path, d)
 		return 0
@@ -472,7 +472,7 @@ func (l *loader) update(f field, u *UpdatePolicy) {
 		case "parallelism":
 			if n, ok := l.integer(g.val, g.path); ok && n < 1 {
 				l.fail(g.val, "parallelism is how many slots may roll at once; 1 rolls one slot at a time", "%s: %d must be at least 1", g.path, n)
-			} else if ok {
+			} else if ok && l.atMost(g.val, g.path, n, MaxReplicas, "at most the replicas, which are at most 1000") {
 				u.Parallelism = n
 			}
 		case "order":
@@ -480,11 +480,11 @@ func (l *loader) update(f field, u *UpdatePolicy) {
 				u.Order = s
 			}
 		case "min_ready":
-			if d, ok := l.duration(g.val, g.path); ok {
+			if d, ok := l.boundedDuration(g.val, g.path); ok {
 				u.MinReady = d
 			}
 		case "health_deadline":
-			if d, ok := l.duration(g.val, g.path); ok && d == 0 {
+			if d, ok := l.boundedDuration(g.val, g.path); ok && d == 0 {
 				l.fail(g.val, "e.g. 60s", "%s: must be greater than 0", g.path)
 			} else if ok {
 				u.HealthDeadline = d
@@ -494,7 +494,7 @@ func (l *loader) update(f field, u *UpdatePolicy) {
 				u.FailureAction = s
 			}
 		case "drain":
-			if d, ok := l.duration(g.val, g.path); ok {
+			if d, ok := l.boundedDuration(g.val, g.path); ok {
 				u.Drain = d
 			}
 		case "canary":

@@ -150,3 +150,31 @@ func TestHoldsChangeWaitsForTheLock(t *testing.T) {
 		t.Errorf("the refused change was written: %v", recs)
 	}
 }
+
+// TestHoldsFileTooLarge: a holds file past maxHoldsFile is refused, even
+// when it is valid JSON (padded with spaces), and one at the bound reads.
+func TestHoldsFileTooLarge(t *testing.T) {
+	dir := t.TempDir()
+	info := docker.EngineInfo{ID: "engine-1"}
+	path := HoldsPath(dir, info, pfx)
+	body := `{"web": ["aaaa1111"]}`
+	write := func(size int) {
+		t.Helper()
+		data := []byte(body + strings.Repeat(" ", size-len(body)))
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(maxHoldsFile)
+	if hs, err := ListHolds(dir, info, pfx); err != nil || len(hs) != 1 {
+		t.Fatalf("a file of maxHoldsFile bytes: %+v %v, want one hold", hs, err)
+	}
+	write(maxHoldsFile + 1)
+	hs, err := ListHolds(dir, info, pfx)
+	if err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Fatalf("a file of maxHoldsFile+1 bytes: %+v %v, want refused as too large", hs, err)
+	}
+	if len(hs) != 0 {
+		t.Errorf("a refused file still gave holds: %+v", hs)
+	}
+}
