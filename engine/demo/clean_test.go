@@ -104,6 +104,7 @@ func TestCleanRemovesAllTheDemoMadeAndNothingElse(t *testing.T) {
 		write(filepath.Join(stateDir, "revisions-"+prefix+"-"+key+".json")),
 		write(filepath.Join(stateDir, "holds-"+prefix+"-"+key+".json")),
 		write(filepath.Join(stateDir, "pins-"+prefix+"-"+key+".json")),
+		write(filepath.Join(stateDir, "revisions-"+prefix+"-"+key+".json.lock")),
 		write(filepath.Join(lockDir, "rollcall-"+prefix+"-"+key+".lock")),
 	}
 	kept := []string{

@@ -359,8 +359,11 @@ func cleanFiles(opts CleanOptions) ([]string, error) {
 	rmdir(hosts)
 	rmdir(opts.Dir)
 	for _, kind := range []string{"revisions", "holds", "pins"} {
-		for _, path := range keyedFiles(opts.StateDir, kind+"-"+opts.Prefix+"-", ".json") {
-			remove(path)
+		// Each file, and the lock file its writers take beside it.
+		for _, tail := range []string{".json", ".json.lock"} {
+			for _, path := range keyedFiles(opts.StateDir, kind+"-"+opts.Prefix+"-", tail) {
+				remove(path)
+			}
 		}
 	}
 	for _, path := range keyedFiles(opts.LockDir, "rollcall-"+opts.Prefix+"-", ".lock") {
