@@ -115,6 +115,11 @@ func TestApplyHostsUnreachable(t *testing.T) {
 		t.Fatalf("exit %d, want 1\n%s", res.code, res.stderr)
 	}
 	mustContain(t, "stderr", res.stderr, "edge-3 does not answer")
+	// The hosts that answer say why nothing ran on them, and what they had
+	// left, as plan lists it (edge-1 is converged already).
+	mustContain(t, "stderr", res.stderr,
+		"edge-2  not started (edge-3 does not answer): nothing ran; left: 1 start · 1 roll · 1 restart · 2 stop\n",
+		"edge-1  not started (edge-3 does not answer): nothing ran; left: nothing\n")
 	for _, name := range []string{"edge-1", "edge-2"} {
 		if muts := h.hosts[name].(*fake.Engine).Mutations(); len(muts) > 0 {
 			t.Errorf("%s changed though edge-3 did not answer: %q", name, muts)
