@@ -84,7 +84,7 @@ hold stays).`,
 					if len(names) > 0 {
 						known = strings.Join(names, ", ")
 					}
-					return withHint(fmt.Errorf("no workload %q in %s (prefix %s), and no hold on it", termSafe(workload), termSafe(d.Source), d.Prefix),
+					return withHint(fmt.Errorf("no workload %q in %s (prefix %s), and no hold on it", workload, termSafe(d.Source), d.Prefix),
 						"workloads: "+termSafe(known))
 				}
 				out.printf("%s: no spec on hold for prefix %s on this engine; nothing to lift\n", termSafe(workload), d.Prefix)

@@ -67,7 +67,7 @@ is pinned).`,
 				return err
 			}
 			if _, ok := d.Workloads[workload]; !ok {
-				return withHint(fmt.Errorf("no workload %q in %s (prefix %s)", termSafe(workload), termSafe(d.Source), d.Prefix),
+				return withHint(fmt.Errorf("no workload %q in %s (prefix %s)", workload, termSafe(d.Source), d.Prefix),
 					"workloads: "+termSafe(knownWorkloads(d)))
 			}
 			client, closeClient, err := connect(ctx, e, g)
