@@ -190,7 +190,7 @@ func applyFinal(res session.Outcome, timeout time.Duration) string {
 		return s
 	}
 	if res.TimedOut {
-		return fmt.Sprintf("failed: timed out after %s; left: %s", timeout, res.Last.Plan.Summary())
+		return fmt.Sprintf("failed: timed out after %s; left: %s", timeout, res.Left.Summary())
 	}
 	return "failed: " + res.Reason
 }

@@ -219,10 +219,13 @@ func hostLeft(hv fleet.HostView) string {
 		return "does not answer"
 	case hv.Session.Seq == 0:
 		return "not listed"
-	case hv.Session.Plan.Empty():
+	}
+	// Counted from what ran: a step in flight at the end finished first.
+	left := session.Left(hv.Session)
+	if left.Empty() {
 		return "nothing"
 	}
-	return hv.Session.Plan.Summary()
+	return left.Summary()
 }
 
 // unstarted is what a rollout that never began on some hosts knows of them.
@@ -397,7 +400,7 @@ func newFleetApplyDoc(d *spec.Desired, s fleet.Snapshot, prog *fleetProgress, v 
 			ran, judged = hp.results, hp.p.canaryResult
 		}
 		line := hostFinal(hv, ran, u)
-		res := session.Outcome{Converged: hv.Verdict.Status == fleet.HostDone, Reason: line, Steps: ran, Last: hv.Session}
+		res := session.Outcome{Converged: hv.Verdict.Status == fleet.HostDone, Reason: line, Steps: ran, Last: hv.Session, Left: session.Left(hv.Session)}
 		hostDoc := newApplyDoc(hd, res, line, judged)
 		hostDoc.Rounds = 0
 		doc.Hosts = append(doc.Hosts, hostApplyDoc{Name: hv.Name, Endpoint: hv.Endpoint, EngineID: hv.EngineID,
