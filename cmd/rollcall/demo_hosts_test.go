@@ -55,7 +55,7 @@ func TestDemoHostsHeadless(t *testing.T) {
 	if final := lines[len(lines)-1]; !strings.HasPrefix(final, "✓ converged: 3 hosts, rollout ") {
 		t.Errorf("final line %q", final)
 	}
-	mustContain(t, "demo", res.stderr, "running the demo on 3 simulated engines", "fleet   wave 1 started: edge-1",
+	mustContain(t, "demo", res.stderr, "(rolled out once, headless: edits are not followed)", "running the demo on 3 simulated engines", "fleet   wave 1 started: edge-1",
 		"fleet   wave 2 started: edge-2", "fleet   wave 3 started: edge-3")
 	first := map[string]int{}
 	last := map[string]int{}
@@ -75,6 +75,9 @@ func TestDemoHostsHeadless(t *testing.T) {
 	d, err := spec.Load(filepath.Join(demo.Dir(prefix), "fleet.yaml"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if strings.Contains(res.stderr, "console") {
+		t.Errorf("--headless speaks of a console:\n%s", res.stderr)
 	}
 	if len(d.Hosts) != 3 || d.Hosts[2].Replicas["web"] != 2 || d.Fleet.Canary[0] != "edge-1" {
 		t.Errorf("the demo's fleet file: hosts %v, fleet %+v", d.HostNames(), d.Fleet)
