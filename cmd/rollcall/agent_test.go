@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -108,7 +109,8 @@ func TestAgent(t *testing.T) {
 		t.Fatal("agent did not stop on cancel")
 	}
 	log := stderr.String()
-	mustContain(t, "agent log", log, `"msg":"agent started"`, `"msg":"step started"`, `"msg":"agent stopped"`)
+	mustContain(t, "agent log", log, `"msg":"agent started"`, `"msg":"step started"`, `"msg":"desired state loaded"`, `"msg":"agent stopped"`)
+	uniqueJSONKeys(t, log)
 	steps := strings.Count(log, `"msg":"step done"`) + strings.Count(log, `"msg":"step failed"`)
 	entries := h.journalEntries()
 	if steps < 4 || len(entries) != steps {
@@ -340,5 +342,79 @@ func TestAgentFollowsAConfigMapSwap(t *testing.T) {
 	cancel()
 	if code := <-exit; code != exitOK {
 		t.Errorf("agent exit %d\n%s", code, stderr.String())
+	}
+}
+
+// uniqueJSONKeys fails t for any JSON log line of log whose object has a
+// key twice (slog writes every attribute given, and a reader keeps only one
+// of two "prefix" keys).
+func uniqueJSONKeys(t *testing.T, log string) {
+	t.Helper()
+	for _, line := range strings.Split(strings.TrimSpace(log), "\n") {
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		if dup := duplicateJSONKey(line); dup != "" {
+			t.Errorf("log line has the key %q twice: %s", dup, line)
+		}
+	}
+}
+
+// duplicateJSONKey is a key that appears twice in one object of the JSON
+// text line, "" if none does (or the line is no JSON).
+func duplicateJSONKey(line string) string {
+	dec := json.NewDecoder(strings.NewReader(line))
+	type frame struct {
+		object bool
+		keys   map[string]bool
+		atKey  bool // the next string token of an object is a key
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.object && top.atKey {
+			if k, ok := tok.(string); ok {
+				if top.keys[k] {
+					return k
+				}
+				top.keys[k] = true
+				top.atKey = false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{object: true, keys: map[string]bool{}, atKey: true})
+			continue
+		case json.Delim('['):
+			stack = append(stack, &frame{})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+		// A value ended: the object around it expects a key next.
+		if len(stack) > 0 && stack[len(stack)-1].object {
+			stack[len(stack)-1].atKey = true
+		}
+	}
+}
+
+func TestDuplicateJSONKey(t *testing.T) {
+	for line, want := range map[string]string{
+		`{"a":1,"b":{"a":2},"c":[{"a":1},{"a":2}]}`: "",
+		`{"a":1,"b":2,"a":3}`:                       "a",
+		`{"a":{"x":1,"x":2}}`:                       "x",
+		`{"a":[1,{"y":1}],"a":1}`:                   "a",
+	} {
+		if got := duplicateJSONKey(line); got != want {
+			t.Errorf("duplicateJSONKey(%s) = %q, want %q", line, got, want)
+		}
 	}
 }

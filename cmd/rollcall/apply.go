@@ -64,7 +64,7 @@ back or on hold, refused, a workload that cannot be acted on, the journal
 cannot be written, timed out, cancelled or refused.
 
 With hosts: in the file (several engines), apply runs the rollout across
-them (DESIGN §11): every host must answer and every host's lock is taken,
+them (the README's "Several hosts"): every host must answer and every host's lock is taken,
 sorted by engine ID, all or nothing, before anything acts; then the waves
 run, the canary host(s) first, each wave once the one before is converged
 and healthy (and fleet.wait has passed); a failed host stops the later
@@ -190,7 +190,7 @@ func applyFinal(res session.Outcome, timeout time.Duration) string {
 		return s
 	}
 	if res.TimedOut {
-		return fmt.Sprintf("failed: timed out after %s; left: %s", timeout, res.Last.Plan.Summary())
+		return fmt.Sprintf("failed: timed out after %s; left: %s", timeout, res.Left.Summary())
 	}
 	return "failed: " + res.Reason
 }

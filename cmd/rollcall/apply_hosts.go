@@ -78,9 +78,10 @@ func runApplyHosts(ctx context.Context, e env, g *globals, o applyOpts, d *spec.
 		}
 		verdict.why += "; left: " + fleetLeft(last)
 	}
+	unstarted := unstartedPlans(ctx, e, g, d, last, prog)
 	for _, hv := range last.Hosts {
 		if hp := prog.hosts[hv.Name]; hp != nil {
-			hp.p.print(hostFinal(hv, hp.results))
+			hp.p.print(hostFinal(hv, hp.results, unstarted))
 		}
 	}
 	final := verdict.final(last)
@@ -90,7 +91,7 @@ func runApplyHosts(ctx context.Context, e env, g *globals, o applyOpts, d *spec.
 		out.printf("%s\n", out.render(out.st.Bad, out.st.Glyphs.Failed+" "+termSafe(final)))
 	}
 	if o.asJSON {
-		if werr := writeJSON(e.stdout, newFleetApplyDoc(d, last, prog, verdict, final)); werr != nil {
+		if werr := writeJSON(e.stdout, newFleetApplyDoc(d, last, prog, verdict, final, unstarted)); werr != nil {
 			return fmt.Errorf("write outcome: %w", werr)
 		}
 	}
@@ -218,14 +219,57 @@ func hostLeft(hv fleet.HostView) string {
 		return "does not answer"
 	case hv.Session.Seq == 0:
 		return "not listed"
-	case hv.Session.Plan.Empty():
+	}
+	// Counted from what ran: a step in flight at the end finished first.
+	left := session.Left(hv.Session)
+	if left.Empty() {
 		return "nothing"
 	}
-	return hv.Session.Plan.Summary()
+	return left.Summary()
+}
+
+// unstarted is what a rollout that never began on some hosts knows of them.
+type unstarted struct {
+	down  []string                  // the hosts that did not answer
+	plans map[string]reconcile.Plan // each answering host's plan, as plan works it out
+}
+
+// unstartedPlans works out, as plan does, what each host the rollout
+// never started on and that answers had left: its session never listed
+// it, so the snapshot cannot say. Its zero value when every host started,
+// or the engines cannot be asked now (the command's context ended).
+func unstartedPlans(ctx context.Context, e env, g *globals, d *spec.Desired, last fleet.Snapshot, prog *fleetProgress) unstarted {
+	var u unstarted
+	need := false
+	for _, hv := range last.Hosts {
+		if hv.DialErr != "" {
+			u.down = append(u.down, hv.Name)
+		}
+		if hp := prog.hosts[hv.Name]; hp != nil && len(hp.results) == 0 && hostStatusWord(hv) == "not started" {
+			need = true
+		}
+	}
+	if !need || ctx.Err() != nil {
+		return u
+	}
+	conns, closeAll, err := dialHosts(ctx, e, d)
+	if err != nil {
+		return u
+	}
+	defer closeAll()
+	u.plans = map[string]reconcile.Plan{}
+	for _, hp := range planHosts(ctx, e, g, d, conns) {
+		if hp.reachable() {
+			u.plans[hp.host.Name] = hp.plan
+		}
+	}
+	return u
 }
 
 // hostFinal is a host's last line: what ran on it, and where it stands.
-func hostFinal(hv fleet.HostView, ran []session.StepResult) string {
+// A host the rollout never started on says why (the hosts that did not
+// answer) and what it had left (u's plan of it).
+func hostFinal(hv fleet.HostView, ran []session.StepResult, u unstarted) string {
 	done := reconcile.Plan{Workloads: []reconcile.WorkloadPlan{{}}}
 	failed := 0
 	for _, r := range ran {
@@ -242,7 +286,22 @@ func hostFinal(hv fleet.HostView, ran []session.StepResult) string {
 	if failed > 0 {
 		line += fmt.Sprintf(" (%d failed %s)", failed, plural(failed, "step", "steps"))
 	}
-	if hv.Verdict.Status != fleet.HostDone && hv.DialErr == "" && hv.Session.Seq > 0 {
+	p, planned := u.plans[hv.Name]
+	switch {
+	case len(ran) == 0 && hostStatusWord(hv) == "not started" && hv.DialErr == "" && hv.Err == nil:
+		if len(u.down) > 0 {
+			line = fmt.Sprintf("not started (%s %s not answer): nothing ran",
+				strings.Join(u.down, ", "), plural(len(u.down), "does", "do"))
+		}
+		switch {
+		case !planned:
+			line += "; left: not known (the engine was not asked again)"
+		case converged(p):
+			line += "; left: nothing"
+		default:
+			line += "; left: " + p.Summary()
+		}
+	case hv.Verdict.Status != fleet.HostDone && hv.DialErr == "" && hv.Session.Seq > 0:
 		line += "; left: " + hostLeft(hv)
 	}
 	if hv.DialErr != "" {
@@ -327,7 +386,7 @@ func confirmApplyHosts(ctx context.Context, e env, g *globals, out screen, d *sp
 
 // newFleetApplyDoc is apply --json of a file with hosts: the fleet at the
 // top, each host with the steps it ran.
-func newFleetApplyDoc(d *spec.Desired, s fleet.Snapshot, prog *fleetProgress, v fleetOutcome, final string) applyDoc {
+func newFleetApplyDoc(d *spec.Desired, s fleet.Snapshot, prog *fleetProgress, v fleetOutcome, final string, u unstarted) applyDoc {
 	doc := applyDoc{Source: d.Source, Prefix: d.Prefix, Converged: v.ok(), Summary: final, Rollout: s.RolloutID,
 		Steps: []resultDoc{}, Pending: []stepDoc{}, Hosts: []hostApplyDoc{}}
 	if !v.ok() {
@@ -340,8 +399,9 @@ func newFleetApplyDoc(d *spec.Desired, s fleet.Snapshot, prog *fleetProgress, v 
 		if hp := prog.hosts[hv.Name]; hp != nil {
 			ran, judged = hp.results, hp.p.canaryResult
 		}
-		res := session.Outcome{Converged: hv.Verdict.Status == fleet.HostDone, Reason: hostFinal(hv, ran), Steps: ran, Last: hv.Session}
-		hostDoc := newApplyDoc(hd, res, hostFinal(hv, ran), judged)
+		line := hostFinal(hv, ran, u)
+		res := session.Outcome{Converged: hv.Verdict.Status == fleet.HostDone, Reason: line, Steps: ran, Last: hv.Session, Left: session.Left(hv.Session)}
+		hostDoc := newApplyDoc(hd, res, line, judged)
 		hostDoc.Rounds = 0
 		doc.Hosts = append(doc.Hosts, hostApplyDoc{Name: hv.Name, Endpoint: hv.Endpoint, EngineID: hv.EngineID,
 			Status: hostStatusWord(hv), applyDoc: hostDoc})

@@ -115,6 +115,15 @@ func TestApplyHostsUnreachable(t *testing.T) {
 		t.Fatalf("exit %d, want 1\n%s", res.code, res.stderr)
 	}
 	mustContain(t, "stderr", res.stderr, "edge-3 does not answer")
+	// A host that answers says why nothing ran on it, and what it had
+	// left, as plan lists it. (edge-1, converged already, says so if its
+	// session listed it before the end, else that nothing was left.)
+	mustContain(t, "stderr", res.stderr,
+		"edge-2  not started (edge-3 does not answer): nothing ran; left: 1 start · 1 roll · 1 restart · 2 stop\n")
+	if !strings.Contains(res.stderr, "edge-1  converged: nothing ran\n") &&
+		!strings.Contains(res.stderr, "edge-1  not started (edge-3 does not answer): nothing ran; left: nothing\n") {
+		t.Errorf("edge-1's line says neither converged nor nothing left\n%s", res.stderr)
+	}
 	for _, name := range []string{"edge-1", "edge-2"} {
 		if muts := h.hosts[name].(*fake.Engine).Mutations(); len(muts) > 0 {
 			t.Errorf("%s changed though edge-3 did not answer: %q", name, muts)

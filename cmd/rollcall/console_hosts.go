@@ -34,7 +34,7 @@ func runFleetConsole(ctx context.Context, e env, g *globals, source source.Sourc
 	if j != nil {
 		defer j.Close()
 	}
-	f := fleet.New(fleet.Options{Source: prefixed{source, g.prefix}, Dial: dial, Mode: mode, Journal: j, Now: e.now, StateDir: g.stateDir()})
+	f := fleet.New(fleet.Options{Source: prefixed{source, g.prefix}, Dial: dial, Mode: mode, Journal: j, Now: e.now, StateDir: g.stateDir(), LockDir: g.lockDir})
 	defer abandonOn(e.abandon, f)()
 	v, _ := buildVersion()
 	opts := tui.FleetOptions{Theme: name, Version: v, Logs: map[string]tui.LogSource{},

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,7 +13,9 @@ import (
 	"github.com/rollcall/rollcall/engine/demo"
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/source"
+	"github.com/rollcall/rollcall/engine/state"
 )
 
 // newDemoCmd is `rollcall demo`: the embedded default.
@@ -30,8 +34,10 @@ func newDemoCmd(e env, g *globals) *cobra.Command {
 			switch {
 			case c.Flags().Changed("hosts") && (hosts < minDemoHosts || hosts > maxDemoHosts):
 				return usage(fmt.Errorf("--hosts %d: the demo runs on %d to %d simulated hosts", hosts, minDemoHosts, maxDemoHosts))
-			case hosts > 0 && clean:
-				return usage(errors.New("--clean goes without --hosts: the simulated hosts live and go with the process"))
+			case clean:
+				// --hosts N or not: the several-host demo's files go too,
+				// and its simulated hosts went with their process.
+				return runDemoClean(ctx, e, g, simulated)
 			case hosts > 0:
 				return runDemoHosts(ctx, e, g, hosts, o, headless)
 			case headless:
@@ -40,38 +46,44 @@ func newDemoCmd(e env, g *globals) *cobra.Command {
 			client, closeClient, why := demoEngine(ctx, e, g, simulated)
 			defer closeClient()
 			prefix := demoPrefix(g)
-			// Staging and cleaning act like any session: under the host
-			// lock of the prefix, and only on its own managed containers.
-			lock, err := hostLock(ctx, client, prefix)
-			if err != nil {
+			dg := *g
+			dg.prefix = prefix
+			// Staging acts like any session: under the host lock of the
+			// prefix, and only on its own managed containers. A simulated
+			// run keeps its lock, journal and state in a folder of its own
+			// that goes when it ends.
+			var lock *session.Lock
+			var err error
+			if why != "" {
+				fmt.Fprintf(e.stderr, "%s: running the demo on the in-memory fake engine (simulated)\n", why)
+				run, err := newSimRun()
+				if err != nil {
+					return err
+				}
+				defer run.remove()
+				dg.journal = run.journal()
+				lock, err = run.lock("host")
+				if err != nil {
+					return err
+				}
+			} else if lock, err = hostLock(ctx, client, prefix); err != nil {
 				return err
 			}
 			defer lock.Release()
-			dir := demo.Dir(prefix)
-			if clean {
-				n, err := demo.Clean(ctx, client, prefix, dir)
-				fmt.Fprintf(e.stderr, "removed %d demo container(s) of prefix %s\n", n, termSafe(prefix))
-				return err
-			}
-			if why != "" {
-				fmt.Fprintf(e.stderr, "%s: running the demo on the in-memory fake engine (simulated)\n", why)
-			}
-			j, err := journal.Open(g.journal, journal.Options{})
+			j, err := journal.Open(dg.journal, journal.Options{})
 			if err != nil {
 				return withHint(fmt.Errorf("journal: %w", err), "pass --journal PATH")
 			}
 			defer j.Close()
-			path, err := demo.Stage(ctx, client, demo.StageOptions{Prefix: prefix, Dir: dir, Lock: lock, Journal: j, Log: e.stderr})
+			path, err := demo.Stage(ctx, client, demo.StageOptions{Prefix: prefix, Dir: demo.Dir(prefix), Lock: lock, Journal: j, Log: e.stderr})
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(e.stderr, "desired state: %s (edit it while the console runs)\n", path)
-			dg := *g
-			dg.prefix = prefix
 			return runConsole(ctx, e, &dg, client, source.File(path), o, lock)
 		},
 	}
-	c.Flags().BoolVar(&clean, "clean", false, "remove every container the demo made under its prefix, and its desired file")
+	c.Flags().BoolVar(&clean, "clean", false, "remove all the demo made: its containers under its prefix, its images, its desired files and its state files (with --hosts too)")
 	c.Flags().BoolVar(&simulated, "simulated", false, "use the in-memory fake engine even when a Docker engine answers")
 	c.Flags().BoolVar(&o.watch, "watch", false, "open the console read-only")
 	c.Flags().BoolVar(&o.auto, "auto", false, "let the roll run by itself")
@@ -111,7 +123,11 @@ the console on the desired state, so every kind of step appears. Approve
 them with enter.
 
 With no engine reachable, the same scenario runs on the in-memory fake
-engine, and the header says "simulated". demo --clean removes all it made.
+engine, and the header says "simulated"; a simulated run keeps its journal, state and
+locks in a folder of its own that goes when it ends. demo --clean removes
+all the demo made: its containers, its images (the tags above and their
+older builds), its desired files, the several-host demo's too, and its
+state files.
 Staging, the console and --clean all take the host lock of the prefix, so
 the demo never acts under another rollcall; and they never touch anything
 but containers labelled %s.managed=true.
@@ -136,4 +152,66 @@ func demoEngine(ctx context.Context, e env, g *globals, simulated bool) (docker.
 		return demo.NewFake(ctx, 2*time.Second), func() {}, "no Docker engine answers (" + oneLine(err.Error()) + ")"
 	}
 	return c, closeFn, ""
+}
+
+// simRunBase is where a simulated run's folder is made; "" is the system's
+// temporary folder. Tests set it.
+var simRunBase = ""
+
+// simRun is where a simulated demo keeps what its sessions write: the
+// journal, the revisions, holds and pins, the host locks. A simulated
+// engine lives and dies with its process, so all of it goes when the run
+// ends, and none of it reaches the real journal or state folder.
+type simRun struct{ dir string }
+
+func newSimRun() (*simRun, error) {
+	dir, err := os.MkdirTemp(simRunBase, "rollcall-demo-run-")
+	if err != nil {
+		return nil, fmt.Errorf("the simulated demo's state folder: %w", err)
+	}
+	return &simRun{dir: dir}, nil
+}
+
+// journal is the run's journal file.
+func (r *simRun) journal() string { return filepath.Join(r.dir, "journal.jsonl") }
+
+// lock takes a host lock of the run's own, named name.
+func (r *simRun) lock(name string) (*session.Lock, error) {
+	lk, _, err := state.TakeLock(filepath.Join(r.dir, name+".lock"), journal.CurrentUser(), time.Now())
+	return lk, err
+}
+
+// remove removes the run's folder and all in it.
+func (r *simRun) remove() { _ = os.RemoveAll(r.dir) }
+
+// runDemoClean is demo --clean: on the engine (unless --simulated, or none
+// answers), the demo's containers and images, under the host lock of the
+// prefix; and the demo's files, state and unheld lock files.
+func runDemoClean(ctx context.Context, e env, g *globals, simulated bool) error {
+	prefix := demoPrefix(g)
+	var client docker.Client
+	if !simulated {
+		c, closeClient, err := connect(ctx, e, g)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "no Docker engine answers (%s): removing the demo's files only\n", termSafe(oneLine(err.Error())))
+		} else {
+			defer closeClient()
+			lock, err := hostLock(ctx, c, prefix)
+			if err != nil {
+				return err
+			}
+			defer lock.Release()
+			client = c
+		}
+	}
+	out, err := demo.Clean(ctx, client, demo.CleanOptions{Prefix: prefix, StateDir: g.stateDir(), LockDir: demo.LockDir(prefix)})
+	for _, ref := range out.Images {
+		fmt.Fprintf(e.stderr, "removed image %s\n", termSafe(ref))
+	}
+	for _, path := range out.Files {
+		fmt.Fprintf(e.stderr, "removed %s\n", termSafe(path))
+	}
+	fmt.Fprintf(e.stderr, "removed %d demo container(s) of prefix %s, %d image(s), %d file(s)\n",
+		out.Containers, termSafe(prefix), len(out.Images), len(out.Files))
+	return err
 }

@@ -98,7 +98,16 @@ func runDemoHosts(ctx context.Context, e env, g *globals, n int, o consoleOpts, 
 	prefix := demoPrefix(g)
 	names := demoHostNames(n)
 	fakes := map[string]docker.Client{}
-	j, err := journal.Open(g.journal, journal.Options{})
+	// The simulated hosts' journal, state and locks live in a folder of
+	// the run's own, and go with it.
+	sim, err := newSimRun()
+	if err != nil {
+		return err
+	}
+	defer sim.remove()
+	dg := *g
+	dg.prefix, dg.journal, dg.lockDir = prefix, sim.journal(), sim.dir
+	j, err := journal.Open(dg.journal, journal.Options{})
 	if err != nil {
 		return withHint(fmt.Errorf("journal: %w", err), "pass --journal PATH")
 	}
@@ -115,7 +124,7 @@ func runDemoHosts(ctx context.Context, e env, g *globals, n int, o consoleOpts, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			paths[i], errs[i] = stageDemoHost(ctx, fakes[name], prefix, filepath.Join(dir, "hosts", name), j)
+			paths[i], errs[i] = stageDemoHost(ctx, fakes[name], prefix, filepath.Join(dir, "hosts", name), j, sim)
 			if errs[i] != nil {
 				errs[i] = fmt.Errorf("stage the demo on %s: %w", name, errs[i])
 			}
@@ -137,15 +146,17 @@ func runDemoHosts(ctx context.Context, e env, g *globals, n int, o consoleOpts, 
 	if err := os.WriteFile(path, []byte(demoHostsYAML(string(single), names)), 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "desired state: %s (edit it while the console runs)\n", path)
+	if headless {
+		fmt.Fprintf(e.stderr, "desired state: %s (rolled out once, headless: edits are not followed)\n", path)
+	} else {
+		fmt.Fprintf(e.stderr, "desired state: %s (edit it while the console runs)\n", path)
+	}
 	dial := func(_ context.Context, h *spec.Host) (docker.Client, error) {
 		if c, ok := fakes[h.Name]; ok {
 			return c, nil
 		}
 		return nil, errors.New("no simulated engine for host " + h.Name + " (the demo's hosts are " + strings.Join(names, ", ") + ")")
 	}
-	dg := *g
-	dg.prefix = prefix
 	source := source.File(path)
 	d, err := source.Load(ctx)
 	if err != nil {
@@ -157,11 +168,15 @@ func runDemoHosts(ctx context.Context, e env, g *globals, n int, o consoleOpts, 
 	return runFleetConsole(ctx, e, &dg, source, d, dial, o)
 }
 
-// stageDemoHost stages the one-host demo on f, under the host lock of
-// prefix there, let go of once staged: the fleet takes every host's lock
-// itself.
-func stageDemoHost(ctx context.Context, f docker.Client, prefix, dir string, j *journal.Journal) (string, error) {
-	lock, err := hostLock(ctx, f, prefix)
+// stageDemoHost stages the one-host demo on f, under a host lock of the
+// simulated run's, let go of once staged: the fleet takes every host's
+// lock itself.
+func stageDemoHost(ctx context.Context, f docker.Client, prefix, dir string, j *journal.Journal, sim *simRun) (string, error) {
+	info, err := f.Info(ctx)
+	if err != nil {
+		return "", err
+	}
+	lock, err := sim.lock("stage-" + info.ID)
 	if err != nil {
 		return "", err
 	}
@@ -179,7 +194,7 @@ func runDemoHostsHeadless(ctx context.Context, e env, g *globals, d *spec.Desire
 	defer j.Close()
 	out := screenFor(e, g, e.stderr)
 	f := fleet.New(fleet.Options{Source: source.Static(d.Source, d), Dial: dial, Mode: session.ModeAuto, Journal: j,
-		JournalMode: "demo", Now: e.now, StateDir: g.stateDir(), Unattended: &session.Unattended{AllowMassStop: true}})
+		JournalMode: "demo", Now: e.now, StateDir: g.stateDir(), LockDir: g.lockDir, Unattended: &session.Unattended{AllowMassStop: true}})
 	prog := newFleetProgress(out, d.HostNames())
 	var verdict fleetOutcome
 	last, _, err := driveFleet(ctx, f, e.abandon, func(s fleet.Snapshot) bool {

@@ -42,7 +42,8 @@ skipped and named by its line number), at most the last 256 MiB of each
 file, and with -n N only the newest lines N steps need. SIGINT or SIGTERM
 ends the read.
 
---revisions lists the revisions kept instead (DESIGN §12): the specs that
+--revisions lists the revisions kept instead (the README's "Canary and
+rollback"): the specs that
 ran healthy on every slot, the last 10 per workload, for this engine and
 prefix (--prefix, else the desired state's: -f as plan reads it, else
 rollcall), newest first: workload, revision number (what rollcall rollback

@@ -467,7 +467,7 @@ func newApplyDoc(d *spec.Desired, res session.Outcome, summary string, judged fu
 		Summary: summary, Steps: []resultDoc{}, Pending: []stepDoc{}, Hosts: []hostApplyDoc{}}
 	if !res.Converged {
 		doc.Error = oneLine(res.Reason)
-		for _, s := range res.Last.Plan.Steps() {
+		for _, s := range res.Left.Steps() {
 			doc.Pending = append(doc.Pending, newStepDoc(s))
 		}
 	}

@@ -1,4 +1,5 @@
-// Command rollcall rolls containers on one Docker host without downtime.
+// Command rollcall rolls containers on Docker hosts, one or several, without
+// downtime.
 //
 // This package is flags and wiring only: it reads the desired-state file
 // (engine/spec), talks to the engine (engine/docker), lets engine/reconcile
@@ -147,6 +148,9 @@ type globals struct {
 	prefix     string
 	journal    string
 	theme      string
+	// lockDir is where a fleet keeps its host locks; "" is the default.
+	// Not a flag: the simulated demo sets it to its run's folder.
+	lockDir string
 }
 
 // run executes one command line and returns the process exit code. A
@@ -194,9 +198,10 @@ func newRoot(e env) *cobra.Command {
 	journalPath, journalErr := journal.DefaultPath()
 	root := &cobra.Command{
 		Use:   "rollcall [-f FILE] [--watch|--auto]",
-		Short: "Zero-downtime container rollouts on one Docker host",
-		Long: `rollcall converges the containers of one Docker host towards a desired-state
-file (rollcall.yaml), one slot at a time, without downtime.
+		Short: "Zero-downtime container rollouts on Docker hosts, one or several",
+		Long: `rollcall converges the containers of a Docker host towards a desired-state
+file (rollcall.yaml), one slot at a time, without downtime; a file with
+hosts: rolls several hosts out, in waves, the canary host(s) first.
 
   rollcall           the console: approve the plan step by step (--auto: let it
                      run, --watch: read-only, for incidents)

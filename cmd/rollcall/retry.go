@@ -19,9 +19,10 @@ func newRetryCmd(e env, g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "retry WORKLOAD [-f FILE]",
 		Short: "Lift the hold on a rolled-back workload, and its pin, journaled",
-		Long: `Lift the hold(s) of WORKLOAD: the spec a rollback put on hold (DESIGN §6) is
-no longer kept from starting, so it rolls again under the usual rules.
-The decision is journaled (action "retry") before the hold is lifted.
+		Long: `Lift the hold(s) of WORKLOAD: a spec that failed and was rolled back is put
+on hold, kept from starting again until it changes or is retried; retry
+lifts it, so the spec rolls again under the usual rules. The decision is
+journaled (action "retry") before the hold is lifted.
 
 The holds are kept beside the journal, per engine and prefix; the desired
 state (-f, as plan reads it) gives the prefix and the workloads. It works
@@ -83,7 +84,7 @@ hold stays).`,
 					if len(names) > 0 {
 						known = strings.Join(names, ", ")
 					}
-					return withHint(fmt.Errorf("no workload %q in %s (prefix %s), and no hold on it", termSafe(workload), termSafe(d.Source), d.Prefix),
+					return withHint(fmt.Errorf("no workload %q in %s (prefix %s), and no hold on it", workload, termSafe(d.Source), d.Prefix),
 						"workloads: "+termSafe(known))
 				}
 				out.printf("%s: no spec on hold for prefix %s on this engine; nothing to lift\n", termSafe(workload), d.Prefix)

@@ -27,9 +27,9 @@ func newRollbackCmd(e env, g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "rollback WORKLOAD [--to REV] [-f FILE]",
 		Short: "Pin a workload to an earlier revision until the desired spec changes, journaled",
-		Long: `Pin WORKLOAD to one of its revisions (DESIGN §12): the specs that ran healthy
-on every slot, kept beside the journal per engine and prefix (rollcall
-history --revisions lists them). By default the revision before the desired
+		Long: `Pin WORKLOAD to one of its revisions (the README's "Canary and rollback"):
+the specs that ran healthy on every slot, kept beside the journal per
+engine and prefix (rollcall history --revisions lists them). By default the revision before the desired
 spec; --to REV picks one by its number.
 
 While the pin stands, the desired spec of WORKLOAD is held (not started)
@@ -67,7 +67,7 @@ is pinned).`,
 				return err
 			}
 			if _, ok := d.Workloads[workload]; !ok {
-				return withHint(fmt.Errorf("no workload %q in %s (prefix %s)", termSafe(workload), termSafe(d.Source), d.Prefix),
+				return withHint(fmt.Errorf("no workload %q in %s (prefix %s)", workload, termSafe(d.Source), d.Prefix),
 					"workloads: "+termSafe(knownWorkloads(d)))
 			}
 			client, closeClient, err := connect(ctx, e, g)

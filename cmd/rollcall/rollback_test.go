@@ -123,6 +123,16 @@ func TestRollbackPinsARevision(t *testing.T) {
 	if res := h.run("", "rollback", "api", "-f", path); res.code != exitFailed || !strings.Contains(res.stderr, `no workload "api"`) {
 		t.Errorf("rollback api: exit %d\n%s", res.code, res.stderr)
 	}
+	// A name with a control sequence in it is no workload, and the error
+	// shows it as given, escaped, never the workload it looks like once
+	// the sequence is dropped.
+	for _, cmd := range []string{"rollback", "retry"} {
+		res := h.run("", cmd, "we\x1b[2Jb", "-f", path)
+		if res.code != exitFailed || !strings.Contains(res.stderr, `no workload "we\x1b[2Jb"`) ||
+			strings.Contains(res.stderr, `"web"`) || strings.ContainsRune(res.stderr, 0x1b) {
+			t.Errorf("%s of a name with an escape sequence: exit %d\n%q", cmd, res.code, res.stderr)
+		}
+	}
 	if ds := decisionsOf(t, h, "pin"); len(ds) != 0 {
 		t.Fatalf("refused rollbacks were journaled: %+v", ds)
 	}

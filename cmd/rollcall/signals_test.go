@@ -153,6 +153,11 @@ func TestApplySignalFinishesTheStepInFlight(t *testing.T) {
 	if e := stopEntry(t, h); e.Result != journal.ResultOK {
 		t.Fatalf("the stop finished after the signal is journaled %q (%s), want ok", e.Result, e.Error)
 	}
+	// What was left is counted from what ran: the stop in flight at the
+	// signal finished, so nothing was left (not "left: 1 stop").
+	if lines := strings.Split(strings.TrimSpace(stderr.String()), "\n"); !strings.HasSuffix(lines[len(lines)-1], "failed: interrupted; left: nothing to do") {
+		t.Errorf("final line %q, want it to say nothing was left\n%s", lines[len(lines)-1], stderr.String())
+	}
 	if n := healthyRunning(h.fake); n != 1 {
 		t.Fatalf("%d healthy containers, want 1 (the stop took effect)", n)
 	}

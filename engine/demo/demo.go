@@ -29,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/demo/demoapp"
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/docker/moby"
@@ -36,6 +37,7 @@ import (
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/source"
 	"github.com/rollcall/rollcall/engine/spec"
+	"github.com/rollcall/rollcall/engine/state"
 )
 
 // Prefix is the demo's label prefix: nothing else is ever touched.
@@ -200,10 +202,69 @@ func crash(ctx context.Context, c docker.Client, prefix, workload string, slot i
 	return fmt.Errorf("crash %s/%d: no such container", workload, slot)
 }
 
-// Clean stops and removes every container of the prefix the demo made, and
-// the desired file in dir. The caller holds the host lock of the prefix.
-// It returns how many containers it removed.
-func Clean(ctx context.Context, c docker.Client, prefix, dir string) (int, error) {
+// CleanOptions say what Clean removes: all the demo made, and nothing else.
+type CleanOptions struct {
+	Prefix string // "" means Prefix
+	Dir    string // where the demo wrote its desired files; "" means Dir(prefix)
+	// Images are the tags the demo built; none means DefaultImages. On an
+	// engine that builds images (the moby adapter), their tags are removed,
+	// and the older builds of them that a newer build left untagged (found
+	// by their demoapp.TagLabel).
+	Images Images
+	// StateDir is where sessions kept the prefix's revisions, holds and pins
+	// (beside the journal); "" leaves them.
+	StateDir string
+	// LockDir is where the host locks of the prefix are; a lock file no
+	// process holds is removed. "" leaves them.
+	LockDir string
+}
+
+// Cleaned is what Clean removed.
+type Cleaned struct {
+	Containers int      // containers of the prefix stopped and removed
+	Images     []string // image refs removed: a tag, or the ID of an untagged older build
+	Files      []string // paths removed: desired files, their folders, state and lock files
+}
+
+// imageRemover is an engine whose images the demo built (the moby adapter).
+type imageRemover interface {
+	ImagesLabelled(ctx context.Context, label string) ([]docker.Image, error)
+	RemoveImage(ctx context.Context, ref string) error
+}
+
+// Clean stops and removes every container of the prefix the demo made, the
+// demo's images, its desired files (one host's and the several-host demo's),
+// and the state and lock files sessions kept for the prefix. The caller holds
+// the host lock of the prefix on c. An image a container outside the demo
+// still uses stays, and the error says so.
+func Clean(ctx context.Context, c docker.Client, opts CleanOptions) (Cleaned, error) {
+	if opts.Prefix == "" {
+		opts.Prefix = Prefix
+	}
+	if opts.Dir == "" {
+		opts.Dir = Dir(opts.Prefix)
+	}
+	prefix, img := opts.Prefix, opts.Images.orDefault()
+	var out Cleaned
+	var errs []error
+	if c != nil {
+		n, err := cleanContainers(ctx, c, prefix)
+		out.Containers = n
+		errs = append(errs, err)
+		if r, ok := c.(imageRemover); ok {
+			refs, err := cleanImages(ctx, r, img)
+			out.Images = refs
+			errs = append(errs, err)
+		}
+	}
+	files, err := cleanFiles(opts)
+	out.Files = files
+	errs = append(errs, err)
+	return out, errors.Join(errs...)
+}
+
+// cleanContainers stops and removes the managed containers of prefix.
+func cleanContainers(ctx context.Context, c docker.Client, prefix string) (int, error) {
 	c = docker.Scoped(c, prefix)
 	cs, err := c.List(ctx, prefix)
 	if err != nil {
@@ -225,10 +286,127 @@ func Clean(ctx context.Context, c docker.Client, prefix, dir string) (int, error
 		}
 		n++
 	}
-	if err := os.Remove(filepath.Join(dir, "rollcall.yaml")); err != nil && !errors.Is(err, os.ErrNotExist) {
-		errs = append(errs, err)
-	}
 	return n, errors.Join(errs...)
+}
+
+// cleanImages removes the tags img names, then the images labelled as
+// built for one of them that no tag names any more (older builds). An
+// image that still carries another tag (someone tagged it) is not the
+// demo's alone, and stays.
+func cleanImages(ctx context.Context, r imageRemover, img Images) ([]string, error) {
+	var removed []string
+	var errs []error
+	for _, tag := range []string{img.V1, img.V2} {
+		switch err := r.RemoveImage(ctx, tag); {
+		case err == nil:
+			removed = append(removed, tag)
+		case !errors.Is(err, docker.ErrNotFound):
+			errs = append(errs, err)
+		}
+	}
+	for _, tag := range []string{img.V1, img.V2} {
+		imgs, err := r.ImagesLabelled(ctx, demoapp.TagLabel+"="+tag)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, i := range imgs {
+			if len(i.RepoTags) > 0 {
+				continue
+			}
+			switch err := r.RemoveImage(ctx, i.ID); {
+			case err == nil:
+				removed = append(removed, i.ID)
+			case !errors.Is(err, docker.ErrNotFound):
+				errs = append(errs, err)
+			}
+		}
+	}
+	return removed, errors.Join(errs...)
+}
+
+// cleanFiles removes the files the demo and its sessions wrote, by their
+// names only: the desired files in opts.Dir (rollcall.yaml, fleet.yaml,
+// hosts/*/rollcall.yaml) and their folders once empty, the prefix's
+// revisions, holds and pins in opts.StateDir, and its lock files in
+// opts.LockDir that no process holds. Anything else stays.
+func cleanFiles(opts CleanOptions) ([]string, error) {
+	var removed []string
+	var errs []error
+	remove := func(path string) {
+		switch err := os.Remove(path); {
+		case err == nil:
+			removed = append(removed, path)
+		case !errors.Is(err, os.ErrNotExist):
+			errs = append(errs, err)
+		}
+	}
+	// rmdir removes an empty folder; one with anything else in it stays.
+	rmdir := func(path string) {
+		if err := os.Remove(path); err == nil {
+			removed = append(removed, path)
+		}
+	}
+	hosts := filepath.Join(opts.Dir, "hosts")
+	remove(filepath.Join(opts.Dir, "rollcall.yaml"))
+	remove(filepath.Join(opts.Dir, "fleet.yaml"))
+	if dirs, err := filepath.Glob(filepath.Join(hosts, "*")); err == nil {
+		for _, d := range dirs {
+			remove(filepath.Join(d, "rollcall.yaml"))
+			rmdir(d)
+		}
+	}
+	rmdir(hosts)
+	rmdir(opts.Dir)
+	for _, kind := range []string{"revisions", "holds", "pins"} {
+		// Each file, and the lock file its writers take beside it.
+		for _, tail := range []string{".json", ".json.lock"} {
+			for _, path := range keyedFiles(opts.StateDir, kind+"-"+opts.Prefix+"-", tail) {
+				remove(path)
+			}
+		}
+	}
+	for _, path := range keyedFiles(opts.LockDir, "rollcall-"+opts.Prefix+"-", ".lock") {
+		// Only a lock nobody holds: take it, remove it, let it go.
+		lk, _, err := state.TakeLock(path, "rollcall demo --clean", time.Now())
+		if err != nil {
+			continue
+		}
+		remove(path)
+		lk.Release()
+	}
+	return removed, errors.Join(errs...)
+}
+
+// keyedFiles are the files of dir named head, an engine key (state.EngineKey:
+// 12 hex digits) and tail: exactly, so that a prefix that begins with
+// another's ("rollcall-demo-x") is not taken for it.
+func keyedFiles(dir, head, tail string) []string {
+	if dir == "" {
+		return nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		key, ok := strings.CutPrefix(e.Name(), head)
+		if !ok || !e.Type().IsRegular() {
+			continue
+		}
+		key, ok = strings.CutSuffix(key, tail)
+		if ok && len(key) == 12 && strings.Trim(key, "0123456789abcdef") == "" {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	return out
+}
+
+// LockDir is where the host locks of prefix are kept
+// (state.DefaultLockPath's folder).
+func LockDir(prefix string) string {
+	return filepath.Dir(state.DefaultLockPath(docker.EngineInfo{}, prefix))
 }
 
 // Dir is where the demo keeps the desired file of a prefix.

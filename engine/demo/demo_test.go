@@ -104,9 +104,9 @@ func TestCleanRemovesOnlyOurs(t *testing.T) {
 	if _, err := f.AddContainer(lookalike); err != nil {
 		t.Fatal(err)
 	}
-	n, err := Clean(ctx, f, Prefix, dir)
-	if err != nil || n != 6 {
-		t.Fatalf("removed %d, err %v; want the 6 demo containers", n, err)
+	out, err := Clean(ctx, f, CleanOptions{Dir: dir})
+	if err != nil || out.Containers != 6 {
+		t.Fatalf("removed %d, err %v; want the 6 demo containers", out.Containers, err)
 	}
 	if cs, _ := f.List(ctx, Prefix); len(cs) != 1 || cs[0].Name != "lookalike" {
 		t.Fatalf("after clean %v, want only the lookalike left", cs)

@@ -6,12 +6,15 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/demo/demoapp"
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/dockertest"
 	"github.com/rollcall/rollcall/engine/docker/moby"
@@ -44,10 +47,28 @@ func TestDemoOnRealEngine(t *testing.T) {
 	}
 	before := demoTags()
 	img := Images{V1: dockertest.ImageTag("demoapp", "demo-v1"), V2: dockertest.ImageTag("demoapp", "demo-v2")}
+	// An older build of v1, from another executable (a byte longer), which
+	// the build below leaves untagged: clean removes it too.
+	bin := dockertest.DemoappBinary(t)
+	older := filepath.Join(t.TempDir(), "demoapp")
+	exe, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(older, append(exe, 0), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	oldID, err := demoapp.BuildImage(ctx, dockertest.ImageBuilder(t), older, img.V1, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
 	// Stage builds the images only on the bare adapter, and the guard
 	// wraps it: build them here, as Stage would, from a compiled demoapp.
-	if err := buildImages(ctx, dockertest.ImageBuilder(t), dockertest.DemoappBinary(t), img, io.Discard); err != nil {
+	if err := buildImages(ctx, dockertest.ImageBuilder(t), bin, img, io.Discard); err != nil {
 		t.Fatal(err)
+	}
+	if i, err := m.ImageInspect(ctx, oldID); err != nil || len(i.RepoTags) != 0 {
+		t.Fatalf("the older build of %s: %+v, %v; want it there, untagged", img.V1, i, err)
 	}
 	info, err := m.Info(ctx)
 	if err != nil {
@@ -58,7 +79,7 @@ func TestDemoOnRealEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lock.Release()
-	g := &guard{Client: m, prefix: prefix, t: t}
+	g := &guard{Client: m, prefix: prefix, t: t, img: img}
 	dir := t.TempDir()
 	if _, err := Stage(ctx, g, StageOptions{Prefix: prefix, Dir: dir, Lock: lock, Images: img}); err != nil {
 		t.Fatal(err)
@@ -88,13 +109,48 @@ func TestDemoOnRealEngine(t *testing.T) {
 		t.Errorf("%d crashed containers, want worker/0", crashed)
 	}
 
-	n, err := Clean(ctx, g, prefix, dir)
-	if err != nil || n != 6 {
-		t.Fatalf("clean removed %d, err %v; want 6", n, err)
+	out, err := Clean(ctx, g, CleanOptions{Prefix: prefix, Dir: dir, Images: img})
+	if err != nil || out.Containers != 6 {
+		t.Fatalf("clean removed %d, err %v; want 6", out.Containers, err)
 	}
 	if cs, _ := m.List(ctx, prefix); len(cs) != 0 {
 		t.Fatalf("clean left %d containers", len(cs))
 	}
+	for _, ref := range []string{img.V1, img.V2, oldID} {
+		if i, err := m.ImageInspect(ctx, ref); !errors.Is(err, docker.ErrNotFound) {
+			t.Errorf("clean left the image %s: %+v, %v", ref, i, err)
+		}
+	}
+	if len(out.Images) != 3 {
+		t.Errorf("clean said it removed the images %q, want the 2 tags and the older build", out.Images)
+	}
+	if after := demoTags(); !maps.Equal(after, before) {
+		t.Errorf("the demo's own tags (tag → image ID) went from %v to %v: clean touched them", before, after)
+	}
+}
+
+// ImagesLabelled lists through the engine.
+func (g *guard) ImagesLabelled(ctx context.Context, label string) ([]docker.Image, error) {
+	return g.Client.(*moby.Moby).ImagesLabelled(ctx, label)
+}
+
+// RemoveImage fails the test on any image but the run's: its tags, and
+// images labelled as built for them.
+func (g *guard) RemoveImage(ctx context.Context, ref string) error {
+	m := g.Client.(*moby.Moby)
+	ours := ref == g.img.V1 || ref == g.img.V2
+	for _, tag := range []string{g.img.V1, g.img.V2} {
+		imgs, err := m.ImagesLabelled(ctx, demoapp.TagLabel+"="+tag)
+		if err != nil {
+			return err
+		}
+		ours = ours || slices.ContainsFunc(imgs, func(i docker.Image) bool { return i.ID == ref })
+	}
+	if !ours {
+		g.t.Errorf("remove image %s: not one of the run's (%s, %s)", ref, g.img.V1, g.img.V2)
+		return errors.New("refused by the test")
+	}
+	return m.RemoveImage(ctx, ref)
 }
 
 // guard passes every call to the engine, and fails the test on any create
@@ -102,6 +158,7 @@ func TestDemoOnRealEngine(t *testing.T) {
 type guard struct {
 	docker.Client
 	prefix  string
+	img     Images // the run's tags: the only images it may remove
 	t       *testing.T
 	ours    sync.Map     // container ID -> true, for containers listed under the prefix
 	created atomic.Int64 // steps of different slots run at once

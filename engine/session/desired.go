@@ -97,7 +97,8 @@ func (l *loop) onLoaded(r loadResult) {
 	if !first {
 		l.unsettle(l.wallNow(), l.opts.Settle)
 	}
-	l.log(levelInfo, "desired state loaded", "source", l.opts.Source.Name(), "prefix", d.Prefix, "workloads", len(d.Workloads))
+	// log adds the prefix (the session's, which d's is by now).
+	l.log(levelInfo, "desired state loaded", "source", l.opts.Source.Name(), "workloads", len(d.Workloads))
 	if l.opts.Recreate && !l.recreated {
 		l.recreated = true
 		at := l.engineNow()

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,8 +25,12 @@ type Outcome struct {
 	Plans int
 	// Steps are the steps it ran, in order.
 	Steps []StepResult
-	// Last is the last snapshot: what was left.
+	// Last is the last snapshot.
 	Last Snapshot
+	// Left is what was left when the run ended: Last's plan without the
+	// steps that ran to their end since it was made (a step in flight when
+	// ctx ended finishes first, before any new plan is made).
+	Left reconcile.Plan
 }
 
 // Converge runs s, which should be in auto mode with an Unattended policy,
@@ -70,6 +75,7 @@ func unattended(ctx context.Context, s *Session, untilSteady bool) Outcome {
 		}
 	}
 	verdict := ""
+	stopped := "" // "timed out" or "interrupted": ctx ended the run
 	ended := false
 loop:
 	for {
@@ -88,9 +94,9 @@ loop:
 			case !untilSteady:
 				ended = true
 			case ctx.Err() == context.DeadlineExceeded:
-				verdict, out.TimedOut = "timed out; left: "+out.Last.Plan.Summary(), true
+				stopped, out.TimedOut = "timed out", true
 			default:
-				verdict = "interrupted; left: " + out.Last.Plan.Summary()
+				stopped = "interrupted"
 			}
 			break loop
 		}
@@ -98,6 +104,12 @@ loop:
 	cancel()
 	for snap := range s.Snapshots() { // Run lets a running step end first
 		record(snap)
+	}
+	// What was left is said once the steps in flight have ended, from
+	// what ran: not from the plan as it stood when ctx ended.
+	out.Left = Left(out.Last)
+	if stopped != "" {
+		verdict = stopped + "; left: " + out.Left.Summary()
 	}
 	if err := <-done; err != nil && verdict == "" {
 		verdict = err.Error()
@@ -196,4 +208,18 @@ func canaryHeld(s Snapshot) string {
 		}
 	}
 	return strings.Join(why, "; ")
+}
+
+// Left is what s's plan had left: its steps but those s says ran to
+// their end (StepDone) since the plan's list was taken.
+func Left(s Snapshot) reconcile.Plan {
+	left := s.Plan
+	left.Workloads = nil
+	for _, w := range s.Plan.Workloads {
+		w.Steps = slices.DeleteFunc(slices.Clone(w.Steps), func(st reconcile.Step) bool {
+			return s.Steps[st.Key()].State == StepDone
+		})
+		left.Workloads = append(left.Workloads, w)
+	}
+	return left
 }

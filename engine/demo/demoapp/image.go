@@ -18,8 +18,13 @@ type Builder interface {
 	BuildImage(ctx context.Context, tag string, files map[string][]byte) (string, error)
 }
 
+// TagLabel is the label of a demoapp image that names the tag it was built
+// for: a build the next build of its tag left untagged still carries it,
+// so the demo's clean finds its own older builds, and only those.
+const TagLabel = "rollcall.demoapp.tag"
+
 // BuildImage builds the demoapp image of version from the executable at exe
-// and tags it tag; it returns the image ID. exe is a demoapp binary, or
+// and tags it tag, labelled TagLabel=tag; it returns the image ID. exe is a demoapp binary, or
 // rollcall itself, which runs as demoapp when it is started under that name.
 // No registry, Go toolchain or source tree is needed.
 func BuildImage(ctx context.Context, b Builder, exe, tag, version string) (string, error) {
@@ -27,6 +32,7 @@ func BuildImage(ctx context.Context, b Builder, exe, tag, version string) (strin
 	if err != nil {
 		return "", fmt.Errorf("build demoapp image %s: %w", tag, err)
 	}
+	files["Dockerfile"] = fmt.Appendf(files["Dockerfile"], "LABEL %s=%q\n", TagLabel, tag)
 	id, err := b.BuildImage(ctx, tag, files)
 	if err != nil {
 		return "", fmt.Errorf("build demoapp image: %w", err)
