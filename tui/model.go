@@ -231,11 +231,13 @@ func (m Model) onSnapshot(s session.Snapshot) (tea.Model, tea.Cmd) {
 	if s.Connected {
 		m.seenAt = s.At
 	}
-	if m.quitting && s.Running == nil {
-		return m, m.quit(false) // the step the operator waited for ended
-	}
-	if d := m.dialog; d != nil && d.kind == dialogQuit && s.Running == nil {
-		m.dialog, m.flash = nil, "the step ended: q quits" // the question no longer applies
+	if d := m.dialog; d != nil && d.kind == dialogQuit && !m.board.busy && !d.ended {
+		// The question stays until the operator answers it (a y typed for
+		// it must not reach another key); it now says what y does.
+		nd := *d
+		nd.ended, nd.title = true, "The step ended: quit now?"
+		nd.body = "The step you were waiting on (" + d.step + ") has ended. y quits now; n or esc keeps the console."
+		m.dialog = &nd
 	}
 	acting := s.Mode.Acting()
 	m.syncDialog(acting)
@@ -260,6 +262,12 @@ func (m Model) onSnapshot(s session.Snapshot) (tea.Model, tea.Cmd) {
 	m.slots.setRows(&m.board, m.filter)
 	m.plan.setRows(&m.board, m.filter)
 	m.relayout()
+	if m.quitting && s.Running == nil {
+		// the step the operator waited for ended; the panes are laid out
+		// from this snapshot first, as the program draws once more on
+		// the way out
+		return m, m.quit(false)
+	}
 
 	cmds := []tea.Cmd{waitSnapshot(m.opts.Snapshots)}
 	if m.board.busy && !m.spinning {
@@ -270,24 +278,29 @@ func (m Model) onSnapshot(s session.Snapshot) (tea.Model, tea.Cmd) {
 	return m, tea.Batch(cmds...)
 }
 
-// syncDialog opens the dialog for a question the session asks, and closes
-// one whose question went away. The operator's own dialog (r, R, E) stays
-// in front; watch mode asks nothing.
+// syncDialog opens the dialog for a question the session asks. A dialog
+// never closes by itself: one whose question went away (the session no
+// longer asks it, or the console turned read-only) stays, marked stale,
+// until a key of its own dismisses it, so a key typed for it never
+// reaches another binding (y would copy an ID). The operator's own
+// dialog (r, R, E) stays in front; watch mode asks nothing.
 func (m *Model) syncDialog(acting bool) {
 	q := m.board.confirm
 	if q == nil {
 		m.answered = ""
 	}
-	switch {
-	case !acting:
-		m.dialog = nil
-	case m.dialog != nil && m.dialog.answer == "":
+	switch d := m.dialog; {
+	case d != nil && (d.stale != "" || d.kind == dialogQuit):
+		// answered by the operator only
+	case d != nil && !acting:
+		m.dialog = d.staled("the console is read-only now (watch mode): nothing will be sent")
+	case d != nil && d.answer == "":
 		// the operator's own question first
-	case q == nil || q.declined || q.id == m.answered:
-		if m.dialog != nil && (q == nil || m.dialog.answer != q.id) {
-			m.dialog = nil
-		}
-	case m.dialog == nil || m.dialog.answer != q.id:
+	case d != nil && (q == nil || q.id != d.answer):
+		m.dialog = d.staled("the session no longer asks this question: nothing will be sent")
+	case d != nil, !acting, q == nil || q.declined || q.id == m.answered:
+		// its question stands, or nothing to ask
+	default:
 		m.dialog = sessionDialog(q)
 	}
 }
