@@ -132,6 +132,30 @@ type containerRow struct {
 	proxy    *session.ProxyRoute // what the proxy holds for it; nil: no proxy, no answer, or no address
 }
 
+// undesired reports whether workload w is no longer desired: it has slots
+// (its containers), and none of them has a desired spec.
+func (b *board) undesired(w string) bool {
+	seen := false
+	for i := range b.slots {
+		if b.slots[i].workload == w {
+			if b.slots[i].desired != nil {
+				return false
+			}
+			seen = true
+		}
+	}
+	return seen
+}
+
+// upOrDown is how long c has been up ("up 36s") or, stopped, down ("down
+// 9s"): one figure with one word, in the slots pane and the detail pane.
+func (c *containerRow) upOrDown() string {
+	if c.running {
+		return "up " + age(c.up)
+	}
+	return "down " + age(c.up)
+}
+
 type planBlock struct {
 	workload string
 	name     string

@@ -101,6 +101,10 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			m.flash = "select a slot or step of the workload to roll back"
 			break
 		}
+		if m.board.undesired(w) {
+			m.flash = shown + " is no longer desired: there is no roll to abort (the plan stops its containers)"
+			break
+		}
 		m.dialog = &dialog{title: "Roll back " + shown + "?",
 			body: "Puts " + shown + "'s current spec on hold and stops its new containers wherever an older one still serves the slot, at once, even while paused. A slot that finished its roll keeps its new container.",
 			yes:  session.Rollback{Workload: w}, declined: "declined: " + shown + " is not rolled back"}
@@ -110,6 +114,10 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		w, shown := m.selectedWorkload()
 		if w == "" {
 			m.flash = "select a slot or step of the workload to pin to its previous revision"
+			break
+		}
+		if m.board.undesired(w) {
+			m.flash = shown + " is no longer desired: there is no revision to pin it to"
 			break
 		}
 		m.dialog = &dialog{title: "Pin " + shown + " to its previous revision?",

@@ -217,12 +217,14 @@ func (p *planPane) Render(f frame, w, h int, focused bool) string {
 		switch l.kind {
 		case lineEmpty:
 			switch {
+			case !b.header.connected && f.lastSeen == "never seen":
+				lines = append(lines, "  "+k.bad.paint("? the engine does not answer: nothing is planned until it does"))
+			case f.lastSeen != "":
+				lines = append(lines, "  "+k.bad.paint("? nothing planned as "+f.lastSeen+": the present state is not known"))
 			case !b.header.loaded:
 				lines = append(lines, "  "+st.Muted.Render("no desired state loaded: nothing is planned"))
 			case f.filter != "":
 				lines = append(lines, "  "+st.Muted.Render("no step matches the filter (esc clears it)"))
-			case f.lastSeen != "":
-				lines = append(lines, "  "+k.bad.paint("? nothing planned as "+f.lastSeen+": the present state is not known"))
 			case !b.steady:
 				lines = append(lines, "  "+st.Muted.Render("nothing planned yet: looking again…"))
 			default:

@@ -164,7 +164,7 @@ type slotColumns struct {
 func columnsFor(w, target int, proxy bool) slotColumns {
 	c := slotColumns{target: min(max(target, 5), 16), health: 12, up: 4, relation: 10}
 	if w >= wideWidth {
-		c.limits, c.state, c.restarts, c.relation = 14, 12, 3, 12
+		c.limits, c.state, c.restarts, c.relation, c.up = 14, 12, 3, 12, 8
 	}
 	if proxy {
 		c.proxy = 10
@@ -214,7 +214,13 @@ func (p *slotsPane) Render(f frame, w, h int, focused bool) string {
 
 	if !f.has || len(b.slots) == 0 {
 		msg := "no slots: nothing desired and no managed containers"
-		if !f.has || !b.header.loaded {
+		switch {
+		case f.has && !b.header.connected:
+			msg = "the engine does not answer: no container is known"
+			if e := b.header.engineErr; e != "" {
+				msg += " (" + e + ")"
+			}
+		case !f.has || !b.header.loaded:
 			msg = "no desired state loaded yet"
 		}
 		lines = append(lines, "  "+st.Muted.Render(msg))
@@ -353,8 +359,17 @@ func (p *slotsPane) rowLine(f frame, c slotColumns, r *slotRow, ct *containerRow
 			}
 			b.WriteString(" " + paint(ink, fit(state, c.state)))
 		}
-		// up since the last start: a container that restarted 25s ago is 25s up
-		b.WriteString(" " + paint(k.muted, fit(age(ct.up), c.up)))
+		// up since the last start: a container that restarted 25s ago is
+		// 25s up; one that stopped says "down 9s" (the detail pane's words
+		// too), or "down" where the column is narrow
+		up := age(ct.up)
+		if !ct.running {
+			up = ct.upOrDown()
+			if width(up) > c.up {
+				up = "down"
+			}
+		}
+		b.WriteString(" " + paint(k.muted, fit(up, c.up)))
 		if c.restarts > 0 {
 			rst, ink := fmt.Sprint(ct.restarts), k.muted
 			if ct.restarts > 0 {
