@@ -40,6 +40,8 @@ type board struct {
 	confirm *confirmInfo
 	events  []eventRow
 
+	needs slotNeeds // the widths the slots pane's texts need whole
+
 	steady   bool          // the desired state is reached (Snapshot.Steady)
 	skipped  int           // steps skipped: the plan is not done while one is
 	waiting  string        // why nothing runs
@@ -278,10 +280,25 @@ func newBoard(s session.Snapshot) board {
 
 	b.slots = make([]slotRow, 0, len(s.Slots))
 	lt := limitTexts{}
+	// A standing pin runs its revision; when the revision's tag names
+	// another image now its containers come from the image ID, but the
+	// operator reads the revision's image reference (the header says it
+	// is pinned).
+	pinnedRef := map[string]string{}
+	for _, p := range s.Pins {
+		if p.Standing && p.Err == "" && p.Revision.Image != "" {
+			pinnedRef[p.Workload] = p.Revision.Image
+		}
+	}
 	for _, v := range s.Slots {
-		b.slots = append(b.slots, slotOf(v, s.Prefix, s.At, changes[v.Workload], lt, s.Proxy))
+		r := slotOf(v, s.Prefix, s.At, changes[v.Workload], lt, s.Proxy)
+		if ref, ok := pinnedRef[v.Workload]; ok && r.desired != nil && r.desired.err == "" {
+			r.desired.image = sanitize(ref)
+		}
+		b.slots = append(b.slots, r)
 	}
 	b.header.progress = progressOf(b.slots)
+	b.needs = needsOf(b.slots)
 
 	if p := s.Pause; p != nil {
 		b.pause = &pauseInfo{reason: sanitize(p.Reason), operator: p.ByOperator, workload: p.Workload,
