@@ -41,6 +41,10 @@ type board struct {
 	events  []eventRow
 
 	needs slotNeeds // the widths the slots pane's texts need whole
+	gen   uint64    // this board's number (cache.go): each snapshot makes a new one
+	// planTicks: a step shows a countdown, so the plan pane moves with
+	// the clock
+	planTicks bool
 
 	steady   bool          // the desired state is reached (Snapshot.Steady)
 	skipped  int           // steps skipped: the plan is not done while one is
@@ -225,7 +229,7 @@ const (
 const maxEventRows = 200
 
 func newBoard(s session.Snapshot) board {
-	b := board{seq: s.Seq, at: s.At, mode: s.Mode, next: s.Next, busy: s.Running != nil}
+	b := board{seq: s.Seq, gen: boardGen.Add(1), at: s.At, mode: s.Mode, next: s.Next, busy: s.Running != nil}
 	b.header = headerOf(s)
 
 	changes := map[string][]string{}
@@ -276,6 +280,16 @@ func newBoard(s session.Snapshot) board {
 		row := stepOf(r.Step, s)
 		row.status = theme.Running
 		b.running = &row
+	}
+
+	ticks := func(r *stepRow) bool { return !r.until.IsZero() || !r.retryAt.IsZero() }
+	for bi := range b.blocks {
+		for si := range b.blocks[bi].steps {
+			b.planTicks = b.planTicks || ticks(&b.blocks[bi].steps[si])
+		}
+	}
+	if b.running != nil {
+		b.planTicks = b.planTicks || ticks(b.running)
 	}
 
 	b.slots = make([]slotRow, 0, len(s.Slots))

@@ -68,6 +68,9 @@ type Model struct {
 	seenAt   time.Time          // the last snapshot taken while the engine answered
 	tickAt   time.Time          // the clock's timer is armed for then; zero: none is
 	tickStop context.CancelFunc // stops it
+
+	themeName theme.Name
+	cache     *renderCache // the parts of the screen drawn last (cache.go)
 }
 
 // Messages from the session.
@@ -93,6 +96,7 @@ func New(opts Options) Model {
 		spin:   spinner.New(spinner.WithSpinner(spinner.MiniDot)),
 		input:  textinput.New(),
 		header: header{version: opts.Version},
+		cache:  &renderCache{},
 	}
 	m.input.Prompt = "/"
 	m.input.Placeholder = "filter slots and steps"
@@ -104,7 +108,7 @@ func New(opts Options) Model {
 }
 
 func (m *Model) setTheme(n theme.Name) {
-	m.st = theme.New(n)
+	m.st, m.themeName = theme.New(n), n
 	m.ink = inksOf(&m.st)
 	c := m.st.Console
 	m.help.Styles = help.Styles{ShortKey: c.HelpKey, ShortDesc: c.HelpDesc, ShortSeparator: c.HelpSep,
@@ -377,7 +381,7 @@ func (m *Model) layout() layout {
 			break // more than any screen holds
 		}
 	}
-	return computeLayout(m.width, m.height, m.header.height(f, m.width), m.footerHeight(), lines)
+	return computeLayout(m.width, m.height, len(m.headerLines(f)), m.footerHeight(), lines)
 }
 
 // relayout keeps each pane's cursor in view after anything moved.

@@ -24,7 +24,7 @@ func (m *Model) regions() []region {
 	if l.small {
 		return nil
 	}
-	y0 := m.header.height(f, m.width)
+	y0 := len(m.headerLines(f))
 	y1 := y0 + l.slots.h
 	gap := len(columnGap)
 	if l.wide {
