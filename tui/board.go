@@ -527,15 +527,22 @@ func slotOf(v session.SlotView, prefix string, at time.Time, changes []string, l
 	return r
 }
 
+// whole is t to the second before it. Ages are measured from whole
+// seconds, so every "36s" on screen becomes "37s" at the same moment (a
+// whole second of the console's clock): one frame a second for them all,
+// not one per container and figure, each at its own fraction of a second
+// (issue 26 row 19). A figure in seconds is coarse anyway.
+func whole(t time.Time) time.Time { return t.Truncate(time.Second) }
+
 func containerOf(c session.ContainerView, prefix string, at time.Time) containerRow {
 	cr := containerRow{id: c.ID, shortID: sanitize(shortID(c.ID)), name: sanitize(c.Name), short: sanitize(strings.TrimPrefix(c.Name, prefix+"-")), image: sanitize(c.Image),
-		state: sanitize(string(c.State)), relation: c.Relation, serves: c.Serves, age: at.Sub(c.Created),
+		state: sanitize(string(c.State)), relation: c.Relation, serves: c.Serves, age: at.Sub(whole(c.Created)),
 		restarts: c.RestartCount, exitCode: c.ExitCode, oom: c.OOMKilled, running: c.State == docker.StateRunning}
 	switch {
 	case cr.running && !c.StartedAt.IsZero():
-		cr.up = at.Sub(c.StartedAt)
+		cr.up = at.Sub(whole(c.StartedAt))
 	case !cr.running && !c.FinishedAt.IsZero():
-		cr.up = at.Sub(c.FinishedAt)
+		cr.up = at.Sub(whole(c.FinishedAt))
 	default:
 		cr.up = cr.age
 	}

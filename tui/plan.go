@@ -199,10 +199,10 @@ func (p *planPane) Render(f frame, w, h int, focused bool) string {
 		lines = append(lines, "  "+st.Muted.Render("waiting for the first plan…"))
 		return block(lines, w, h)
 	}
-	// Reasons read whole: each step's reason wraps under its column when
-	// every line from the top of the pane then fits; else only the
-	// selected step's does (and the pane starts lower if it must, so
-	// its last line shows), the others keep one line each.
+	// Reasons read whole: the selected step's reason wraps under its
+	// column (the pane starts lower if it must, so its last line shows),
+	// and so does every other step's, from the top, while the pane has
+	// lines to spare; the rest keep one line each.
 	body, _ := p.drawn(f, w, h, focused)
 	lines = append(lines, body...)
 	return block(lines, w, h)
@@ -216,11 +216,7 @@ func (p *planPane) drawn(f frame, w, h int, focused bool) ([]string, []int) {
 	if len(p.steps) > 0 {
 		cur = p.steps[p.cursor]
 	}
-	body, idx := p.body(f, cols, cur, focused, w, h-1, true)
-	if len(body) > h-1 {
-		body, idx = p.body(f, cols, cur, focused, w, h-1, false)
-	}
-	return body, idx
+	return p.body(f, cols, cur, focused, w, h-1)
 }
 
 // planColumns are the widths of a step line's columns before its reason:
@@ -257,12 +253,13 @@ func (p *planPane) columns(b *board, w int) planColumns {
 
 // body is the pane's lines under its title, from its offset: at most h
 // of them, unless the selected step's wrapped reason needs the pane to
-// start lower. wrapAll wraps every step's reason; else only the
-// selected step's. It may return more than h lines: then they do not all
-// fit (Render tries again without wrapAll).
-func (p *planPane) body(f frame, cols planColumns, cur int, focused bool, w, h int, wrapAll bool) ([]string, []int) {
+// start lower. The selected step's reason wraps, and the others' from
+// the top while the pane has lines to spare.
+func (p *planPane) body(f frame, cols planColumns, cur int, focused bool, w, h int) ([]string, []int) {
+	wrapped := map[int]bool{cur: true}
 	st, k, b := f.st, f.ink, f.b
 	draw := func(i int) []string {
+		wrap := wrapped[i]
 		l := p.lines[i]
 		switch l.kind {
 		case lineEmpty:
@@ -284,7 +281,7 @@ func (p *planPane) body(f frame, cols planColumns, cur int, focused bool, w, h i
 			return []string{"  " + k.note.paint("why nothing runs: "+l.text)}
 		case lineRunning:
 			if r := b.running; r != nil {
-				return p.stepLine(f, r, i == cur, false, focused && i == cur, cols, w, wrapAll || i == cur)
+				return p.stepLine(f, r, i == cur, false, focused && i == cur, cols, w, wrap)
 			}
 		case lineBlock:
 			blk := &b.blocks[l.blk]
@@ -300,14 +297,14 @@ func (p *planPane) body(f frame, cols planColumns, cur int, focused bool, w, h i
 		case lineStep:
 			s := &b.blocks[l.blk].steps[l.step]
 			next := b.mode == session.ModeStep && s.key == b.next
-			return p.stepLine(f, s, i == cur, next, focused && i == cur, cols, w, wrapAll || i == cur)
+			return p.stepLine(f, s, i == cur, next, focused && i == cur, cols, w, wrap)
 		case lineStepErr:
 			return []string{"      " + k.bad.paint("└ error: "+l.text)}
 		}
 		return nil
 	}
 	start := p.offset
-	if !wrapAll && cur >= start {
+	if cur >= start {
 		// the selected step's last line shows: start lower if it must
 		for used := 0; start < cur; start++ {
 			used = 0
@@ -319,14 +316,28 @@ func (p *planPane) body(f frame, cols planColumns, cur int, focused bool, w, h i
 			}
 		}
 	}
+	// the lines to spare once every line from start has one (the
+	// selected step its wrapped ones) go to the other steps' reasons
+	spare := h - (len(p.lines) - start)
+	if cur >= start {
+		spare -= len(draw(cur)) - 1
+	}
+	for i := start; i < len(p.lines) && spare > 0; i++ {
+		if k := p.lines[i].kind; i == cur || (k != lineStep && k != lineRunning) {
+			continue
+		}
+		wrapped[i] = true
+		if extra := len(draw(i)) - 1; extra <= spare {
+			spare -= extra
+		} else {
+			wrapped[i] = false
+		}
+	}
 	var out []string
 	var idx []int
-	for i := start; i < len(p.lines) && (len(out) < h || wrapAll); i++ {
+	for i := start; i < len(p.lines) && len(out) < h; i++ {
 		for _, l := range draw(i) {
 			out, idx = append(out, l), append(idx, i)
-		}
-		if wrapAll && len(out) > h {
-			return out, idx // does not fit
 		}
 	}
 	if len(out) > h {
