@@ -102,7 +102,7 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			break
 		}
 		if m.board.undesired(w) {
-			m.flash = shown + " is no longer desired: there is no roll to abort (the plan stops its containers)"
+			m.flash = shown + " is no longer desired: no roll to abort"
 			break
 		}
 		m.dialog = &dialog{title: "Roll back " + shown + "?",
@@ -117,7 +117,7 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			break
 		}
 		if m.board.undesired(w) {
-			m.flash = shown + " is no longer desired: there is no revision to pin it to"
+			m.flash = shown + " is no longer desired: nothing to pin"
 			break
 		}
 		m.dialog = &dialog{title: "Pin " + shown + " to its previous revision?",
