@@ -5,6 +5,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -255,4 +256,79 @@ func TestIdleRendersNothing(t *testing.T) {
 	if after := n.Load() - views0; after != 0 {
 		t.Errorf("after the step ended: %d renders/s, want 0 (the spinner must stop)", after)
 	}
+}
+
+// BenchmarkIdleFrame: one frame of an idle console at 120×40 (issue 26
+// row 19): the clock moves a second (an uptime figure changes) and the
+// screen is drawn. With the demo's few slots this is what the idle
+// console pays each second while a container is younger than a minute.
+func BenchmarkIdleFrame(b *testing.B) {
+	for _, sz := range []struct{ w, h int }{{120, 40}, {80, 24}} {
+		b.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(b *testing.B) {
+			s := converged()
+			for i := range s.Slots {
+				for j := range s.Slots[i].Containers {
+					c := &s.Slots[i].Containers[j]
+					c.Created, c.StartedAt = t0.Add(-10*time.Second), t0.Add(-9*time.Second)
+				}
+			}
+			m := sized(theme.Dark, sz.w, sz.h, s)
+			at := t0
+			b.ReportAllocs()
+			for b.Loop() {
+				at = at.Add(time.Second)
+				m, _ = update(m, clockMsg{due: at, at: at})
+				_ = m.View()
+			}
+		})
+	}
+}
+
+// BenchmarkIdleProgramCPU (issue 26 row 19): the console as a real
+// program on a 120×40 terminal, converged, its containers younger than a
+// minute, so an uptime changes each second and the clock draws a frame
+// for it; nothing else happens. Reports the process's CPU per second of
+// that (utime+stime; the whole test binary, so an upper bound) and per
+// frame: rollbench's idle goal is 1 ms/s (0.1 %).
+func BenchmarkIdleProgramCPU(b *testing.B) {
+	out := newCounter()
+	ch := make(chan session.Snapshot, 1)
+	var n atomic.Int64
+	var seq atomic.Uint64
+	stop := program(b, ch, out, &n, &seq)
+	defer stop()
+	s := converged()
+	s.At = time.Now() // the clock moves by the wall's: ages tick in real seconds
+	for i := range s.Slots {
+		for j := range s.Slots[i].Containers {
+			c := &s.Slots[i].Containers[j]
+			c.Created, c.StartedAt = s.At.Add(-5*time.Second), s.At.Add(-4*time.Second)
+		}
+	}
+	ch <- s
+	drawn(b, &seq, s.Seq, out)
+	var cpu time.Duration
+	var frames int64
+	var wall time.Duration
+	for b.Loop() {
+		v0 := n.Load()
+		c0, t0 := cpuTime(), time.Now()
+		time.Sleep(5 * time.Second)
+		cpu += cpuTime() - c0
+		wall += time.Since(t0)
+		frames += n.Load() - v0
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/wall.Seconds(), "cpu-µs/s")
+	b.ReportMetric(float64(frames)/wall.Seconds(), "frames/s")
+	if frames > 0 {
+		b.ReportMetric(float64(cpu.Microseconds())/float64(frames), "cpu-µs/frame")
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

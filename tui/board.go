@@ -40,6 +40,12 @@ type board struct {
 	confirm *confirmInfo
 	events  []eventRow
 
+	needs slotNeeds // the widths the slots pane's texts need whole
+	gen   uint64    // this board's number (cache.go): each snapshot makes a new one
+	// planTicks: a step shows a countdown, so the plan pane moves with
+	// the clock
+	planTicks bool
+
 	steady   bool          // the desired state is reached (Snapshot.Steady)
 	skipped  int           // steps skipped: the plan is not done while one is
 	waiting  string        // why nothing runs
@@ -132,6 +138,30 @@ type containerRow struct {
 	proxy    *session.ProxyRoute // what the proxy holds for it; nil: no proxy, no answer, or no address
 }
 
+// undesired reports whether workload w is no longer desired: it has slots
+// (its containers), and none of them has a desired spec.
+func (b *board) undesired(w string) bool {
+	seen := false
+	for i := range b.slots {
+		if b.slots[i].workload == w {
+			if b.slots[i].desired != nil {
+				return false
+			}
+			seen = true
+		}
+	}
+	return seen
+}
+
+// upOrDown is how long c has been up ("up 36s") or, stopped, down ("down
+// 9s"): one figure with one word, in the slots pane and the detail pane.
+func (c *containerRow) upOrDown() string {
+	if c.running {
+		return "up " + age(c.up)
+	}
+	return "down " + age(c.up)
+}
+
 type planBlock struct {
 	workload string
 	name     string
@@ -199,7 +229,7 @@ const (
 const maxEventRows = 200
 
 func newBoard(s session.Snapshot) board {
-	b := board{seq: s.Seq, at: s.At, mode: s.Mode, next: s.Next, busy: s.Running != nil}
+	b := board{seq: s.Seq, gen: boardGen.Add(1), at: s.At, mode: s.Mode, next: s.Next, busy: s.Running != nil}
 	b.header = headerOf(s)
 
 	changes := map[string][]string{}
@@ -252,12 +282,37 @@ func newBoard(s session.Snapshot) board {
 		b.running = &row
 	}
 
+	ticks := func(r *stepRow) bool { return !r.until.IsZero() || !r.retryAt.IsZero() }
+	for bi := range b.blocks {
+		for si := range b.blocks[bi].steps {
+			b.planTicks = b.planTicks || ticks(&b.blocks[bi].steps[si])
+		}
+	}
+	if b.running != nil {
+		b.planTicks = b.planTicks || ticks(b.running)
+	}
+
 	b.slots = make([]slotRow, 0, len(s.Slots))
 	lt := limitTexts{}
+	// A standing pin runs its revision; when the revision's tag names
+	// another image now its containers come from the image ID, but the
+	// operator reads the revision's image reference (the header says it
+	// is pinned).
+	pinnedRef := map[string]string{}
+	for _, p := range s.Pins {
+		if p.Standing && p.Err == "" && p.Revision.Image != "" {
+			pinnedRef[p.Workload] = p.Revision.Image
+		}
+	}
 	for _, v := range s.Slots {
-		b.slots = append(b.slots, slotOf(v, s.Prefix, s.At, changes[v.Workload], lt, s.Proxy))
+		r := slotOf(v, s.Prefix, s.At, changes[v.Workload], lt, s.Proxy)
+		if ref, ok := pinnedRef[v.Workload]; ok && r.desired != nil && r.desired.err == "" {
+			r.desired.image = sanitize(ref)
+		}
+		b.slots = append(b.slots, r)
 	}
 	b.header.progress = progressOf(b.slots)
+	b.needs = needsOf(b.slots)
 
 	if p := s.Pause; p != nil {
 		b.pause = &pauseInfo{reason: sanitize(p.Reason), operator: p.ByOperator, workload: p.Workload,
@@ -472,15 +527,22 @@ func slotOf(v session.SlotView, prefix string, at time.Time, changes []string, l
 	return r
 }
 
+// whole is t to the second before it. Ages are measured from whole
+// seconds, so every "36s" on screen becomes "37s" at the same moment (a
+// whole second of the console's clock): one frame a second for them all,
+// not one per container and figure, each at its own fraction of a second
+// (issue 26 row 19). A figure in seconds is coarse anyway.
+func whole(t time.Time) time.Time { return t.Truncate(time.Second) }
+
 func containerOf(c session.ContainerView, prefix string, at time.Time) containerRow {
 	cr := containerRow{id: c.ID, shortID: sanitize(shortID(c.ID)), name: sanitize(c.Name), short: sanitize(strings.TrimPrefix(c.Name, prefix+"-")), image: sanitize(c.Image),
-		state: sanitize(string(c.State)), relation: c.Relation, serves: c.Serves, age: at.Sub(c.Created),
+		state: sanitize(string(c.State)), relation: c.Relation, serves: c.Serves, age: at.Sub(whole(c.Created)),
 		restarts: c.RestartCount, exitCode: c.ExitCode, oom: c.OOMKilled, running: c.State == docker.StateRunning}
 	switch {
 	case cr.running && !c.StartedAt.IsZero():
-		cr.up = at.Sub(c.StartedAt)
+		cr.up = at.Sub(whole(c.StartedAt))
 	case !cr.running && !c.FinishedAt.IsZero():
-		cr.up = at.Sub(c.FinishedAt)
+		cr.up = at.Sub(whole(c.FinishedAt))
 	default:
 		cr.up = cr.age
 	}

@@ -132,7 +132,9 @@ func (m *Model) nextChange() time.Time {
 	for lines, i := 0, 0; i < len(rows) && lines < l.slots.h-2; i++ {
 		r := &m.board.slots[rows[i]]
 		for j := range r.cs {
-			soonest(ageNext(r.cs[j].up))
+			if r.cs[j].running || l.wide { // below 120 columns a stopped one reads "down", no figure
+				soonest(ageNext(r.cs[j].up))
+			}
 		}
 		lines += rowHeight(r)
 	}

@@ -150,3 +150,31 @@ func TestAgeNextIsTheNextChange(t *testing.T) {
 		}
 	}
 }
+
+// TestAgesTickTogether (issue 26 row 19): containers started at
+// different fractions of a second still change their figures at one
+// moment each second: the console draws one frame a second for all of
+// them, not one for each.
+func TestAgesTickTogether(t *testing.T) {
+	s := converged()
+	for i := range s.Slots {
+		for j := range s.Slots[i].Containers {
+			c := &s.Slots[i].Containers[j]
+			off := time.Duration(i*230+j*110) * time.Millisecond // phases apart
+			c.Created, c.StartedAt = t0.Add(-20*time.Second-off), t0.Add(-10*time.Second-off)
+		}
+	}
+	m := sized(theme.Mono, 120, 40, s)
+	frames := 0
+	for {
+		next := m.nextChange()
+		if next.IsZero() || next.After(t0.Add(10*time.Second)) {
+			break
+		}
+		m, _ = update(m, clockMsg{due: next, at: next})
+		frames++
+	}
+	if frames > 10 {
+		t.Errorf("%d clock frames in 10s of young containers, want one a second (10)", frames)
+	}
+}

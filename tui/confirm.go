@@ -19,6 +19,20 @@ type dialog struct {
 	answer   string         // the session confirmation it answers; "" for the operator's own
 	choice   bool           // Yes selected
 	declined string         // the flash after a no: what did not happen
+	// stale says why the question no longer applies (its question went
+	// away, or the console turned read-only): the dialog stays until a
+	// key of its own dismisses it, and sends nothing.
+	stale string
+	// The quit question: the step it waits on, and whether it ended.
+	step  string
+	ended bool
+}
+
+// staled is d marked stale: why its question no longer applies.
+func (d *dialog) staled(why string) *dialog {
+	nd := *d
+	nd.stale = why
+	return &nd
 }
 
 type dialogKind int
@@ -38,19 +52,28 @@ func (d *dialog) Render(f frame, w int) string {
 		no, yes = c.ModalOther.Render("No"), c.ModalChoice.Render("Yes")
 	}
 	body := lipgloss.NewStyle().Width(inner).Render(d.body)
+	choices := no + "  " + yes
+	if d.stale != "" {
+		choices = st.Warn.Render(lipgloss.NewStyle().Width(inner).Render("This question no longer applies: " + d.stale))
+	}
 	parts := []string{
 		st.Heading.Render(clip(d.title, inner)),
 		"",
 		body,
 		"",
-		no + "  " + yes,
+		choices,
 		st.Muted.Render(clip(d.keysHelp(), inner)),
 	}
 	return c.Modal.Width(bw).Render(strings.Join(parts, "\n"))
 }
 
 func (d *dialog) keysHelp() string {
-	if d.kind == dialogQuit {
+	switch {
+	case d.stale != "":
+		return "y, n, esc or enter closes this"
+	case d.kind == dialogQuit && d.ended:
+		return "y quit · n/esc stay"
+	case d.kind == dialogQuit:
 		return "y quit after the step · n/esc stay · q quit now"
 	}
 	return "y yes · n/esc no · ←/→ choose · enter answers"

@@ -216,12 +216,12 @@ func TestDetailShowsTheSelectedStepsWholeReason(t *testing.T) {
 	s.Next = key
 	for _, tc := range []struct {
 		w, h   int
-		scroll []string // the detail pane is 6 lines high at 80×24: it scrolls
+		scroll []string // the detail pane is 4 lines high at 80×24 (issue 26 row 5: the slots and plan first): it scrolls
 		want   string
 	}{
 		{120, 40, nil, long},
-		{80, 24, nil, "image web:v1 → web:v2, version 1 → 2, limits cpus 0.5 → 1 mem 64M → 128M; rollcall-web-0-2222bbbb"},
-		{80, 24, []string{"tab", "j", "j"}, "1 → 2, limits cpus 0.5 → 1 mem 64M → 128M; rollcall-web-0-2222bbbb is healthy and has been for 30s, so the old one goes"},
+		{80, 24, nil, "image web:v1 → web:v2, version 1 → 2, limits cpus 0.5 → 1 mem 64M →"},
+		{80, 24, []string{"tab", "j", "j", "j"}, "128M; rollcall-web-0-2222bbbb is healthy and has been for 30s, so the old one goes"},
 	} {
 		c := &console{t: t, m: sized(theme.Mono, tc.w, tc.h, s), rec: &recorder{}}
 		c.keys("tab") // the plan pane; its cursor is on the roll

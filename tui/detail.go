@@ -267,9 +267,9 @@ func incidentFacts(c *containerRow) []string {
 	var facts []string
 	switch {
 	case c.running:
-		facts = append(facts, "up "+age(c.up))
+		facts = append(facts, c.upOrDown())
 	case c.exit != "":
-		facts = append(facts, c.exit, "down "+age(c.up))
+		facts = append(facts, c.exit, c.upOrDown())
 	default:
 		facts = append(facts, c.state)
 	}

@@ -137,7 +137,9 @@ func (h header) lines(f frame, w int) []string {
 		if hi.engineErr != "" {
 			text += ": " + hi.engineErr
 		}
-		out = append(out, fit(st.Bad.Render(text), w))
+		for _, l := range wrapped(text, w, 3) {
+			out = append(out, st.Bad.Render(l))
+		}
 	}
 	if hi.sourceErr != "" {
 		text := "✗ " + hi.sourceErr
@@ -147,9 +149,15 @@ func (h header) lines(f frame, w int) []string {
 		case hi.loaded:
 			text += " (the last good desired state stays in force)"
 		}
-		out = append(out, fit(st.Bad.Render(text), w))
+		// wrapped, not cut: where the file broke and that the last good
+		// state stays in force are both what the operator needs
+		for _, l := range wrapped(text, w, 3) {
+			out = append(out, st.Bad.Render(l))
+		}
 		if hi.sourceHint != "" {
-			out = append(out, fit(st.Muted.Render("  hint: "+hi.sourceHint), w))
+			for _, l := range wrapped("  hint: "+hi.sourceHint, w, 2) {
+				out = append(out, st.Muted.Render(l))
+			}
 		}
 	}
 	if hi.proxyErr != "" {
@@ -206,6 +214,30 @@ func (h header) lines(f frame, w int) []string {
 		if ansi.StringWidth(l) > w {
 			out[i] = clip(l, w)
 		}
+	}
+	return out
+}
+
+// wrapped is text in lines of at most w cells, at most n of them (the
+// last cut with an ellipsis if more were needed); continuation lines are
+// indented by two cells. w 0: one line, as is.
+func wrapped(text string, w, n int) []string {
+	if w <= 0 || width(text) <= w {
+		return []string{text}
+	}
+	ls := wrapWords(text, w)
+	out := []string{ls[0]}
+	if len(ls) > 1 {
+		for _, l := range wrapWords(strings.Join(ls[1:], " "), w-2) {
+			out = append(out, "  "+l)
+		}
+	}
+	if len(out) > n {
+		out[n-1] = clip(out[n-1]+" "+strings.Join(out[n:], " "), w)
+		out = out[:n]
+	}
+	for i := range out {
+		out[i] = fit(out[i], w)
 	}
 	return out
 }

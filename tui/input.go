@@ -101,6 +101,10 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			m.flash = "select a slot or step of the workload to roll back"
 			break
 		}
+		if m.board.undesired(w) {
+			m.flash = shown + " is no longer desired: no roll to abort"
+			break
+		}
 		m.dialog = &dialog{title: "Roll back " + shown + "?",
 			body: "Puts " + shown + "'s current spec on hold and stops its new containers wherever an older one still serves the slot, at once, even while paused. A slot that finished its roll keeps its new container.",
 			yes:  session.Rollback{Workload: w}, declined: "declined: " + shown + " is not rolled back"}
@@ -110,6 +114,10 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		w, shown := m.selectedWorkload()
 		if w == "" {
 			m.flash = "select a slot or step of the workload to pin to its previous revision"
+			break
+		}
+		if m.board.undesired(w) {
+			m.flash = shown + " is no longer desired: nothing to pin"
 			break
 		}
 		m.dialog = &dialog{title: "Pin " + shown + " to its previous revision?",
@@ -294,7 +302,7 @@ func (m Model) onQuit() (tea.Model, tea.Cmd) {
 	// (too small for the question, q quits as ctrl+c does: the session
 	// still carries the running step to its end)
 	if m.board.busy && m.board.mode.Acting() && m.width >= minWidth && m.height >= minHeight {
-		m.dialog = &dialog{kind: dialogQuit, title: "A step is running: " + m.board.doing,
+		m.dialog = &dialog{kind: dialogQuit, step: m.board.doing, title: "A step is running: " + m.board.doing,
 			body:     "Quit after it ends? q again quits at once and abandons the step (the journal marks it interrupted).",
 			declined: "not quitting"}
 		return m, nil
@@ -386,6 +394,16 @@ func (m *Model) selectedWorkload() (raw, shown string) {
 
 func (m Model) onDialogKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	d, k := m.dialog, &m.keys
+	if d.stale != "" {
+		// Its question went away: its own keys close it, sending nothing;
+		// every other key stays with it.
+		if key.Matches(msg, k.Yes, k.No, k.Choose) {
+			m.dialog, m.flash = nil, "nothing sent: "+d.stale
+			m.syncDialog(m.board.mode.Acting())
+			m.keys.Answer.SetEnabled(m.board.mode.Acting() && m.board.confirm != nil && m.dialog == nil)
+		}
+		return m, nil
+	}
 	if d.kind == dialogQuit {
 		switch {
 		case msg.String() == "q":

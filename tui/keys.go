@@ -18,7 +18,9 @@ type KeyMap struct {
 	// and its pin.
 	Retry key.Binding
 	// Pin pins the selected workload to its revision before the desired
-	// spec (DESIGN §12, rollcall rollback).
+	// spec and rolls that in (DESIGN §12, rollcall rollback); Rollback
+	// aborts its roll at once (holds the new spec, stops its new
+	// containers where an old one still serves). Help tells them apart.
 	Pin key.Binding
 
 	// Looking at a container: the full-screen reader (inspect, health
@@ -60,9 +62,9 @@ func DefaultKeyMap() KeyMap {
 		Auto:        key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "auto")),
 		Pause:       key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause")),
 		Skip:        key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "skip")),
-		Rollback:    key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "roll back")),
+		Rollback:    key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "abort roll")),
 		Retry:       key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "retry")),
-		Pin:         key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "undo")),
+		Pin:         key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "pin previous")),
 		Recreate:    key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "recreate")),
 		Emergency:   key.NewBinding(key.WithKeys("E"), key.WithHelp("E", "emergency")),
 		Answer:      key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "answer confirm"), key.WithDisabled()),

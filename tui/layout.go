@@ -56,8 +56,11 @@ func computeLayout(w, h, headerH, footerH, slotLines int) layout {
 	}
 	body := max(h-headerH-footerH, 12)
 	if w < wideWidth {
-		top := min(max(slotLines+2, 4), body*2/5)
-		bottom := max((body-top)/2, 4)
+		// the slots first (up to half the body: at 80×24 the demo's seven
+		// rows all show), then the plan; detail and events take what is
+		// left of a third, at least 4 lines
+		top := min(max(slotLines+2, 4), body/2)
+		bottom := max((body-top)*2/5, 4)
 		dw := (w - len(columnGap)) / 2
 		l.slots = rect{w, top}
 		l.plan = rect{w, body - top - bottom}

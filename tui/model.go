@@ -68,6 +68,9 @@ type Model struct {
 	seenAt   time.Time          // the last snapshot taken while the engine answered
 	tickAt   time.Time          // the clock's timer is armed for then; zero: none is
 	tickStop context.CancelFunc // stops it
+
+	themeName theme.Name
+	cache     *renderCache // the parts of the screen drawn last (cache.go)
 }
 
 // Messages from the session.
@@ -93,6 +96,7 @@ func New(opts Options) Model {
 		spin:   spinner.New(spinner.WithSpinner(spinner.MiniDot)),
 		input:  textinput.New(),
 		header: header{version: opts.Version},
+		cache:  &renderCache{},
 	}
 	m.input.Prompt = "/"
 	m.input.Placeholder = "filter slots and steps"
@@ -104,7 +108,7 @@ func New(opts Options) Model {
 }
 
 func (m *Model) setTheme(n theme.Name) {
-	m.st = theme.New(n)
+	m.st, m.themeName = theme.New(n), n
 	m.ink = inksOf(&m.st)
 	c := m.st.Console
 	m.help.Styles = help.Styles{ShortKey: c.HelpKey, ShortDesc: c.HelpDesc, ShortSeparator: c.HelpSep,
@@ -231,11 +235,13 @@ func (m Model) onSnapshot(s session.Snapshot) (tea.Model, tea.Cmd) {
 	if s.Connected {
 		m.seenAt = s.At
 	}
-	if m.quitting && s.Running == nil {
-		return m, m.quit(false) // the step the operator waited for ended
-	}
-	if d := m.dialog; d != nil && d.kind == dialogQuit && s.Running == nil {
-		m.dialog, m.flash = nil, "the step ended: q quits" // the question no longer applies
+	if d := m.dialog; d != nil && d.kind == dialogQuit && !m.board.busy && !d.ended {
+		// The question stays until the operator answers it (a y typed for
+		// it must not reach another key); it now says what y does.
+		nd := *d
+		nd.ended, nd.title = true, "The step ended: quit now?"
+		nd.body = "The step you were waiting on (" + d.step + ") has ended. y quits now; n or esc keeps the console."
+		m.dialog = &nd
 	}
 	acting := s.Mode.Acting()
 	m.syncDialog(acting)
@@ -260,6 +266,12 @@ func (m Model) onSnapshot(s session.Snapshot) (tea.Model, tea.Cmd) {
 	m.slots.setRows(&m.board, m.filter)
 	m.plan.setRows(&m.board, m.filter)
 	m.relayout()
+	if m.quitting && s.Running == nil {
+		// the step the operator waited for ended; the panes are laid out
+		// from this snapshot first, as the program draws once more on
+		// the way out
+		return m, m.quit(false)
+	}
 
 	cmds := []tea.Cmd{waitSnapshot(m.opts.Snapshots)}
 	if m.board.busy && !m.spinning {
@@ -270,24 +282,29 @@ func (m Model) onSnapshot(s session.Snapshot) (tea.Model, tea.Cmd) {
 	return m, tea.Batch(cmds...)
 }
 
-// syncDialog opens the dialog for a question the session asks, and closes
-// one whose question went away. The operator's own dialog (r, R, E) stays
-// in front; watch mode asks nothing.
+// syncDialog opens the dialog for a question the session asks. A dialog
+// never closes by itself: one whose question went away (the session no
+// longer asks it, or the console turned read-only) stays, marked stale,
+// until a key of its own dismisses it, so a key typed for it never
+// reaches another binding (y would copy an ID). The operator's own
+// dialog (r, R, E) stays in front; watch mode asks nothing.
 func (m *Model) syncDialog(acting bool) {
 	q := m.board.confirm
 	if q == nil {
 		m.answered = ""
 	}
-	switch {
-	case !acting:
-		m.dialog = nil
-	case m.dialog != nil && m.dialog.answer == "":
+	switch d := m.dialog; {
+	case d != nil && (d.stale != "" || d.kind == dialogQuit):
+		// answered by the operator only
+	case d != nil && !acting:
+		m.dialog = d.staled("the console is read-only now (watch mode): nothing will be sent")
+	case d != nil && d.answer == "":
 		// the operator's own question first
-	case q == nil || q.declined || q.id == m.answered:
-		if m.dialog != nil && (q == nil || m.dialog.answer != q.id) {
-			m.dialog = nil
-		}
-	case m.dialog == nil || m.dialog.answer != q.id:
+	case d != nil && (q == nil || q.id != d.answer):
+		m.dialog = d.staled("the session no longer asks this question: nothing will be sent")
+	case d != nil, !acting, q == nil || q.declined || q.id == m.answered:
+		// its question stands, or nothing to ask
+	default:
 		m.dialog = sessionDialog(q)
 	}
 }
@@ -364,7 +381,7 @@ func (m *Model) layout() layout {
 			break // more than any screen holds
 		}
 	}
-	return computeLayout(m.width, m.height, m.header.height(f, m.width), m.footerHeight(), lines)
+	return computeLayout(m.width, m.height, len(m.headerLines(f)), m.footerHeight(), lines)
 }
 
 // relayout keeps each pane's cursor in view after anything moved.

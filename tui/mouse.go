@@ -24,7 +24,7 @@ func (m *Model) regions() []region {
 	if l.small {
 		return nil
 	}
-	y0 := m.header.height(f, m.width)
+	y0 := len(m.headerLines(f))
 	y1 := y0 + l.slots.h
 	gap := len(columnGap)
 	if l.wide {
@@ -71,7 +71,12 @@ func (m Model) onClick(msg tea.MouseClickMsg) (tea.Model, tea.Cmd) {
 			cmd = m.followLogs()
 		}
 	case panePlan:
-		line := m.plan.offset + msg.Y - r.y - 1
+		_, idx := m.plan.drawn(m.frame(), r.w, r.h, true)
+		y := msg.Y - r.y - 1
+		if y < 0 || y >= len(idx) {
+			break
+		}
+		line := idx[y]
 		for i, li := range m.plan.steps {
 			if li == line {
 				m.plan.cursor = i

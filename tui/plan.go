@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"strings"
+
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/theme"
@@ -183,7 +185,7 @@ func (p *planPane) scroll(h int) {
 
 // Render draws the pane in w×h cells.
 func (p *planPane) Render(f frame, w, h int, focused bool) string {
-	st, k, b := f.st, f.ink, f.b
+	st, b := f.st, f.b
 	info := b.summary
 	if b.doing != "" {
 		info = f.spin + " " + b.doing + " · " + info
@@ -197,67 +199,157 @@ func (p *planPane) Render(f frame, w, h int, focused bool) string {
 		lines = append(lines, "  "+st.Muted.Render("waiting for the first plan…"))
 		return block(lines, w, h)
 	}
-	target := 5
-	for _, blk := range b.blocks {
-		for _, s := range blk.steps {
-			target = max(target, len(s.target))
-		}
-	}
-	target = min(target, 14)
-	containerW := 0
-	if w >= 100 {
-		containerW = min(28, w/5)
-	}
-	var cur int = -1
+	// Reasons read whole: the selected step's reason wraps under its
+	// column (the pane starts lower if it must, so its last line shows),
+	// and so does every other step's, from the top, while the pane has
+	// lines to spare; the rest keep one line each.
+	body, _ := p.drawn(f, w, h, focused)
+	lines = append(lines, body...)
+	return block(lines, w, h)
+}
+
+// drawn is the pane's lines under its title as Render draws them, with
+// the index into p.lines each comes from (a click reads it).
+func (p *planPane) drawn(f frame, w, h int, focused bool) ([]string, []int) {
+	cols := p.columns(f.b, w)
+	cur := -1
 	if len(p.steps) > 0 {
 		cur = p.steps[p.cursor]
 	}
-	for i := p.offset; i < len(p.lines) && len(lines) < h; i++ {
+	return p.body(f, cols, cur, focused, w, h-1)
+}
+
+// planColumns are the widths of a step line's columns before its reason:
+// as wide as the steps on the board need, so the reason gets the rest.
+type planColumns struct{ label, action, target, container int }
+
+func (p *planPane) columns(b *board, w int) planColumns {
+	c := planColumns{label: 6, action: 4, target: 5}
+	each := func(s *stepRow) {
+		lw := width(s.status.Label())
+		if s.status == theme.Running {
+			lw = width(string(theme.Running)) + 2 // the spinner's frame and a space
+		}
+		if !s.then {
+			c.label = max(c.label, lw)
+		}
+		c.action = max(c.action, width(s.action))
+		c.target = max(c.target, width(s.target))
+	}
+	for bi := range b.blocks {
+		for si := range b.blocks[bi].steps {
+			each(&b.blocks[bi].steps[si])
+		}
+	}
+	if b.running != nil {
+		each(b.running)
+	}
+	c.label, c.action, c.target = min(c.label, 11), min(c.action, 7), min(c.target, 14)
+	if w >= 100 {
+		c.container = min(28, w/5)
+	}
+	return c
+}
+
+// body is the pane's lines under its title, from its offset: at most h
+// of them, unless the selected step's wrapped reason needs the pane to
+// start lower. The selected step's reason wraps, and the others' from
+// the top while the pane has lines to spare.
+func (p *planPane) body(f frame, cols planColumns, cur int, focused bool, w, h int) ([]string, []int) {
+	wrapped := map[int]bool{cur: true}
+	st, k, b := f.st, f.ink, f.b
+	draw := func(i int) []string {
+		wrap := wrapped[i]
 		l := p.lines[i]
 		switch l.kind {
 		case lineEmpty:
 			switch {
-			case !b.header.loaded:
-				lines = append(lines, "  "+st.Muted.Render("no desired state loaded: nothing is planned"))
-			case f.filter != "":
-				lines = append(lines, "  "+st.Muted.Render("no step matches the filter (esc clears it)"))
+			case !b.header.connected && f.lastSeen == "never seen":
+				return []string{"  " + k.bad.paint("? the engine does not answer: nothing is planned until it does")}
 			case f.lastSeen != "":
-				lines = append(lines, "  "+k.bad.paint("? nothing planned as "+f.lastSeen+": the present state is not known"))
+				return []string{"  " + k.bad.paint("? nothing planned as "+f.lastSeen+": the present state is not known")}
+			case !b.header.loaded:
+				return []string{"  " + st.Muted.Render("no desired state loaded: nothing is planned")}
+			case f.filter != "":
+				return []string{"  " + st.Muted.Render("no step matches the filter (esc clears it)")}
 			case !b.steady:
-				lines = append(lines, "  "+st.Muted.Render("nothing planned yet: looking again…"))
+				return []string{"  " + st.Muted.Render("nothing planned yet: looking again…")}
 			default:
-				lines = append(lines, "  "+k.ok.paint(theme.Done.Glyph()+" converged: nothing to do"))
+				return []string{"  " + k.ok.paint(theme.Done.Glyph()+" converged: nothing to do")}
 			}
 		case lineWaiting:
-			lines = append(lines, "  "+k.note.paint("why nothing runs: "+l.text))
+			return []string{"  " + k.note.paint("why nothing runs: "+l.text)}
 		case lineRunning:
-			r := b.running
-			lines = append(lines, p.stepLine(f, r, i == cur, false, focused && i == cur, target, containerW, w))
+			if r := b.running; r != nil {
+				return p.stepLine(f, r, i == cur, false, focused && i == cur, cols, w, wrap)
+			}
 		case lineBlock:
 			blk := &b.blocks[l.blk]
-			lines = append(lines, " "+k.heading.paint(blk.name)+"  "+k.muted.paint(blk.summary))
+			return []string{" " + k.heading.paint(blk.name) + "  " + k.muted.paint(blk.summary)}
 		case lineError:
-			lines = append(lines, "   "+k.bad.paint(theme.Failed.Glyph()+" "+l.text))
+			return []string{"   " + k.bad.paint(theme.Failed.Glyph()+" "+l.text)}
 		case lineChange:
-			lines = append(lines, "   "+k.change.paint(l.text))
+			return []string{"   " + k.change.paint(l.text)}
 		case lineFailure:
-			lines = append(lines, "   "+k.bad.paint(theme.Failed.Glyph()+" "+l.text))
+			return []string{"   " + k.bad.paint(theme.Failed.Glyph()+" "+l.text)}
 		case lineNote:
-			lines = append(lines, "   "+k.note.paint(l.text))
+			return []string{"   " + k.note.paint(l.text)}
 		case lineStep:
 			s := &b.blocks[l.blk].steps[l.step]
 			next := b.mode == session.ModeStep && s.key == b.next
-			lines = append(lines, p.stepLine(f, s, i == cur, next, focused && i == cur, target, containerW, w))
+			return p.stepLine(f, s, i == cur, next, focused && i == cur, cols, w, wrap)
 		case lineStepErr:
-			lines = append(lines, "      "+k.bad.paint("└ error: "+l.text))
+			return []string{"      " + k.bad.paint("└ error: "+l.text)}
+		}
+		return nil
+	}
+	start := p.offset
+	if cur >= start {
+		// the selected step's last line shows: start lower if it must
+		for used := 0; start < cur; start++ {
+			used = 0
+			for i := start; i <= cur; i++ {
+				used += len(draw(i))
+			}
+			if used <= h {
+				break
+			}
 		}
 	}
-	return block(lines, w, h)
+	// the lines to spare once every line from start has one (the
+	// selected step its wrapped ones) go to the other steps' reasons
+	spare := h - (len(p.lines) - start)
+	if cur >= start {
+		spare -= len(draw(cur)) - 1
+	}
+	for i := start; i < len(p.lines) && spare > 0; i++ {
+		if k := p.lines[i].kind; i == cur || (k != lineStep && k != lineRunning) {
+			continue
+		}
+		wrapped[i] = true
+		if extra := len(draw(i)) - 1; extra <= spare {
+			spare -= extra
+		} else {
+			wrapped[i] = false
+		}
+	}
+	var out []string
+	var idx []int
+	for i := start; i < len(p.lines) && len(out) < h; i++ {
+		for _, l := range draw(i) {
+			out, idx = append(out, l), append(idx, i)
+		}
+	}
+	if len(out) > h {
+		out, idx = out[:h], idx[:h]
+	}
+	return out, idx
 }
 
 // stepLine is one step: cursor and next markers, status glyph and word,
-// action, target, (container,) reason.
-func (p *planPane) stepLine(f frame, s *stepRow, cursor, next, sel bool, target, containerW, w int) string {
+// action, target, (container,) reason. wrap: a reason longer than its
+// column goes on under it, on lines of its own, whole.
+func (p *planPane) stepLine(f frame, s *stepRow, cursor, next, sel bool, cols planColumns, w int, wrap bool) []string {
 	st, k := f.st, f.ink
 	gutter := []rune("   ")
 	if cursor {
@@ -287,34 +379,53 @@ func (p *planPane) stepLine(f frame, s *stepRow, cursor, next, sel bool, target,
 	if s.confirm {
 		reason = "⚠ needs confirm · " + reason
 	}
+	lead := 3 + cols.label + 1 + cols.action + 1 + cols.target + 1
+	if cols.container > 0 {
+		lead += cols.container + 1
+	}
+	var more []string // the reason's lines after its first
+	if room := w - lead; wrap && width(reason) > room && room >= 16 {
+		parts := wrapWords(reason, room)
+		reason, more = parts[0], parts[1:]
+	}
+	pad := strings.Repeat(" ", lead)
 	if sel {
-		text := string(gutter) + fit(label, 11) + " " + fit(s.action, 7) + " " + fit(s.target, target) + " "
-		if containerW > 0 {
-			text += fit(clipLeft(s.container, containerW), containerW) + " "
+		text := string(gutter) + fit(label, cols.label) + " " + fit(s.action, cols.action) + " " + fit(s.target, cols.target) + " "
+		if cols.container > 0 {
+			text += fit(clipLeft(s.container, cols.container), cols.container) + " "
 		}
-		return st.Console.Selected.Render(fit(text+reason, w))
+		out := []string{st.Console.Selected.Render(fit(text+reason, w))}
+		for _, m := range more {
+			out = append(out, st.Console.Selected.Render(fit(pad+m, w)))
+		}
+		return out
 	}
 	act := k.actionInk(s.action)
 	if s.then {
 		act = k.muted // not executable yet: quiet, but its action still reads
 	}
-	body := k.statusInk(s.status).paint(fit(label, 11)) + " " + act.paint(fit(s.action, 7)) + " "
-	tgt := fit(s.target, target)
+	body := k.statusInk(s.status).paint(fit(label, cols.label)) + " " + act.paint(fit(s.action, cols.action)) + " "
+	tgt := fit(s.target, cols.target)
 	if next {
 		tgt = k.next.paint(tgt)
 	}
 	body += tgt + " "
-	if containerW > 0 {
-		body += k.muted.paint(fit(clipLeft(s.container, containerW), containerW)) + " "
+	if cols.container > 0 {
+		body += k.muted.paint(fit(clipLeft(s.container, cols.container), cols.container)) + " "
 	}
-	if s.confirm {
-		body += k.warn.paint(reason)
-	} else {
-		body += reason
+	rs := func(t string) string {
+		if s.confirm {
+			return k.warn.paint(t)
+		}
+		return t
 	}
 	g := string(gutter)
 	if next {
 		g = k.next.paint(g)
 	}
-	return g + body // block fits it to the width
+	out := []string{g + body + rs(reason)} // block fits it to the width
+	for _, m := range more {
+		out = append(out, pad+rs(m))
+	}
+	return out
 }

@@ -63,7 +63,7 @@ func TestPinKey(t *testing.T) {
 	if !strings.Contains(c.screen(), "read-only: watch mode") {
 		t.Errorf("watch: u gave no read-only flash:\n%s", c.screen())
 	}
-	if c = newConsole(t, midRoll()).keys("?"); !strings.Contains(c.screen(), "u undo") {
+	if c = newConsole(t, midRoll()).keys("?"); !strings.Contains(c.screen(), "u pin previous") {
 		t.Errorf("step: full help lacks u:\n%s", c.screen())
 	}
 }

@@ -151,20 +151,54 @@ func (p *slotsPane) scroll(b *board, h int) {
 
 // slotColumns are the slots pane's column widths for a width.
 //
-// Narrow screens give the image its tag first: the relation column takes
-// 10 cells ("needs-upd…"), the state, restarts and limits show only from
-// 120 columns (the detail pane has them all).
+// The columns are as wide as what they show needs (slotNeeds), so the
+// image's tag, the container's name and the relation read whole; where
+// the screen is short of room the desired image gives way first from its
+// left (its registry and repository path), then the container's name from
+// its left (its slot and spec hash stay). The state, restarts and limits
+// show only from 120 columns (the detail pane has them all).
 type slotColumns struct {
 	target, desired, limits, container, health, state, up, restarts, relation, proxy int
+}
+
+// slotNeeds are the widths the slots pane's texts need whole, over every
+// slot of a board (not only those in view, so columns do not move as the
+// pane scrolls).
+type slotNeeds struct {
+	desired, container, relation, limits int
+}
+
+func needsOf(slots []slotRow) slotNeeds {
+	n := slotNeeds{desired: width("DESIRED"), container: width("CONTAINER"), relation: width("STATUS"), limits: width("LIMITS")}
+	for i := range slots {
+		r := &slots[i]
+		switch d := r.desired; {
+		case d == nil:
+			n.desired = max(n.desired, width("— not desired"))
+		case d.err != "":
+			n.desired = max(n.desired, min(width(d.err)+2, 40))
+		default:
+			n.desired = max(n.desired, width(imageText(d.image, d.version, 1<<20)))
+			n.limits = max(n.limits, width(compactLimits(d)))
+		}
+		if len(r.cs) == 0 {
+			n.container = max(n.container, width("— no container"))
+		}
+		for j := range r.cs {
+			n.container = max(n.container, width(r.cs[j].short))
+			n.relation = max(n.relation, width(string(r.cs[j].relation)))
+		}
+	}
+	return n
 }
 
 // columnsFor: with a proxy (proxy true) a PROXY column says what it holds
 // for each container: "routed · 3 in flight" when wide, "routed · 3" in
 // 80 columns (the detail pane says it whole).
-func columnsFor(w, target int, proxy bool) slotColumns {
-	c := slotColumns{target: min(max(target, 5), 16), health: 12, up: 4, relation: 10}
+func columnsFor(w, target int, proxy bool, need slotNeeds) slotColumns {
+	c := slotColumns{target: min(max(target, 5), 16), health: 12, up: 4, relation: min(need.relation, 12)}
 	if w >= wideWidth {
-		c.limits, c.state, c.restarts, c.relation = 14, 12, 3, 12
+		c.limits, c.state, c.restarts, c.up = min(need.limits, 14), 12, 3, 8
 	}
 	if proxy {
 		c.proxy = 10
@@ -185,9 +219,28 @@ func columnsFor(w, target int, proxy bool) slotColumns {
 	if c.restarts > 0 {
 		fixed += c.restarts + 1
 	}
-	free := max(w-fixed, 16)
-	c.desired = free * 9 / 20
-	c.container = free - c.desired
+	if c.proxy > 10 && w-fixed < need.desired+need.container {
+		// "routed · 3" rather than "routed · 3 in flight": the names first
+		fixed -= c.proxy - 10
+		c.proxy = 10
+	}
+	free := max(w-fixed, 20)
+	switch {
+	case need.desired+need.container <= free:
+		// both whole; the room left goes to the image, whose column
+		// then lines up with wider images to come
+		c.container = need.container
+		c.desired = free - c.container
+	default:
+		// the image first (its tag and version whole), the container's
+		// name keeping its slot and spec hash (14 cells)
+		c.container = min(need.container, 14)
+		c.desired = max(free-c.container, 12)
+		if c.desired > need.desired {
+			c.desired = need.desired
+		}
+		c.container = free - c.desired
+	}
 	return c
 }
 
@@ -209,12 +262,18 @@ func (p *slotsPane) Render(f frame, w, h int, focused bool) string {
 			break
 		}
 	}
-	cols := columnsFor(w, target, b.header.proxy)
+	cols := columnsFor(w, target, b.header.proxy, b.needs)
 	lines = append(lines, f.ink.column.paint(p.headerLine(cols)))
 
 	if !f.has || len(b.slots) == 0 {
 		msg := "no slots: nothing desired and no managed containers"
-		if !f.has || !b.header.loaded {
+		switch {
+		case f.has && !b.header.connected:
+			msg = "the engine does not answer: no container is known"
+			if e := b.header.engineErr; e != "" {
+				msg += " (" + e + ")"
+			}
+		case !f.has || !b.header.loaded:
 			msg = "no desired state loaded yet"
 		}
 		lines = append(lines, "  "+st.Muted.Render(msg))
@@ -353,8 +412,17 @@ func (p *slotsPane) rowLine(f frame, c slotColumns, r *slotRow, ct *containerRow
 			}
 			b.WriteString(" " + paint(ink, fit(state, c.state)))
 		}
-		// up since the last start: a container that restarted 25s ago is 25s up
-		b.WriteString(" " + paint(k.muted, fit(age(ct.up), c.up)))
+		// up since the last start: a container that restarted 25s ago is
+		// 25s up; one that stopped says "down 9s" (the detail pane's words
+		// too), or "down" where the column is narrow
+		up := age(ct.up)
+		if !ct.running {
+			up = ct.upOrDown()
+			if width(up) > c.up {
+				up = "down"
+			}
+		}
+		b.WriteString(" " + paint(k.muted, fit(up, c.up)))
 		if c.restarts > 0 {
 			rst, ink := fmt.Sprint(ct.restarts), k.muted
 			if ct.restarts > 0 {
@@ -400,7 +468,7 @@ func relationInk(k *inks, rel reconcile.Relation) ink {
 
 // imageText is the desired image (and version) in w cells. The tag is what
 // tells two releases apart, so it survives: the version goes first, then
-// the middle of the repository.
+// the image's path from its left (keepTag).
 func imageText(image, version string, w int) string {
 	ver := ""
 	if version != "" {
@@ -416,7 +484,9 @@ func imageText(image, version string, w int) string {
 }
 
 // keepTag shortens an image reference to w cells, keeping its tag (or
-// digest) whole and cutting the repository in the middle.
+// digest) whole: the registry and repository path go first, from the
+// left ("…/team/app:v2", "…/app:v2"), then the start of the image's
+// own name ("…demoapp:v2").
 func keepTag(image string, w int) string {
 	if width(image) <= w {
 		return image
@@ -426,9 +496,13 @@ func keepTag(image string, w int) string {
 		return clipLeft(image, w)
 	}
 	repo, tag := image[:cut], image[cut:]
-	room := w - width(tag)
-	if room < 4 {
-		return clipLeft(image, w)
+	if width(tag)+2 > w {
+		return clipLeft(image, w) // a digest: its end is what differs
 	}
-	return clip(repo, room) + tag
+	for i := 0; i < len(repo); i++ {
+		if repo[i] == '/' && width("…"+repo[i:]+tag) <= w {
+			return "…" + repo[i:] + tag
+		}
+	}
+	return clipLeft(repo, w-width(tag)) + tag
 }

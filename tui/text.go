@@ -36,6 +36,38 @@ func width(s string) int {
 	return len(s)
 }
 
+// wrapWords breaks plain text into lines of at most w cells at its
+// spaces; a word wider than w is cut into pieces of w. Names
+// ("rollcall-web-1-1111aaaa") stay whole on one line where they fit.
+func wrapWords(text string, w int) []string {
+	if w <= 0 {
+		return []string{text}
+	}
+	var out []string
+	line := ""
+	for _, word := range strings.Fields(text) {
+		for width(word) > w {
+			if line != "" {
+				out, line = append(out, line), ""
+			}
+			head := ansi.Truncate(word, w, "")
+			out, word = append(out, head), word[len(head):]
+		}
+		switch {
+		case line == "":
+			line = word
+		case width(line)+1+width(word) <= w:
+			line += " " + word
+		default:
+			out, line = append(out, line), word
+		}
+	}
+	if line != "" || len(out) == 0 {
+		out = append(out, line)
+	}
+	return out
+}
+
 // clip truncates s to w cells, with an ellipsis, without padding.
 func clip(s string, w int) string {
 	if w <= 0 {

@@ -342,8 +342,9 @@ func TestLogsAndDiffKeys(t *testing.T) {
 }
 
 // TestDialogFollowsTheSession: the session's question opens a dialog; once
-// answered it is not asked again for the same question, and it closes when
-// the session stops asking.
+// answered it is not asked again for the same question; once the session
+// stops asking it says so, and stays until a key of its own closes it
+// (issue 26 row 3: a dialog never closes on its own).
 func TestDialogFollowsTheSession(t *testing.T) {
 	c := newConsole(t, downtime())
 	if c.m.dialog == nil || !strings.Contains(c.screen(), "Downtime: web/0") {
@@ -363,8 +364,13 @@ func TestDialogFollowsTheSession(t *testing.T) {
 		t.Error("a new question opened no dialog")
 	}
 	c.snapshot(midRoll())
-	if c.m.dialog != nil {
-		t.Error("the dialog stayed after the session stopped asking")
+	if c.m.dialog == nil || c.m.dialog.stale == "" || !strings.Contains(c.screen(), "no longer applies") {
+		t.Errorf("the dialog did not stay, marked stale, after the session stopped asking:\n%s", c.screen())
+	}
+	c.rec.take() // the n above
+	c.keys("esc")
+	if c.m.dialog != nil || len(c.rec.take()) != 0 {
+		t.Error("esc did not close the stale dialog, or it sent an answer")
 	}
 }
 

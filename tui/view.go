@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 
 	"charm.land/bubbles/v2/help"
@@ -41,29 +42,64 @@ func (m *Model) render() string {
 
 	var body string
 	slots := m.slots.Render(f, l.slots.w, l.slots.h, m.focus == paneSlots)
-	plan := m.plan.Render(f, l.plan.w, l.plan.h, m.focus == panePlan)
+	plan := m.renderPlan(f, l.plan.w, l.plan.h)
 	var step *stepRow
 	if m.stepDetail {
 		step = m.plan.selected(&m.board)
 	}
 	detail := m.detail.Render(f, selected, m.slots.sub, step, &m.logs, l.detail.w, l.detail.h, m.focus == paneDetail)
-	events := m.events.Render(f, l.events.w, l.events.h, m.focus == paneEvents)
+	events := m.renderEvents(f, l.events.w, l.events.h)
 	if l.wide {
 		body = slots + "\n" + joinColumns(sep, plan, detail+"\n"+events)
 	} else {
 		body = slots + "\n" + plan + "\n" + joinColumns(sep, detail, events)
 	}
 
-	screen := m.header.Render(f, w) + "\n" + body + "\n" + m.footer(w)
+	screen := strings.Join(m.headerLines(f), "\n") + "\n" + body + "\n" + m.footer(w)
 	if m.dialog != nil {
 		screen = overlay(screen, m.dialog.Render(f, w), w)
 	}
 	return screen
 }
 
+// renderPlan is the plan pane, drawn again only when what it shows
+// changed: its board, filter, size, focus, cursor and scroll, the
+// spinner's frame, and the time while a countdown shows.
+func (m *Model) renderPlan(f frame, w, h int) string {
+	focused := m.focus == panePlan
+	p := &m.plan
+	if m.cache == nil {
+		return p.Render(f, w, h, focused)
+	}
+	key := fmt.Sprintf("%d|%s|%d|%d|%t|%d|%d|%t|%s|%q|%s|%t", m.board.gen, m.themeName, w, h, focused, p.offset, p.cursor, f.has, f.spin, f.filter, f.lastSeen, m.stepDetail)
+	if m.board.planTicks {
+		key += "|" + f.now.String()
+	}
+	return m.cache.plan.get(key, func() string { return p.Render(f, w, h, focused) })
+}
+
+// renderEvents is the events pane, drawn again only when what it shows
+// changed.
+func (m *Model) renderEvents(f frame, w, h int) string {
+	focused := m.focus == paneEvents
+	if m.cache == nil {
+		return m.events.Render(f, w, h, focused)
+	}
+	key := fmt.Sprintf("%d|%s|%d|%d|%t|%d|%q|%s", m.board.gen, m.themeName, w, h, focused, m.events.back, f.filter, f.lastSeen)
+	return m.cache.events.get(key, func() string { return m.events.Render(f, w, h, focused) })
+}
+
 // footer is the help line (or the full help, or the filter input), with
 // the filter in force and the last key's feedback in front.
 func (m *Model) footer(w int) string {
+	if m.cache == nil || m.filtering {
+		return m.drawFooter(w)
+	}
+	key := fmt.Sprintf("%s|%d|%q|%q|%t|%s", m.themeName, w, m.flash, m.filter, m.help.ShowAll, keysKey(&m.keys))
+	return m.cache.footer.get(key, func() string { return m.drawFooter(w) })
+}
+
+func (m *Model) drawFooter(w int) string {
 	st := &m.st
 	if m.filtering {
 		return fit(m.input.View()+"  "+st.Muted.Render("enter keeps · esc clears"), w)
