@@ -269,6 +269,10 @@ type coordinator struct {
 	waits  [][]Wait
 	events []Event
 	wakeAt time.Time
+	// finishing is set under on_failure continue within max_failed_hosts:
+	// the failed hosts no longer gate the started waves after theirs
+	// (DESIGN §11: continue goes on with the other hosts).
+	finishing bool
 }
 
 func (c *coordinator) decide() Decision {
@@ -413,6 +417,7 @@ func (c *coordinator) onFailure() Decision {
 		failed[i] = Wait{Kind: WaitFailedHost, Host: f.Host, Cause: f.Cause}
 	}
 	if phase == PhaseFinishing {
+		c.finishing = true
 		c.startedWaits()
 	}
 	for k := range c.waves {
@@ -528,11 +533,16 @@ func (c *coordinator) soakClock() {
 }
 
 // healthGate is what holds wave k for the waves before it: each host of
-// theirs that is not converged and healthy.
+// theirs that is not converged and healthy. While a continue finishes the
+// started waves, a host that failed holds none of them: it is counted
+// against max_failed_hosts instead.
 func (c *coordinator) healthGate(k int) []Wait {
 	var waits []Wait
 	for _, wave := range c.waves[:k] {
 		for _, name := range wave {
+			if _, failed := c.rec.failed(name); failed && c.finishing {
+				continue
+			}
 			if h := c.byName[name]; !h.Done() {
 				waits = append(waits, Wait{Kind: WaitHealth, Host: name, Healthy: h.Healthy, Slots: h.Slots})
 			}

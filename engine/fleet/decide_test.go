@@ -201,6 +201,21 @@ func TestDecide(t *testing.T) {
 				in.Record.Failed, in.Record.Phase = []Failure{failure("b", 1, CauseRollFailed, now)}, PhaseFinishing
 			}, phase: PhaseFinishing, act: []string{"a", "b", "c"}, waves: 2,
 			waits: map[int][]Wait{2: {{Kind: WaitFailedHost, Host: "b", Cause: CauseRollFailed}}}},
+		{name: "continue: a canary that fails after the next wave began holds none of it",
+			hosts: map[string]func(*Host){"a": failed},
+			in: func(in *Input) {
+				in.Policy.OnFailure, in.Policy.MaxFailedHosts, in.Record = spec.OnFailureContinue, 1, started(2)
+			}, phase: PhaseFinishing, act: []string{"a", "b", "c"}, waves: 2,
+			waits: map[int][]Wait{1: nil, 2: {{Kind: WaitFailedHost, Host: "a", Cause: CauseRollFailed}}},
+			event: []Event{{Kind: EventHostFailed, Wave: 0, Host: "a", Cause: CauseRollFailed}, {Kind: EventPhase, Phase: PhaseFinishing}}},
+		{name: "continue: a host of the failed canary's wave still gates the next",
+			hosts: map[string]func(*Host){"a": failed},
+			in: func(in *Input) {
+				in.Policy.Canary = []string{"a", "b"}
+				in.Policy.OnFailure, in.Policy.MaxFailedHosts, in.Record = spec.OnFailureContinue, 1, started(2)
+			}, phase: PhaseFinishing, act: []string{"a", "b"}, waves: 2,
+			waits: map[int][]Wait{1: {{Kind: WaitHealth, Host: "b", Slots: 3}}, 2: {{Kind: WaitFailedHost, Host: "a", Cause: CauseRollFailed}}},
+			event: []Event{{Kind: EventHostFailed, Wave: 0, Host: "a", Cause: CauseRollFailed}, {Kind: EventPhase, Phase: PhaseFinishing}}},
 		{name: "continue past max_failed_hosts pauses",
 			hosts: map[string]func(*Host){"a": done, "b": failed, "c": failed},
 			in: func(in *Input) {

@@ -32,7 +32,8 @@
 //     rollout. No later wave starts. fleet.on_failure says what the hosts
 //     of the started waves do: pause (they hold where they are), continue
 //     (they finish their roll, up to max_failed_hosts failed hosts; one
-//     more pauses them), rollback_all (each rolls back to the revision it
+//     more pauses them; a failed host no longer gates the started waves
+//     after its own), rollback_all (each rolls back to the revision it
 //     ran before the rollout). A lost host pauses the rollout whatever the
 //     policy says, unless a rollback_all is already under way, and nothing
 //     more runs on it. A failed host that answers acts under its own

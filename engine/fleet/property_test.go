@@ -193,8 +193,16 @@ func checkDecision(t *rapid.T, in Input, d Decision) {
 		}
 		switch v.Action {
 		case Act:
+			// Only a continue that finishes the started waves lets a
+			// failed host of an earlier wave be passed over.
 			for _, w := range d.Waves[:v.Wave] {
 				for _, e := range w.Hosts {
+					if f, ok := rec.failed(e); ok && d.Phase == PhaseFinishing {
+						if f.Cause != CauseRollFailed || in.Policy.OnFailure != spec.OnFailureContinue || len(rec.Failed) > in.Policy.MaxFailedHosts {
+							t.Fatalf("finishing with failed host %+v under %s, max %d", f, in.Policy.OnFailure, in.Policy.MaxFailedHosts)
+						}
+						continue
+					}
 					if !byName[e].Done() {
 						t.Fatalf("%s of wave %d acts while %s of wave %d is not converged and healthy: %+v",
 							v.Host, v.Wave, e, w.Index, byName[e])
@@ -209,6 +217,28 @@ func checkDecision(t *rapid.T, in Input, d Decision) {
 		case RollBack:
 			if d.Phase != PhaseRollingBack || in.Policy.OnFailure != spec.OnFailureRollbackAll {
 				t.Fatalf("%s rolls back in phase %d under %s", v.Host, d.Phase, in.Policy.OnFailure)
+			}
+		}
+	}
+	// continue goes on: while it finishes, a host of a started wave that
+	// answers and holds its lock acts once every host of the earlier
+	// waves is converged and healthy or failed.
+	if d.Phase == PhaseFinishing {
+		for i, v := range d.Hosts {
+			h := in.Hosts[i]
+			if v.Wave < 0 || v.Wave >= rec.Waves || !h.Reachable || !h.LockHeld {
+				continue
+			}
+			gated := false
+			for _, w := range d.Waves[:v.Wave] {
+				for _, e := range w.Hosts {
+					if _, failed := rec.failed(e); !failed && !byName[e].Done() {
+						gated = true
+					}
+				}
+			}
+			if !gated && v.Action != Act {
+				t.Fatalf("continue: %s of wave %d holds (%d) with nothing before it but done or failed hosts", v.Host, v.Wave, v.Action)
 			}
 		}
 	}

@@ -202,6 +202,36 @@ func TestBlipIsNotLost(t *testing.T) {
 	}
 }
 
+// The lost-host grace is 5 s by the fleet's clock (README: a host that
+// stops answering for more than 5 s is lost; issue 26 row 18): a host away
+// 4.9 s is not lost yet, nor the rollout paused; away 5.1 s it is lost,
+// and the rollout pauses. The clock moves only by hand here, and each
+// reading is of a decision made at that moment or after.
+func TestLostGraceIsFiveSeconds(t *testing.T) {
+	w := newWorld(t, abc...)
+	w.seed("web:v1", 2)
+	r := w.fleet(fleetYAML("web:v2", 2, abc, "batch: 1"), session.ModeAuto).start()
+
+	r.drive("b's first new container", func(Snapshot) bool { return slices.Contains(w.mutated(), "b") })
+	w.engines["b"].goAway()
+	r.waitFor("b disconnected", func(s Snapshot) bool { return !s.Hosts[1].Session.Connected })
+	away := w.clock.Now()
+	at := func(d time.Duration) Snapshot {
+		t.Helper()
+		w.clock.Set(away.Add(d))
+		r.f.Do(ToHost{Host: "a", Intent: session.Refresh{}}) // any intent has the fleet decide again
+		return r.waitFor("a decision "+d.String()+" after b went away", func(s Snapshot) bool { return !s.At.Before(away.Add(d)) })
+	}
+	snap := at(4900 * time.Millisecond)
+	if v := snap.Hosts[1].Verdict; v.Status == HostLost || snap.Decision.Phase == PhasePaused {
+		t.Fatalf("b is lost 4.9 s after it went away, within the 5 s grace: verdict %+v\n%s", v, describe(snap))
+	}
+	snap = at(5100 * time.Millisecond)
+	if v := snap.Hosts[1].Verdict; v.Status != HostLost || snap.Decision.Phase != PhasePaused {
+		t.Fatalf("b is not lost 5.1 s after it went away, past the 5 s grace: verdict %+v\n%s", v, describe(snap))
+	}
+}
+
 // Step mode: nothing runs before the first wave is approved; an approved
 // wave runs and the next waits for its approval; ApproveAll runs the rest.
 func TestStepModeApprovesWaves(t *testing.T) {

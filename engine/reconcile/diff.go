@@ -159,7 +159,11 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 			// A revert (older than every stale container of its slot: the
 			// desired spec went back to what it runs) is never new, so it
 			// never fails the rollout (rule 13): unhealthy, it is crashed.
-			s.failed = isNew(p, s.stale) && s.cond != condPaused && !o.Now.Before(p.Created.Add(w.Update.HealthDeadline))
+			// One that never started (its start was lost: the engine or
+			// rollcall went away between its create and its start) ran
+			// nothing, so it cannot have missed a deadline: it is made
+			// again (recreate below), with a deadline of its own.
+			s.failed = isNew(p, s.stale) && !neverStarted(p) && s.cond != condPaused && !o.Now.Before(p.Created.Add(w.Update.HealthDeadline))
 		}
 	}
 
@@ -217,6 +221,25 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 	for i := range slots {
 		s := &slots[i]
 		p := s.primary()
+		// Rule 1: a stale container keeps serving until a replacement is
+		// healthy. One that went down meanwhile (an engine restart, a
+		// crash) is brought back while its slot has no healthy up-to-date
+		// container; stop-first takes it out anyway.
+		if !s.holding && order != spec.OrderStopFirst {
+			if c := downOld(s.stale, o); c != nil {
+				add(restartOld(w, i, c, o))
+			}
+		}
+		// A new container that never started is made again rather than
+		// started late: its deadline counts from its creation, which is
+		// its start for every container rollcall creates. It served
+		// nothing, so its stop touches nothing that serves; the next plan
+		// starts the slot under the usual rules.
+		if p != nil && neverStarted(p) && isNew(p, s.stale) {
+			add(Step{Action: ActStop, Workload: w.Name, Slot: i, Container: p.Name, ContainerID: p.ID, Grace: w.StopGrace,
+				Why: Reason{Kind: ReasonNeverStarted}})
+			continue
+		}
 		if p == nil && gate != nil && len(s.stale) > 0 && i != gate.startSlot {
 			add(gate.waitFor(w, i, s.stale[0].Name))
 			continue
@@ -521,6 +544,62 @@ func specChanges(prefix string, w *spec.Resolved, slots []slot, surplus map[int]
 	}
 	sort.Strings(out)
 	return out
+}
+
+// neverStarted reports whether c was created and never started: no start
+// in flight (Starting), none on record, and no start that failed (Error).
+// A failed start is a real failure of its version; this is a start that
+// was lost.
+func neverStarted(c *docker.Container) bool {
+	return c.State == docker.StateCreated && !c.Starting && c.StartedAt.IsZero() && c.Error == ""
+}
+
+// downOld returns the stale container of a slot to bring back, if the slot
+// has none up: of those that ran and exited or died, the one that started
+// last (it served last). A stale container that runs, is restarting, is
+// paused or whose restart or drain is in flight counts as up or leaving:
+// none is brought back then. One that never started served nothing: it is
+// not brought back.
+func downOld(stale []*docker.Container, o *Observed) *docker.Container {
+	var best *docker.Container
+	for _, c := range stale {
+		if o.Draining[c.ID] || o.Restarting[c.ID] {
+			return nil
+		}
+		switch c.State {
+		case docker.StateExited, docker.StateDead:
+		case docker.StateCreated:
+			if !c.Starting {
+				continue
+			}
+			return nil
+		default: // running, restarting, paused, removing
+			return nil
+		}
+		if c.StartedAt.IsZero() {
+			continue
+		}
+		if best == nil || c.StartedAt.After(best.StartedAt) || c.StartedAt.Equal(best.StartedAt) && c.Name < best.Name {
+			best = c
+		}
+	}
+	return best
+}
+
+// restartOld is the step that brings the down stale container c of slot i
+// back: a restart, after rule 4's backoff if it went down before.
+func restartOld(w *spec.Resolved, i int, c *docker.Container, o *Observed) Step {
+	attempts := c.RestartCount + o.Restarts[c.ID]
+	last := c.StartedAt
+	if c.FinishedAt.After(last) {
+		last = c.FinishedAt
+	}
+	if at := last.Add(crashBackoff(attempts)); o.Now.Before(at) {
+		return Step{Action: ActWait, Wait: WaitBackoff, Workload: w.Name, Slot: i, Container: c.Name, Until: at,
+			Why: Reason{Kind: ReasonBackoff, Crash: crashOf(w, c), Backoff: crashBackoff(attempts)}}
+	}
+	return Step{Action: ActRestart, Workload: w.Name, Slot: i, Container: c.Name, ContainerID: c.ID, Grace: w.StopGrace,
+		Why: Reason{Kind: ReasonOldDown, Crash: crashOf(w, c)}}
 }
 
 // isNew reports whether c is new in its slot (DESIGN §1): created after a

@@ -27,7 +27,12 @@
 // The slot rules (DESIGN §5), worked through one slot at a time:
 //
 //  1. No up-to-date container in the slot: START one. A stale or legacy
-//     container in the slot keeps running.
+//     container in the slot keeps running; one that went down meanwhile
+//     (exited or dead: an engine restart, a crash) is RESTARTED while no
+//     up-to-date container of its slot is healthy, the one that started
+//     last, after rule 4's backoff, so the slot serves while it rolls. Not
+//     with stop-first (the old one goes anyway), nor while a stale one is
+//     up, draining or being restarted, nor one that never started.
 //  2. An up-to-date HEALTHY container: ROLL (drain, stop and remove) the stale and
 //     legacy containers and STOP duplicates, keeping the healthy one created
 //     first.
@@ -97,7 +102,14 @@
 //
 // Health deadline (DESIGN §6): a new container, one created after an old one
 // still in its slot that it replaces, that is not healthy health_deadline after it was created
-// is a Failure. (A long-settled container that crashes is rule 4, and a first
+// is a Failure. One that never started (Created, no start in flight, none
+// on record, no start error: its start was lost when the engine or
+// rollcall went away between its create and its start) ran nothing and
+// cannot fail: it is STOPPED (removed) and the next plan creates it
+// again, so its deadline counts from a creation that is its start. It is
+// never started late, as its deadline would then count from a creation
+// long past. A start that failed (an engine error on the container) is a
+// failure of its version like any other. (A long-settled container that crashes is rule 4, and a first
 // start with nothing to fall back on keeps waiting.) With failure_action
 // rollback the plan stops the new container and marks the step Hold, so the
 // caller puts the spec on hold. With pause the caller stops acting; with continue the slot stops

@@ -94,6 +94,14 @@ func genContainer(t *rapid.T, one *spec.ResolvedDesired, w *spec.Resolved, slot,
 	c.HealthySinceStart = c.Health == docker.HealthHealthy || rapid.Bool().Draw(t, "healthy-since-start")
 	age := time.Duration(rapid.IntRange(0, 300).Draw(t, "age")) * time.Second
 	c.Created, c.StartedAt = t0.Add(-age), t0.Add(-age)
+	if c.State == docker.StateCreated && !c.Starting {
+		switch rapid.IntRange(0, 2).Draw(t, "created") {
+		case 0: // never started: its start was lost
+			c.StartedAt, c.Health, c.HealthySinceStart = time.Time{}, docker.HealthNone, false
+		case 1: // its start failed
+			c.StartedAt, c.Error = time.Time{}, "OCI runtime create failed"
+		}
+	}
 	if c.State != docker.StateRunning {
 		c.FinishedAt = t0.Add(-age / 2)
 	}
@@ -132,8 +140,8 @@ func healthyInSlot(d *spec.ResolvedDesired, o *Observed, exclude map[string]bool
 	return out
 }
 
-// I1: no plan stops or rolls the last healthy container of a desired slot,
-// unless the workload is stop-first.
+// I1: no plan stops, rolls or restarts the last healthy container of a
+// desired slot, unless the workload is stop-first.
 func TestI1NeverStopsLastHealthy(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		// Several scenarios a check: the interesting ones (a healthy old
@@ -151,7 +159,9 @@ func checkI1(t *rapid.T) {
 		p := Diff(d, o)
 		stopped := map[string]bool{}
 		for _, s := range p.Steps() {
-			if s.Action == ActStop || s.Action == ActRoll {
+			// A restart takes a running container down too (issue 26
+			// row 15: an old container is restarted only while down).
+			if s.Action == ActStop || s.Action == ActRoll || s.Action == ActRestart {
 				stopped[s.ContainerID] = true
 			}
 		}
@@ -319,4 +329,191 @@ func TestSlotStatesHoldEveryContainerOnce(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Issue 26 row 15, over random states: a container that never started is
+// never a failure; a new one that did start (or whose start failed), past
+// its deadline and not healthy, still is (no late start or remake hides a
+// bad version); a stale container is restarted only while it is down and
+// no up-to-date one is healthy in its slot, never under stop-first; and a
+// slot whose old containers are all down, with no healthy up-to-date one,
+// gets one of them back (or waits out its backoff).
+func TestDownAndNeverStartedProperties(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		// Random states, and states mid-roll (an old container beside a
+		// newer one in every slot), several a check: the cases that
+		// matter are rare draws in random states.
+		for range 4 {
+			d := genDesired(t)
+			checkDownAndNeverStarted(t, d, genObserved(t, d))
+			checkDownAndNeverStarted(t, d, genMidRoll(t, d))
+		}
+	})
+}
+
+// genMidRoll draws every desired slot mid-roll: an old container, in any
+// state, and often a newer up-to-date one created after it, in any state:
+// running healthy, booting or unhealthy, exited, Created and never
+// started, Created with its start failed or in flight; up to twice its
+// health deadline old.
+func genMidRoll(t *rapid.T, d *spec.ResolvedDesired) *Observed {
+	o := &Observed{Now: t0, Restarts: map[string]int{}}
+	for _, w := range d.Workloads {
+		if w.Err != nil {
+			continue
+		}
+		one := &spec.ResolvedDesired{Prefix: pfx, Workloads: []spec.Resolved{w}}
+		for slot := range w.Replicas {
+			states := []docker.State{docker.StateRunning, docker.StateExited, docker.StateDead, docker.StateCreated, docker.StateRestarting}
+			old := stale(one, w.Name, slot, withID(fmt.Sprintf("o%02d", len(o.Containers))))
+			old.State = rapid.SampledFrom(states).Draw(t, "old-state")
+			if old.State != docker.StateRunning {
+				old.Health, old.HealthySinceStart, old.FinishedAt = docker.HealthNone, false, t0.Add(-time.Second)
+			}
+			if old.State == docker.StateCreated {
+				old.StartedAt = time.Time{}
+			}
+			o.Containers = append(o.Containers, old)
+			if rapid.IntRange(0, 3).Draw(t, "no-new") == 0 {
+				continue
+			}
+			deadline := w.Update.HealthDeadline
+			age := time.Duration(rapid.Int64Range(0, int64(2*deadline)).Draw(t, "new-age"))
+			c := fresh(one, w.Name, slot, withID(fmt.Sprintf("n%02d", len(o.Containers))))
+			c.Created, c.StartedAt = t0.Add(-age), t0.Add(-age)
+			if w.Healthcheck == nil {
+				c.HasHealthcheck, c.Health = false, docker.HealthNone
+			}
+			switch rapid.IntRange(0, 7).Draw(t, "new-state") {
+			case 0: // running, healthy
+			case 1: // running, not yet healthy
+				if c.HasHealthcheck {
+					c.Health, c.HealthySinceStart = docker.HealthStarting, false
+				} else {
+					c.StartedAt = t0
+				}
+			case 2: // running, unhealthy
+				if c.HasHealthcheck {
+					c.Health, c.HealthySinceStart = docker.HealthUnhealthy, rapid.Bool().Draw(t, "was-healthy")
+				}
+			case 3: // exited
+				c.State, c.Health, c.HealthySinceStart, c.ExitCode, c.FinishedAt = docker.StateExited, docker.HealthNone, false, 1, t0
+			case 4: // created, never started
+				c.State, c.Health, c.HealthySinceStart, c.StartedAt = docker.StateCreated, docker.HealthNone, false, time.Time{}
+			case 5: // created, its start failed
+				c.State, c.Health, c.HealthySinceStart, c.StartedAt, c.Error = docker.StateCreated, docker.HealthNone, false, time.Time{}, "start failed"
+			case 6: // created, its start in flight
+				c.State, c.Health, c.HealthySinceStart, c.StartedAt, c.Starting = docker.StateCreated, docker.HealthNone, false, time.Time{}, true
+			case 7: // created, after it had run once (a start that failed later)
+				c.State, c.Health, c.HealthySinceStart = docker.StateCreated, docker.HealthNone, false
+			}
+			o.Containers = append(o.Containers, c)
+		}
+	}
+	o.SkipHealth = rapid.IntRange(0, 9).Draw(t, "skiphealth") == 0
+	return o
+}
+
+func checkDownAndNeverStarted(t *rapid.T, d *spec.ResolvedDesired, o *Observed) {
+	{
+		p := Diff(d, o)
+		byID := map[string]*docker.Container{}
+		for i := range o.Containers {
+			byID[o.Containers[i].ID] = &o.Containers[i]
+		}
+		never := func(c *docker.Container) bool {
+			return c.State == docker.StateCreated && !c.Starting && c.StartedAt.IsZero() && c.Error == ""
+		}
+		for _, f := range p.Failures() {
+			for _, c := range o.Containers {
+				if c.Name == f.Container && never(&c) {
+					t.Fatalf("%s never started, yet failed: %s", c.Name, f.Reason)
+				}
+			}
+		}
+		steps := p.Steps()
+		for _, st := range p.Slots {
+			if !st.Desired {
+				continue
+			}
+			w := d.Workload(st.Workload)
+			var fresh, old []*docker.Container
+			healthyFresh := false
+			for _, cs := range st.Containers {
+				c := byID[cs.ID]
+				switch {
+				case cs.Relation.Fresh() || cs.Relation == RelDuplicate:
+					fresh = append(fresh, c)
+					healthyFresh = healthyFresh || c.State == docker.StateRunning &&
+						(o.SkipHealth || c.Health == docker.HealthHealthy || !c.HasHealthcheck && o.Now.Sub(c.StartedAt) >= w.Update.MinReady)
+				case cs.Relation == RelStale || cs.Relation == RelLegacy:
+					old = append(old, c)
+				}
+			}
+			failedHere := func(name string) bool {
+				for _, f := range p.Failures() {
+					if f.Workload == st.Workload && f.Container == name {
+						return true
+					}
+				}
+				return false
+			}
+			// A lone new container that started, past its deadline and
+			// not healthy, fails.
+			if len(fresh) == 1 && st.Containers[0].Relation == RelUpToDate || len(fresh) == 1 && st.Containers[0].Relation == RelNeedsUpdate {
+				c := fresh[0]
+				isNew := false
+				for _, s := range old {
+					isNew = isNew || s.Created.Before(c.Created)
+				}
+				if isNew && !never(c) && !healthyFresh && c.State != docker.StatePaused &&
+					!o.Now.Before(c.Created.Add(w.Update.HealthDeadline)) && !failedHere(c.Name) {
+					t.Fatalf("%s/%d: %s started (or failed to), is past its deadline, yet no failure:\n%s", st.Workload, st.Slot, c.Name, p)
+				}
+			}
+			restarted := map[string]bool{}
+			for _, s := range steps {
+				if s.Workload != st.Workload || s.Slot != st.Slot || s.Then {
+					continue
+				}
+				if s.Action == ActRestart || s.Action == ActWait && s.Wait == WaitBackoff {
+					restarted[s.ContainerID] = true
+					restarted[s.Container] = true
+				}
+				if s.Why.Kind != ReasonOldDown {
+					continue
+				}
+				c := byID[s.ContainerID]
+				if c == nil || c.State == docker.StateRunning || c.State == docker.StatePaused || healthyFresh ||
+					w.EffectiveOrder() == spec.OrderStopFirst {
+					t.Fatalf("%s/%d: old %s restarted (state %s, a healthy new one %v, order %s):\n%s",
+						st.Workload, st.Slot, s.Container, c.State, healthyFresh, w.EffectiveOrder(), p)
+				}
+			}
+			if healthyFresh || len(old) == 0 || w.EffectiveOrder() == spec.OrderStopFirst {
+				continue
+			}
+			up, ran := false, false
+			for _, c := range old {
+				switch c.State {
+				case docker.StateExited, docker.StateDead:
+					ran = ran || !c.StartedAt.IsZero()
+				case docker.StateCreated:
+					up = up || c.Starting
+				default:
+					up = true
+				}
+			}
+			if up || !ran {
+				continue
+			}
+			back := false
+			for _, c := range old {
+				back = back || restarted[c.ID] || restarted[c.Name]
+			}
+			if !back {
+				t.Fatalf("%s/%d: every old container is down, none up-to-date healthy, and none is brought back:\n%s", st.Workload, st.Slot, p)
+			}
+		}
+	}
 }

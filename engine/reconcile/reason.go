@@ -21,18 +21,20 @@ const (
 	ReasonCanaryStart ReasonKind = "canary-start" // the canary's new container, beside the old: Drift, Serving
 
 	// Rolls and stops.
-	ReasonStopFirst  ReasonKind = "stop-first"  // the old container goes before its new one starts (Downtime): Drift
-	ReasonReplaced   ReasonKind = "replaced"    // the old container's replacement is healthy (Pending: once it is): Drift, Serving
-	ReasonDuplicate  ReasonKind = "duplicate"   // another up-to-date container serves the slot: Serving
-	ReasonSurplus    ReasonKind = "surplus"     // slot index ≥ replicas: Slot, Replicas
-	ReasonCold       ReasonKind = "cold"        // replicas 0
-	ReasonOrphan     ReasonKind = "orphan"      // no readable slot label
-	ReasonExtra      ReasonKind = "extra"       // the workload is not desired: Workload
-	ReasonRollback   ReasonKind = "rollback"    // a new container missed its deadline, failure_action rollback: Deadline, Serving
-	ReasonRolledBack ReasonKind = "rolled-back" // its spec is rolled back and on hold (Observed.RollingBack): Spec, Serving
+	ReasonStopFirst    ReasonKind = "stop-first"    // the old container goes before its new one starts (Downtime): Drift
+	ReasonReplaced     ReasonKind = "replaced"      // the old container's replacement is healthy (Pending: once it is): Drift, Serving
+	ReasonDuplicate    ReasonKind = "duplicate"     // another up-to-date container serves the slot: Serving
+	ReasonSurplus      ReasonKind = "surplus"       // slot index ≥ replicas: Slot, Replicas
+	ReasonCold         ReasonKind = "cold"          // replicas 0
+	ReasonOrphan       ReasonKind = "orphan"        // no readable slot label
+	ReasonExtra        ReasonKind = "extra"         // the workload is not desired: Workload
+	ReasonRollback     ReasonKind = "rollback"      // a new container missed its deadline, failure_action rollback: Deadline, Serving
+	ReasonRolledBack   ReasonKind = "rolled-back"   // its spec is rolled back and on hold (Observed.RollingBack): Spec, Serving
+	ReasonNeverStarted ReasonKind = "never-started" // a new container whose start was lost: made again
 
 	// Restarts, updates and canary steps.
 	ReasonCrashed    ReasonKind = "crashed"     // restart in place: Crash
+	ReasonOldDown    ReasonKind = "old-down"    // an old container went down while no new one serves its slot: Crash
 	ReasonLimits     ReasonKind = "limits"      // update in place: Have, Want
 	ReasonCanaryStep ReasonKind = "canary-step" // the canary's next step: Canary
 
@@ -134,8 +136,12 @@ func (r Reason) String() string {
 		return fmt.Sprintf("rollback: not healthy within health_deadline %s; %s keeps serving", r.Deadline, r.Serving)
 	case ReasonRolledBack:
 		return fmt.Sprintf("rollback: spec %s rolled back and on hold; %s keeps serving", short(r.Spec), r.Serving)
+	case ReasonNeverStarted:
+		return "never started: its start was lost; removed, to be created again"
 	case ReasonCrashed:
 		return r.Crash.String()
+	case ReasonOldDown:
+		return "old container down (" + r.Crash.String() + ") and no up-to-date one serves the slot: restarted to serve it"
 	case ReasonLimits:
 		return "limits " + LimitsText(r.Have) + " → " + LimitsText(r.Want)
 	case ReasonCanaryStep:

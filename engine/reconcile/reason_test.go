@@ -25,8 +25,8 @@ var reasonFits = map[ReasonKind]struct {
 	ReasonMissing: {ActStart, ""}, ReasonRoll: {ActStart, ""}, ReasonBlueGreen: {ActStart, ""}, ReasonCanaryStart: {ActStart, ""},
 	ReasonStopFirst: {ActRoll, ""}, ReasonReplaced: {ActRoll, ""}, ReasonOrphan: {ActRoll, ""},
 	ReasonDuplicate: {ActStop, ""}, ReasonSurplus: {ActStop, ""}, ReasonCold: {ActStop, ""}, ReasonExtra: {ActStop, ""},
-	ReasonRollback: {ActStop, ""}, ReasonRolledBack: {ActStop, ""},
-	ReasonCrashed: {ActRestart, ""}, ReasonLimits: {ActUpdate, ""}, ReasonCanaryStep: {ActCanary, ""},
+	ReasonRollback: {ActStop, ""}, ReasonRolledBack: {ActStop, ""}, ReasonNeverStarted: {ActStop, ""},
+	ReasonCrashed: {ActRestart, ""}, ReasonOldDown: {ActRestart, ""}, ReasonLimits: {ActUpdate, ""}, ReasonCanaryStep: {ActCanary, ""},
 	ReasonQueued: {ActWait, WaitQueue}, ReasonRestartQueued: {ActWait, WaitQueue}, ReasonBlueGreenWait: {ActWait, WaitBlueGreen},
 	ReasonCanaryFirst: {ActWait, WaitCanary}, ReasonCanaryHeld: {ActWait, WaitCanary},
 	ReasonStarting: {ActWait, WaitBoot}, ReasonBooting: {ActWait, WaitBoot}, ReasonReady: {ActWait, WaitReady},
@@ -117,7 +117,8 @@ func declaredKinds(t *testing.T) []ReasonKind {
 // restarts rollcall issued, OOM kills, a forced recreate and draining
 // containers; and now and then one workload in a scene that random
 // containers seldom make (a health failure across it, a roll whose new
-// containers miss their deadline, a canary that holds), so that every kind
+// containers miss their deadline, a canary that holds, an engine back from
+// a crash mid-roll), so that every kind
 // of step and reason comes up.
 func genWideState(t *rapid.T) (*spec.ResolvedDesired, *Observed) {
 	d := genDesired(t)
@@ -209,6 +210,15 @@ func genScene(t *rapid.T, w *spec.Resolved, o *Observed) {
 		}
 		add(fresh(one, w.Name, 0))
 		setCanary(o, w.Name, CanaryProgress{Spec: w.Hash, Held: tooLittleTraffic(w)})
+	case 3: // an engine back after it went away mid-roll: the old containers
+		// exited, the new ones created and never started (issue 26 row 15)
+		for slot := range w.Replicas {
+			add(stale(one, w.Name, slot, exited(0)))
+			add(fresh(one, w.Name, slot, func(c *docker.Container) {
+				c.State, c.Health, c.HealthySinceStart = docker.StateCreated, docker.HealthNone, false
+				c.Created, c.StartedAt = t0.Add(-2*w.Update.HealthDeadline), time.Time{}
+			}))
+		}
 	default:
 		return
 	}
@@ -324,7 +334,10 @@ func TestReasonString(t *testing.T) {
 			"rollback: not healthy within health_deadline 1m0s; " + old + " keeps serving"},
 		{Reason{Kind: ReasonRolledBack, Spec: "89abcdef01234567", Serving: old},
 			"rollback: spec 89abcdef rolled back and on hold; " + old + " keeps serving"},
+		{Reason{Kind: ReasonNeverStarted}, "never started: its start was lost; removed, to be created again"},
 		{Reason{Kind: ReasonCrashed, Crash: Crash{Cause: CrashOOM, ExitCode: 137}}, "crashed: exit 137 (OOM)"},
+		{Reason{Kind: ReasonOldDown, Crash: Crash{Cause: CrashExit}},
+			"old container down (crashed: exit 0) and no up-to-date one serves the slot: restarted to serve it"},
 		{Reason{Kind: ReasonLimits, Have: docker.Limits{Memory: 64 << 20, Restart: "always"},
 			Want: docker.Limits{NanoCPUs: 5e8, Memory: 128 << 20}},
 			"limits cpus ∞ mem 64M restart always → cpus 0.5 mem 128M restart no"},

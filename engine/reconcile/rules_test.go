@@ -196,13 +196,25 @@ func TestRule4RestartCrashedWithBackoff(t *testing.T) {
 		{name: "running unhealthy is crashed", desired: []*spec.Workload{workload("web", 1)},
 			build: func(d *spec.ResolvedDesired) *Observed { return observed(fresh(d, "web", 0, unhealthy)) },
 			want:  []string{"restart web/0"}},
-		{name: "created, never started, is crashed", desired: []*spec.Workload{workload("web", 1)},
+		{name: "created, never started, nothing to replace: started", desired: []*spec.Workload{workload("web", 1)},
+			build: func(d *spec.ResolvedDesired) *Observed {
+				return observed(fresh(d, "web", 0, func(c *docker.Container) {
+					c.State, c.Health, c.StartedAt = docker.StateCreated, docker.HealthNone, time.Time{}
+				}))
+			},
+			want: []string{"restart web/0"},
+			check: func(t *testing.T, p Plan, _ *spec.ResolvedDesired) {
+				if r := p.Steps()[0].Reason; r != "crashed: created but never started" {
+					t.Fatalf("reason %q", r)
+				}
+			}},
+		{name: "a new container created and never started is made again", desired: []*spec.Workload{workload("web", 1)},
 			build: func(d *spec.ResolvedDesired) *Observed {
 				return observed(stale(d, "web", 0), fresh(d, "web", 0, func(c *docker.Container) {
 					c.State, c.Health, c.StartedAt = docker.StateCreated, docker.HealthNone, time.Time{}
 				}))
 			},
-			want: []string{"restart web/0"}},
+			want: []string{"stop web/0"}},
 		{name: "created with its start in flight is booting: nothing stops", desired: []*spec.Workload{workload("web", 1)},
 			build: func(d *spec.ResolvedDesired) *Observed {
 				return observed(stale(d, "web", 0), fresh(d, "web", 0, func(c *docker.Container) {
