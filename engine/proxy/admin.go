@@ -92,14 +92,22 @@ type endpoint struct {
 	addr string // the address as given, for errors
 }
 
-// endpointOf is the endpoint of admin, through c (nil: Client(admin)).
+// endpointOf is the endpoint of admin, through c (nil: Client(admin)). A
+// client with no Transport of its own (one that only sets a Timeout, say)
+// gets the socket's when admin is one: the default one cannot dial it.
 func endpointOf(c *http.Client, admin string) endpoint {
 	admin = strings.TrimRight(admin, "/")
-	if c == nil {
+	_, sock := SocketPath(admin)
+	switch {
+	case c == nil:
 		c = Client(admin)
+	case sock && c.Transport == nil:
+		cc := *c
+		cc.Transport = Client(admin).Transport
+		c = &cc
 	}
 	e := endpoint{c: c, base: admin, addr: admin}
-	if _, ok := SocketPath(admin); ok {
+	if sock {
 		e.base = "http://localhost"
 	}
 	return e

@@ -101,7 +101,12 @@ func TestAdminOverUnixSocket(t *testing.T) {
 			t.Errorf("a request over the socket named Host %q, want localhost", h)
 		}
 	}
-	if Client(admin) != Client(admin) {
+	// A client of the caller's with no Transport (a Timeout alone) dials
+	// the socket too.
+	if _, err := Cohorts(ctx, &http.Client{Timeout: 2 * time.Second}, admin); err != nil {
+		t.Errorf("Cohorts over %s with a client that sets only a Timeout: %v", admin, err)
+	}
+	if first, again := Client(admin), Client(admin); first != again {
 		t.Error("Client made two clients for one socket: each would keep its own idle connections")
 	}
 }
