@@ -8,9 +8,10 @@ package proxy
 // The shipped Caddyfile serves the API on a unix socket in a directory
 // bind-mounted from the host, so rollcall on the host reaches it and no
 // container on the workloads' network can (a workload that could PUT a
-// split would send every request to itself). Caddy 2.11.9 checks neither
-// Host nor Origin on a unix socket (admin.go: the socket's file permissions
-// are the guard), so requests over it go to http://localhost.
+// split would send every request to itself). On a unix socket Caddy 2.11.9
+// checks no Host, and refuses any Origin (admin.go: the socket's file
+// permissions are the guard); requests over it go to http://localhost,
+// with no Origin.
 //
 // Client is the one place an address becomes an *http.Client; the calls of
 // this package take the address as given and, with a nil client, use it.
