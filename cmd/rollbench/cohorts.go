@@ -31,6 +31,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -299,7 +300,7 @@ type caddyRun struct {
 	id     string
 	url    string // where the clients send their POSTs
 	target string // what url is, for the report
-	admin  string // its admin API, on a published loopback port
+	admin  string // its admin API: unix:///…/admin.sock, in a folder of the run's
 }
 
 // startCaddy starts a Caddy container of image on network, routing the
@@ -307,8 +308,14 @@ type caddyRun struct {
 // before the start.
 func (b *bench) startCaddy(ctx context.Context, prefix, variant, image, network, caddyfile string) (*caddyRun, error) {
 	name := prefix + "-caddy-" + variant
+	// The admin API listens on a unix socket (examples/Caddyfile: admin
+	// unix//run/rollcall-caddy/admin.sock), in a folder of the run's.
+	sockDir := filepath.Join(b.dir, "caddy-"+variant)
+	if err := os.MkdirAll(sockDir, 0o700); err != nil {
+		return nil, err
+	}
 	id, err := cli(ctx, "create", "--name", name, "--network", network, "--label", runLabel+"="+b.run,
-		"-p", "127.0.0.1::8080", "-p", "127.0.0.1::2019", "-v", engineSocket()+":/var/run/docker.sock",
+		"-p", "127.0.0.1::8080", "-v", engineSocket()+":/var/run/docker.sock", "-v", sockDir+":/run/rollcall-caddy",
 		"-e", "ROLLCALL_PREFIX="+prefix, "-e", "ROLLCALL_NETWORK="+network, image)
 	if err != nil {
 		return nil, err
@@ -332,11 +339,7 @@ func (b *bench) startCaddy(ctx context.Context, prefix, variant, image, network,
 		}
 		return strings.Split(out, "\n")[0], nil
 	}
-	admin, err := port("2019/tcp")
-	if err != nil {
-		return nil, err
-	}
-	c := &caddyRun{id: id, admin: "http://" + admin}
+	c := &caddyRun{id: id, admin: "unix://" + filepath.Join(sockDir, "admin.sock")}
 	// The clients go to Caddy's address on the network, from the host,
 	// when the host reaches it (a Linux host does): the published port
 	// would put docker-proxy, a userland copy, on every request.
@@ -344,7 +347,7 @@ func (b *bench) startCaddy(ctx context.Context, prefix, variant, image, network,
 	if err != nil {
 		return nil, err
 	}
-	if reachable(ctx, ip+":2019") {
+	if reachable(ctx, ip+":8080") {
 		c.url, c.target = "http://"+ip+":8080/", "Caddy's address on the bridge network"
 		return c, nil
 	}
@@ -365,20 +368,16 @@ func engineSocket() string {
 	return "/var/run/docker.sock"
 }
 
-// reachable tells whether an HTTP server answers at addr within 10 s
-// (Caddy's admin API, which listens from the start).
+// reachable tells whether addr (Caddy's proxy port) accepts a
+// connection within 10 s.
 func reachable(ctx context.Context, addr string) bool {
-	c := &http.Client{Timeout: time.Second}
+	d := net.Dialer{Timeout: time.Second}
 	return poll(ctx, 10*time.Second, 100*time.Millisecond, "Caddy at "+addr, func() (bool, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/config/", nil)
-		if err != nil {
-			return false, err
-		}
-		resp, err := c.Do(req)
+		c, err := d.DialContext(ctx, "tcp", addr)
 		if err != nil {
 			return false, nil
 		}
-		resp.Body.Close()
+		c.Close()
 		return true, nil
 	}) == nil
 }

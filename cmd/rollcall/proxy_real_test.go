@@ -424,13 +424,27 @@ func TestRealEngineZeroDowntimeThroughCaddy(t *testing.T) {
 	t.Logf("the test took %s", time.Since(began).Round(time.Second))
 }
 
+// caddySocketDir is where the shipped Caddyfile puts its admin socket
+// (examples/Caddyfile: admin unix//run/rollcall-caddy/admin.sock), in
+// Caddy's container: a directory of the host is mounted there.
+const caddySocketDir = "/run/rollcall-caddy"
+
 // startCaddy starts the Caddy image caddy on a network of prefix's own
 // (prefix-front), finding the containers through the engine's socket
 // (examples/Caddyfile: dynamic rollcall) on this test's prefix and network.
-// It returns the network, the proxied URL and the admin API's; both go at
-// the test's end, after its containers are swept off the network.
+// Its admin API listens on a unix socket in a directory of this test's own
+// mounted at caddySocketDir, as the README's recipe has it: nothing on the
+// network reaches it. It returns the network, the proxied URL and the admin
+// API's address (unix:///…/admin.sock, proxy.caddy_admin); all go at the
+// test's end, after its containers are swept off the network.
 func startCaddy(t *testing.T, ctx context.Context, caddy, prefix string) (network, url, admin string) {
 	t.Helper()
+	// Not t.TempDir: its path can pass the 107 bytes of a socket's path.
+	sockDir, err := os.MkdirTemp("", "rc-caddy-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sockDir) }) // runs last: after Caddy is gone
 	network = prefix + "-front"
 	if _, err := dockertest.CLI(ctx, "network", "create", "--label", prefix+".test=true", "--label", dockertest.RunLabelArg, network); err != nil {
 		t.Fatal(err)
@@ -451,19 +465,17 @@ func startCaddy(t *testing.T, ctx context.Context, caddy, prefix string) (networ
 	// (examples/Caddyfile: dynamic rollcall), on this test's prefix and
 	// network.
 	if _, err := dockertest.CLI(ctx, "run", "-d", "--name", prefix+"-caddy", "--network", network,
-		"--label", prefix+".test=true", "--label", dockertest.RunLabelArg, "-p", "127.0.0.1::8080", "-p", "127.0.0.1::2019",
-		"-v", engineSocket()+":/var/run/docker.sock", "-e", "ROLLCALL_PREFIX="+prefix, "-e", "ROLLCALL_NETWORK="+network,
+		"--label", prefix+".test=true", "--label", dockertest.RunLabelArg, "-p", "127.0.0.1::8080",
+		"-v", engineSocket()+":/var/run/docker.sock", "-v", sockDir+":"+caddySocketDir,
+		"-e", "ROLLCALL_PREFIX="+prefix, "-e", "ROLLCALL_NETWORK="+network,
 		caddy); err != nil {
 		t.Fatal(err)
 	}
-	hostPort := func(port string) string {
-		out, err := dockertest.CLI(ctx, "port", prefix+"-caddy", port)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return strings.Split(out, "\n")[0]
+	out, err := dockertest.CLI(ctx, "port", prefix+"-caddy", "8080/tcp")
+	if err != nil {
+		t.Fatal(err)
 	}
-	url = "http://" + hostPort("8080/tcp") + "/"
-	admin = "http://" + hostPort("2019/tcp")
+	url = "http://" + strings.Split(out, "\n")[0] + "/"
+	admin = "unix://" + filepath.Join(sockDir, "admin.sock")
 	return network, url, admin
 }

@@ -49,18 +49,16 @@ type Upstream struct {
 // maxBody bounds the admin API's answer: a list of upstreams is small.
 const maxBody = 1 << 20
 
-// Upstreams asks Caddy's admin API at adminURL ("http://127.0.0.1:2019")
-// for its reverse-proxy upstreams and, where `dynamic rollcall` answers,
-// keeps only those in rotation or with requests in flight (see the package
-// doc). c nil means http.DefaultClient; ctx bounds the calls.
+// Upstreams asks Caddy's admin API at adminURL ("http://127.0.0.1:2019",
+// "unix:///run/rollcall-caddy/admin.sock": admin.go) for its reverse-proxy
+// upstreams and, where `dynamic rollcall` answers, keeps only those in
+// rotation or with requests in flight (see the package doc). c nil means
+// Client(adminURL); ctx bounds the calls.
 func Upstreams(ctx context.Context, c *http.Client, adminURL string) ([]Upstream, error) {
-	if c == nil {
-		c = http.DefaultClient
-	}
-	base := strings.TrimRight(adminURL, "/")
+	e := endpointOf(c, adminURL)
 	// The rotation first, then what is in flight: a request routed to a
 	// container before it left the rotation is still counted then.
-	body, status, err := get(ctx, c, base+"/rollcall/upstreams")
+	body, status, err := get(ctx, e, "/rollcall/upstreams")
 	var rot map[string]bool // nil: no `dynamic rollcall` routes here
 	switch {
 	case err != nil:
@@ -74,7 +72,7 @@ func Upstreams(ctx context.Context, c *http.Client, adminURL string) ([]Upstream
 			return nil, err
 		}
 	}
-	body, status, err = get(ctx, c, base+"/reverse_proxy/upstreams")
+	body, status, err = get(ctx, e, "/reverse_proxy/upstreams")
 	if err != nil {
 		return nil, err
 	}
@@ -88,23 +86,19 @@ func Upstreams(ctx context.Context, c *http.Client, adminURL string) ([]Upstream
 	return inRotation(ups, rot), nil
 }
 
-// get reads url whole (at most maxBody bytes) and its status code.
-func get(ctx context.Context, c *http.Client, url string) ([]byte, int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, 0, fmt.Errorf("caddy upstreams: %w", err)
-	}
-	resp, err := c.Do(req)
+// get reads path at e whole (at most maxBody bytes) and its status code.
+func get(ctx context.Context, e endpoint, path string) ([]byte, int, error) {
+	resp, err := e.do(ctx, http.MethodGet, path, nil)
 	if err != nil {
 		return nil, 0, fmt.Errorf("caddy upstreams: %w", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
-		return nil, 0, fmt.Errorf("caddy upstreams: read %s: %w", url, err)
+		return nil, 0, fmt.Errorf("caddy upstreams: read %s: %w", e.name(path), err)
 	}
 	if len(body) > maxBody {
-		return nil, 0, fmt.Errorf("caddy upstreams: %s answered more than %d bytes", url, maxBody)
+		return nil, 0, fmt.Errorf("caddy upstreams: %s answered more than %d bytes", e.name(path), maxBody)
 	}
 	return body, resp.StatusCode, nil
 }

@@ -18,7 +18,6 @@ package proxy
 // the cohorts over the same window.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,7 +27,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -146,16 +144,17 @@ func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millise
 
 // Cohorts asks Caddy's admin API at adminURL for every workload's split and
 // cohorts. A Caddy without rollcall's cohorts is ErrNoCohorts. c nil means
-// http.DefaultClient; ctx bounds the call.
+// Client(adminURL); ctx bounds the call.
 func Cohorts(ctx context.Context, c *http.Client, adminURL string) ([]WorkloadCohorts, error) {
-	u := strings.TrimRight(adminURL, "/") + "/rollcall/cohorts"
-	body, err := cohortsCall(ctx, c, http.MethodGet, u, nil)
+	e := endpointOf(c, adminURL)
+	const path = "/rollcall/cohorts"
+	body, err := cohortsCall(ctx, e, http.MethodGet, path, nil)
 	if err != nil {
 		return nil, err
 	}
 	var raw []wireWorkload
 	if err := json.Unmarshal(body, &raw); err != nil {
-		return nil, fmt.Errorf("caddy cohorts: GET %s: %w", u, err)
+		return nil, fmt.Errorf("caddy cohorts: GET %s: %w", e.name(path), err)
 	}
 	out := make([]WorkloadCohorts, 0, len(raw))
 	for _, r := range raw {
@@ -177,44 +176,31 @@ func SetSplit(ctx context.Context, c *http.Client, adminURL, prefix, workload, s
 		return fmt.Errorf("caddy cohorts: split %s/%s: spec %q, share %v: want a spec and a share in [0, 1]", prefix, workload, spec, share)
 	}
 	body, _ := json.Marshal(map[string]any{"spec": spec, "share": share})
-	_, err := cohortsCall(ctx, c, http.MethodPut, splitURL(adminURL, prefix, workload), body)
+	_, err := cohortsCall(ctx, endpointOf(c, adminURL), http.MethodPut, splitPath(prefix, workload), body)
 	return err
 }
 
 // ClearSplit ends the workload's split: every container is stable again,
 // and the counters start anew. Errors as SetSplit's.
 func ClearSplit(ctx context.Context, c *http.Client, adminURL, prefix, workload string) error {
-	_, err := cohortsCall(ctx, c, http.MethodDelete, splitURL(adminURL, prefix, workload), nil)
+	_, err := cohortsCall(ctx, endpointOf(c, adminURL), http.MethodDelete, splitPath(prefix, workload), nil)
 	return err
 }
 
-func splitURL(adminURL, prefix, workload string) string {
-	return strings.TrimRight(adminURL, "/") + "/rollcall/cohorts/" + url.PathEscape(prefix) + "/" + url.PathEscape(workload)
+func splitPath(prefix, workload string) string {
+	return "/rollcall/cohorts/" + url.PathEscape(prefix) + "/" + url.PathEscape(workload)
 }
 
 // cohortsCall makes one call and reads its answer whole (at most maxBody
 // bytes); any status but 200 is an error naming the call and the status,
 // with the module's message where it gave one.
-func cohortsCall(ctx context.Context, c *http.Client, method, u string, body []byte) ([]byte, error) {
-	if c == nil {
-		c = http.DefaultClient
-	}
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+func cohortsCall(ctx context.Context, e endpoint, method, path string, body []byte) ([]byte, error) {
+	resp, err := e.do(ctx, method, path, body)
 	if err != nil {
-		return nil, fmt.Errorf("caddy cohorts: %s %s: %w", method, u, err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("caddy cohorts: %s %s: %w", method, u, err)
+		return nil, fmt.Errorf("caddy cohorts: %s %s: %w", method, e.name(path), err)
 	}
 	defer resp.Body.Close()
+	u := e.name(path)
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
 		return nil, fmt.Errorf("caddy cohorts: %s %s: read: %w", method, u, err)
@@ -227,17 +213,17 @@ func cohortsCall(ctx context.Context, c *http.Client, method, u string, body []b
 	}
 	// The module's errors are {"error": "...", "reason": "..."}; Caddy's
 	// own are {"error": "..."}; a route Caddy does not have is plain text.
-	var e struct {
+	var answer struct {
 		Error  string `json:"error"`
 		Reason string `json:"reason"`
 	}
 	msg := firstLine(b)
-	if json.Unmarshal(b, &e) == nil && e.Error != "" {
-		msg = e.Error
+	if json.Unmarshal(b, &answer) == nil && answer.Error != "" {
+		msg = answer.Error
 	}
 	status := fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 	switch {
-	case resp.StatusCode == http.StatusNotFound && e.Reason == "no_source":
+	case resp.StatusCode == http.StatusNotFound && answer.Reason == "no_source":
 		return nil, fmt.Errorf("caddy cohorts: %s %s: %s: %w", method, u, status, ErrNoSource)
 	case resp.StatusCode == http.StatusNotFound:
 		return nil, fmt.Errorf("caddy cohorts: %s %s: %s: %w", method, u, status, ErrNoCohorts)

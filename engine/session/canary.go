@@ -179,7 +179,7 @@ func (l *loop) canaryRunFor(judged func(reconcile.Judgement)) func(context.Conte
 		return nil
 	}
 	c := l.canary.c
-	r := &canaryRunner{admin: admin, prefix: l.prefix, client: http.DefaultClient, now: l.wallNow, sleep: reconcile.Sleep,
+	r := &canaryRunner{admin: admin, prefix: l.prefix, client: proxy.Client(admin), now: l.wallNow, sleep: reconcile.Sleep,
 		report: func(v CanaryView) {
 			select {
 			case c <- v:
@@ -276,7 +276,7 @@ func (l *loop) zeroCanaries() {
 		if v.Ended && v.Err == nil && v.Judgement.Verdict == reconcile.VerdictPass && v.Step.Last() {
 			continue // passed: the split is lifted already
 		}
-		r := &canaryRunner{admin: admin, prefix: l.prefix, client: http.DefaultClient}
+		r := &canaryRunner{admin: admin, prefix: l.prefix, client: proxy.Client(admin)}
 		r.zero(reconcile.Step{Workload: w, Canary: &v.Step})
 		l.log(levelInfo, "canary share set to 0 as the session ends", "workload", w, "step", v.Step.Index+1)
 	}

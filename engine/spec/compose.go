@@ -87,7 +87,7 @@ func LoadCompose(path string, environ []string) (*Desired, error) {
 //
 //	x-rollcall:
 //	  prefix: shop
-//	  proxy: {caddy_admin: "http://127.0.0.1:2019"}
+//	  proxy: {caddy_admin: "unix:///run/rollcall-caddy/admin.sock"}
 //
 // The mapped document meets every rule of rollcall.yaml (see Parse), with
 // the same messages, located in the compose file: a service name must be a

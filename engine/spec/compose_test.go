@@ -239,13 +239,15 @@ workloads:
 // TestComposeProxyIsTheExtensions: x-rollcall.proxy is rollcall.yaml's
 // proxy.
 func TestComposeProxyIsTheExtensions(t *testing.T) {
-	d, err := ParseCompose(filepath.Join(t.TempDir(), "compose.yaml"),
-		[]byte("x-rollcall:\n  prefix: shop\n  proxy: {caddy_admin: \"http://127.0.0.1:2019\"}\nservices: {}\n"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := (&Proxy{CaddyAdmin: "http://127.0.0.1:2019"}); !reflect.DeepEqual(d.Proxy, want) || d.Prefix != "shop" {
-		t.Errorf("proxy %+v prefix %q; want %+v and shop", d.Proxy, d.Prefix, want)
+	for _, admin := range []string{"http://127.0.0.1:2019", "unix:///run/rollcall-caddy/admin.sock"} {
+		d, err := ParseCompose(filepath.Join(t.TempDir(), "compose.yaml"),
+			[]byte("x-rollcall:\n  prefix: shop\n  proxy: {caddy_admin: \""+admin+"\"}\nservices: {}\n"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := (&Proxy{CaddyAdmin: admin}); !reflect.DeepEqual(d.Proxy, want) || d.Prefix != "shop" {
+			t.Errorf("proxy %+v prefix %q; want %+v and shop", d.Proxy, d.Prefix, want)
+		}
 	}
 }
 
@@ -282,7 +284,9 @@ func TestParseComposeErrors(t *testing.T) {
 		{name: "x-rollcall unknown key", src: "x-rollcall:\n  prefx: shop\nservices: {}\n",
 			line: 2, col: 3, msg: "x-rollcall.prefx: unknown key", hint: "prefix"},
 		{name: "x-rollcall proxy URL", src: "x-rollcall:\n  proxy: {caddy_admin: \"ftp://x\"}\nservices: {}\n",
-			line: 2, col: 24, msg: `x-rollcall.proxy.caddy_admin: "ftp://x" is not an http or https URL`},
+			line: 2, col: 24, msg: `x-rollcall.proxy.caddy_admin: "ftp://x" is not a unix socket or an http or https URL`},
+		{name: "x-rollcall proxy socket", src: "x-rollcall:\n  proxy: {caddy_admin: \"unix://admin.sock\"}\nservices: {}\n",
+			line: 2, col: 24, msg: `x-rollcall.proxy.caddy_admin: "unix://admin.sock" is not the absolute path of a socket`, hint: "three slashes"},
 		{name: "x-rollcall proxy unknown key", src: "x-rollcall:\n  proxy:\n    caddy: \"http://x:2019\"\nservices: {}\n",
 			line: 3, col: 5, msg: "x-rollcall.proxy.caddy: unknown key", hint: "caddy_admin"},
 		{name: "x-rollcall proxy is a mapping", src: "x-rollcall:\n  proxy: [a]\nservices: {}\n",

@@ -60,8 +60,9 @@ func Load(path string) (*Desired, error) {
 //   - resources.cpus is a number >= 0.01; resources.memory is bytes or a size
 //     such as 64M (b, k, m, g; binary multiples as docker reads them), at
 //     least 6M.
-//   - proxy.caddy_admin is an http or https URL with a host and no query
-//     (proxy.go).
+//   - proxy.caddy_admin is a unix socket's absolute, clean path
+//     (unix:///run/rollcall-caddy/admin.sock, at most 107 bytes) or an
+//     http or https URL with a host and no query (proxy.go).
 //   - stop_signal is SIGNAME or a number; restart is "no", always,
 //     unless-stopped, on-failure or on-failure:N; update.parallelism >= 1.
 //   - update.canary (canary.go) has steps of {share: "N%", for} with

@@ -42,6 +42,11 @@
 // It logs one line per start and per shutdown to stdout, and every failed
 // health answer to stderr.
 //
+// With -fetch URL it is an HTTP client instead, for a scratch image that has
+// no curl: it sends one request (-method, -data), prints the answer's status
+// and body, and exits 0 on any answer, 1 on none (refused, timed out). The
+// tests run it on a workload network to show what a workload can reach.
+//
 // It imports only the standard library: it is linked into rollcall and into
 // the demo image, and must not pull the engine, the console or moby along.
 package demoapp
@@ -57,6 +62,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -75,7 +81,24 @@ type config struct {
 	graceful        bool
 	latency         time.Duration
 	failEvery       int
+	fetch           string // -fetch URL: one request, then exit
+	method          string
+	data            string
 }
+
+// usageHead is what -help says before the switches.
+const usageHead = `Usage: demoapp [switches]
+
+The tiny HTTP workload of rollcall's demo, tests and examples (a FROM scratch
+image, rollcall-demoapp:<version>). It serves:
+  GET|POST /       "<version> <hostname>" (after -latency; 500 to every -fail-every'th)
+  GET /healthz     200 while ready, healthy and not draining, 503 otherwise
+  GET|POST /drain  starts draining: /healthz fails from then on, / still answers
+It is its own healthcheck (-health), pre_stop (-drain) and HTTP client (-fetch),
+since a scratch image has no shell, curl or wget.
+
+Switches:
+`
 
 const shutdownGrace = 10 * time.Second
 
@@ -97,6 +120,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		return 0
+	}
+	if cfg.fetch != "" {
+		return fetch(cfg, stdout, stderr)
 	}
 	if cfg.drain {
 		if err := probe(cfg.listen, "/drain", time.Second); err != nil {
@@ -134,19 +160,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 // parseFlags parses args; errors and usage go to errOut.
 func parseFlags(args []string, errOut io.Writer) (config, error) {
 	var cfg config
-	fs := flag.NewFlagSet("demoapp", flag.ContinueOnError)
-	fs.SetOutput(errOut)
-	fs.StringVar(&cfg.listen, "listen", ":8080", "address to serve HTTP on")
-	fs.StringVar(&cfg.version, "version", "v1", "version string answered on /")
-	fs.DurationVar(&cfg.readyDelay, "ready-delay", 0, "health fails until this long after start")
-	fs.DurationVar(&cfg.failHealthAfter, "fail-health-after", 0, "health fails from this long after start on (0: never)")
-	fs.DurationVar(&cfg.crashAfter, "crash-after", 0, "exit with -exit-code this long after start (0: never)")
-	fs.IntVar(&cfg.exitCode, "exit-code", 1, "exit code used by -crash-after")
-	fs.BoolVar(&cfg.health, "health", false, "probe /healthz on the -listen port and exit 0 if healthy, else 1")
-	fs.BoolVar(&cfg.drain, "drain", false, "tell the app on the -listen port to drain (its health fails from then on) and exit 0 if it took it, else 1")
-	fs.BoolVar(&cfg.graceful, "graceful", true, "on SIGTERM finish in-flight requests before exiting; false closes them at once")
-	fs.DurationVar(&cfg.latency, "latency", 0, "how long each answer on / takes")
-	fs.IntVar(&cfg.failEvery, "fail-every", 0, "answer 500 to every Nth request on / (0: never): a bad version for a canary to catch")
+	fs := newFlagSet(&cfg, errOut)
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -168,6 +182,32 @@ func parseFlags(args []string, errOut io.Writer) (config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// newFlagSet is demoapp's command line, read into cfg; errors and usage
+// go to errOut.
+func newFlagSet(cfg *config, errOut io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("demoapp", flag.ContinueOnError)
+	fs.SetOutput(errOut)
+	fs.StringVar(&cfg.listen, "listen", ":8080", "address to serve HTTP on")
+	fs.StringVar(&cfg.version, "version", "v1", "version string answered on /")
+	fs.DurationVar(&cfg.readyDelay, "ready-delay", 0, "health fails until this long after start")
+	fs.DurationVar(&cfg.failHealthAfter, "fail-health-after", 0, "health fails from this long after start on (0: never)")
+	fs.DurationVar(&cfg.crashAfter, "crash-after", 0, "exit with -exit-code this long after start (0: never)")
+	fs.IntVar(&cfg.exitCode, "exit-code", 1, "exit code used by -crash-after")
+	fs.BoolVar(&cfg.health, "health", false, "probe /healthz on the -listen port and exit 0 if healthy, else 1")
+	fs.BoolVar(&cfg.drain, "drain", false, "tell the app on the -listen port to drain (its health fails from then on) and exit 0 if it took it, else 1")
+	fs.BoolVar(&cfg.graceful, "graceful", true, "on SIGTERM finish in-flight requests before exiting; false closes them at once")
+	fs.DurationVar(&cfg.latency, "latency", 0, "how long each answer on / takes")
+	fs.IntVar(&cfg.failEvery, "fail-every", 0, "answer 500 to every Nth request on / (0: never): a bad version for a canary to catch")
+	fs.StringVar(&cfg.fetch, "fetch", "", "send one request to this http URL, print the answer's status and body and exit 0, or 1 with no answer (refused, timed out after 3s)")
+	fs.StringVar(&cfg.method, "method", http.MethodGet, "the method of -fetch")
+	fs.StringVar(&cfg.data, "data", "", "the body of -fetch, sent as application/json")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usageHead)
+		fs.PrintDefaults()
+	}
+	return fs
 }
 
 // app answers the endpoints. now is a field so tests can move time.
@@ -285,6 +325,36 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler, out io.Writer, 
 	}
 	fmt.Fprintln(out, "demoapp: shut down")
 	return nil
+}
+
+// fetchTimeout bounds -fetch: an address that drops packets is no answer.
+const fetchTimeout = 3 * time.Second
+
+// fetch is -fetch: one request, its answer's status line and body (at most
+// 4 KiB) on stdout; exit 0 on any answer, 1 on none.
+func fetch(cfg config, stdout, stderr io.Writer) int {
+	var body io.Reader
+	if cfg.data != "" {
+		body = strings.NewReader(cfg.data)
+	}
+	req, err := http.NewRequest(cfg.method, cfg.fetch, body)
+	if err != nil {
+		fmt.Fprintln(stderr, "demoapp: fetch:", err)
+		return 1
+	}
+	if cfg.data != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	c := &http.Client{Timeout: fetchTimeout, Transport: &http.Transport{}} // no proxy from the environment
+	resp, err := c.Do(req)
+	if err != nil {
+		fmt.Fprintln(stderr, "demoapp: fetch:", err)
+		return 1
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	fmt.Fprintf(stdout, "%s\n%s\n", resp.Status, b)
+	return 0
 }
 
 // probe asks path (/healthz, /drain) on the loopback port of listen, so the

@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -23,13 +25,13 @@ func TestParseFlags(t *testing.T) {
 		want    config
 		wantErr bool
 	}{
-		{name: "defaults", args: nil, want: config{listen: ":8080", version: "v1", exitCode: 1, graceful: true}},
+		{name: "defaults", args: nil, want: config{listen: ":8080", version: "v1", exitCode: 1, graceful: true, method: "GET"}},
 		{
 			name: "every flag",
 			args: []string{"-listen", ":9090", "-version", "v2", "-ready-delay", "2s", "-fail-health-after", "1m",
 				"-crash-after", "30s", "-exit-code", "3", "-health", "-drain", "-graceful=false", "-latency", "50ms"},
 			want: config{listen: ":9090", version: "v2", readyDelay: 2 * time.Second, failHealthAfter: time.Minute,
-				crashAfter: 30 * time.Second, exitCode: 3, health: true, drain: true, latency: 50 * time.Millisecond},
+				crashAfter: 30 * time.Second, exitCode: 3, health: true, drain: true, latency: 50 * time.Millisecond, method: "GET"},
 		},
 		{name: "bad duration", args: []string{"-ready-delay", "soon"}, wantErr: true},
 		{name: "negative duration", args: []string{"-crash-after", "-1s"}, wantErr: true},
@@ -466,5 +468,81 @@ func TestFailEveryAnswers500ToEveryNth(t *testing.T) {
 	}
 	if _, err := parseFlags([]string{"-fail-every", "-1"}, io.Discard); err == nil {
 		t.Error("-fail-every -1 parsed")
+	}
+}
+
+// TestHelpListsEverySwitch: -help (and --help) exits 0 and lists every
+// switch with its meaning, the README's demoapp section names each one,
+// and -fail-every, the bad version of the canary recipe, is among them.
+func TestHelpListsEverySwitch(t *testing.T) {
+	readme, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "### demoapp's switches")
+	section, _, _ = strings.Cut(section, "\n#")
+	if !ok {
+		t.Fatal(`README.md has no "### demoapp's switches" section`)
+	}
+	for _, arg := range []string{"-help", "--help", "-h"} {
+		var out, errOut strings.Builder
+		if code := Main([]string{arg}, &out, &errOut); code != 0 {
+			t.Errorf("demoapp %s: exit %d, want 0", arg, code)
+		}
+		help := out.String() + errOut.String()
+		var names []string
+		newFlagSet(&config{}, io.Discard).VisitAll(func(f *flag.Flag) {
+			names = append(names, f.Name)
+			if !strings.Contains(help, "  -"+f.Name+" ") && !strings.Contains(help, "  -"+f.Name+"\n") || !strings.Contains(help, f.Usage) {
+				t.Errorf("demoapp %s does not list -%s (%s):\n%s", arg, f.Name, f.Usage, help)
+			}
+		})
+		if !slices.Contains(names, "fail-every") || !slices.Contains(names, "fetch") {
+			t.Errorf("switches %v: want -fail-every and -fetch among them", names)
+		}
+		if arg != "-help" {
+			continue
+		}
+		for _, n := range names {
+			if !strings.Contains(section, "`-"+n) {
+				t.Errorf("README's demoapp section does not name -%s", n)
+			}
+		}
+	}
+}
+
+// TestFetch: -fetch sends one request as asked and prints the answer; no
+// answer (a port nobody listens on) is exit 1, which is what the admin
+// socket test reads from a workload container.
+func TestFetch(t *testing.T) {
+	var got string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got = r.Method + " " + r.URL.Path + " " + r.Header.Get("Content-Type") + " " + string(b)
+		w.WriteHeader(http.StatusTeapot)
+		io.WriteString(w, "short and stout")
+	}))
+	defer srv.Close()
+	var out, errOut strings.Builder
+	if code := Main([]string{"-fetch", srv.URL + "/rollcall/cohorts/p/web", "-method", "PUT", "-data", `{"share":1}`}, &out, &errOut); code != 0 {
+		t.Fatalf("-fetch of a server that answers: exit %d, want 0; %s", code, errOut.String())
+	}
+	if want := `PUT /rollcall/cohorts/p/web application/json {"share":1}`; got != want {
+		t.Errorf("the server got %q, want %q", got, want)
+	}
+	if want := "418 I'm a teapot\nshort and stout\n"; out.String() != want {
+		t.Errorf("-fetch printed %q, want %q", out.String(), want)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	out.Reset()
+	errOut.Reset()
+	if code := Main([]string{"-fetch", "http://" + addr + "/config/"}, &out, &errOut); code != 1 || out.Len() != 0 || !strings.Contains(errOut.String(), "refused") {
+		t.Errorf("-fetch of a closed port: exit %d, stdout %q, stderr %q; want 1, nothing, connection refused", code, out.String(), errOut.String())
 	}
 }
