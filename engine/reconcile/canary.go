@@ -56,14 +56,14 @@ type CanaryStep struct {
 
 // StopOf is the stop of canary step s's container through the engine:
 // what is left when its share cannot be set to 0 (DESIGN §12). Its
-// pre_stop and drain are those a stop of it by Diff would have.
+// pre_stop and drain are those a stop of it by Diff would have. It is no
+// plan's step and has no reason of its own: it runs inside the canary
+// step, whose error says why.
 func StopOf(s Step) Step {
-	st := Step{Action: ActStop, Workload: s.Workload, Slot: s.Slot, Container: s.Container,
-		Why: Reason{Kind: ReasonCanaryUnsplit, Canary: s.Canary}}
+	st := Step{Action: ActStop, Workload: s.Workload, Slot: s.Slot, Container: s.Container}
 	if cs := s.Canary; cs != nil {
 		st.ContainerID, st.PreStop, st.Drain, st.Grace = cs.ContainerID, cs.PreStop, cs.Drain, cs.Grace
 	}
-	st.Reason = st.Why.String()
 	return st
 }
 

@@ -311,7 +311,7 @@ func TestCanaryStartCarriesItsSplit(t *testing.T) {
 	if cs.Action != ActCanary || cs.Canary.ContainerID != fresh(d, "web", 0).ID || cs.Canary.Grace != w.StopGrace {
 		t.Fatalf("canary step %s %+v, want the canary's container ID and grace", brief(cs), cs.Canary)
 	}
-	if stop := StopOf(cs); stop.Action != ActStop || stop.ContainerID != cs.Canary.ContainerID || stop.Why.Kind != ReasonCanaryUnsplit {
+	if stop := StopOf(cs); stop.Action != ActStop || stop.ContainerID != cs.Canary.ContainerID || stop.Grace != cs.Canary.Grace {
 		t.Errorf("StopOf = %s %+v, want a stop of the canary's container", brief(stop), stop.Why)
 	}
 }

@@ -30,9 +30,6 @@ const (
 	ReasonExtra      ReasonKind = "extra"       // the workload is not desired: Workload
 	ReasonRollback   ReasonKind = "rollback"    // a new container missed its deadline, failure_action rollback: Deadline, Serving
 	ReasonRolledBack ReasonKind = "rolled-back" // its spec is rolled back and on hold (Observed.RollingBack): Spec, Serving
-	// ReasonCanaryUnsplit: the canary's share could not be set to 0 (the
-	// proxy does not answer), so it is stopped through the engine: Canary.
-	ReasonCanaryUnsplit ReasonKind = "canary-unsplit"
 
 	// Restarts, updates and canary steps.
 	ReasonCrashed    ReasonKind = "crashed"     // restart in place: Crash
@@ -137,8 +134,6 @@ func (r Reason) String() string {
 		return fmt.Sprintf("rollback: not healthy within health_deadline %s; %s keeps serving", r.Deadline, r.Serving)
 	case ReasonRolledBack:
 		return fmt.Sprintf("rollback: spec %s rolled back and on hold; %s keeps serving", short(r.Spec), r.Serving)
-	case ReasonCanaryUnsplit:
-		return "canary: its share could not be set to 0 at the proxy; stopped through the engine"
 	case ReasonCrashed:
 		return r.Crash.String()
 	case ReasonLimits:

@@ -52,6 +52,9 @@ type cohortStandIn struct {
 	// loseAt loses the split (as a Caddy restarted: no split, counters
 	// anew) at the GET of that number; gets counts them.
 	loseAt, gets int
+	// downAt cuts the admin API at the GET of that number: from then on
+	// every call fails.
+	downAt int
 }
 
 type counters struct {
@@ -90,9 +93,16 @@ func newCohortStandIn(t *testing.T, f *fake.Engine) *cohortStandIn {
 func (c *cohortStandIn) serve(w http.ResponseWriter, r *http.Request) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if r.URL.Path == "/rollcall/cohorts" && r.Method == http.MethodGet {
+		c.gets++
+	}
+	if c.downAt > 0 && c.gets >= c.downAt {
+		http.Error(w, "admin API cut", http.StatusServiceUnavailable)
+		return
+	}
 	switch {
 	case r.URL.Path == "/rollcall/cohorts" && r.Method == http.MethodGet:
-		if c.gets++; c.gets == c.loseAt {
+		if c.gets == c.loseAt {
 			c.split, c.stable, c.canary = false, counters{}, counters{}
 		}
 		if c.split && c.share > 0 && !c.quiet {
@@ -595,6 +605,38 @@ func TestCanaryShareNotZeroedStopsItThroughTheEngine(t *testing.T) {
 	}
 	if fault != reconcile.FaultShareNotZeroed {
 		t.Errorf("the canary step's result has proxy fault %q, want %q", fault, reconcile.FaultShareNotZeroed)
+	}
+}
+
+// A canary step whose admin API is cut mid-step cannot measure and cannot
+// set the share to 0: the canary is stopped through the engine by the step
+// itself, the old containers untouched (issue 26 row 10).
+func TestCanaryAdminCutStopsItThroughTheEngine(t *testing.T) {
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 2))
+	c := newCohortStandIn(t, f)
+	c.set(func(c *cohortStandIn) { c.downAt = 2 }) // the step's start reading answers, the next is cut
+	h := newHarness(t, f, clock, canaryYAML("web:v2", c.URL, "[{share: 10%, for: 2s}]"), ModeAuto)
+	h.start()
+	h.drive("the canary step failed with its share not 0", func(s Snapshot) bool {
+		for _, r := range s.Recent {
+			if r.Step.Action == reconcile.ActCanary && r.ProxyFault == reconcile.FaultShareNotZeroed {
+				return true
+			}
+		}
+		return false
+	})
+	s := h.drive("the canary stopped", func(s Snapshot) bool { return running(s, "web:v2") == 0 && s.Running == nil })
+	if n := running(s, "web:v1"); n != 2 {
+		t.Errorf("%d web:v1 running, want 2: nothing old stops", n)
+	}
+	if !hasNote(s, "its share could not be set to 0 at the proxy") {
+		t.Errorf("no note of the share that could not be set to 0:\n%s", describe(s))
+	}
+	for _, r := range s.Recent {
+		if r.Step.Action == reconcile.ActStop {
+			t.Errorf("%s ran: the canary's stop is the failed step's own, not a plan's", r.Step.Key())
+		}
 	}
 }
 
