@@ -62,6 +62,11 @@ const maxSplitLosses = 3
 // (ErrSplitNotCleared), and the roll does not go on.
 var clearBackoff = []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second}
 
+// blipBackoff is the wait before each try again of a reading, or of
+// sending the share to 0: a Caddy that restarts does not answer for a
+// moment, and that alone must neither end a step nor stop its canary.
+var blipBackoff = []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second}
+
 // canaryRunner runs canary steps through Caddy's admin API.
 type canaryRunner struct {
 	admin  string // proxy.caddy_admin
@@ -210,37 +215,47 @@ func pctText(f float64) string { return strconv.FormatFloat(100*f, 'f', -1, 64) 
 // clear lifts the workload's split, tried again with a bounded backoff:
 // it fails the step (ErrSplitNotCleared) once every try failed.
 func (r *canaryRunner) clear(ctx context.Context, workload string) error {
-	var err error
-	for i := 0; ; i++ {
-		err = r.call(ctx, func(ctx context.Context) error {
-			return proxy.ClearSplit(ctx, r.client, r.admin, r.prefix, workload)
-		})
-		if err == nil {
-			return nil
-		}
-		if i >= len(clearBackoff) {
-			break
-		}
-		if serr := r.sleep(ctx, clearBackoff[i]); serr != nil {
-			err = errors.Join(err, serr)
-			break
-		}
+	err := r.retry(ctx, clearBackoff, func(ctx context.Context) error {
+		return proxy.ClearSplit(ctx, r.client, r.admin, r.prefix, workload)
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %w", reconcile.ErrSplitNotCleared, err)
 	}
-	return fmt.Errorf("%w: %w", reconcile.ErrSplitNotCleared, err)
+	return nil
 }
 
 // zero sends the canary's share to 0, past the end of the step's context:
 // a step cut short by a signal, or one that could not measure, leaves the
-// stable cohort with every request. An error wraps
+// stable cohort with every request. An error (every try failed) wraps
 // reconcile.ErrShareNotZeroed: the canary must then be stopped through
 // the engine.
 func (r *canaryRunner) zero(s reconcile.Step) error {
-	ctx, cancel := context.WithTimeout(context.Background(), canaryTimeout)
-	defer cancel()
-	if err := proxy.SetSplit(ctx, r.client, r.admin, r.prefix, s.Workload, s.Canary.Spec, 0); err != nil {
+	err := r.retry(context.Background(), blipBackoff, func(ctx context.Context) error {
+		return proxy.SetSplit(ctx, r.client, r.admin, r.prefix, s.Workload, s.Canary.Spec, 0)
+	})
+	if err != nil {
 		return fmt.Errorf("%w: %w", reconcile.ErrShareNotZeroed, err)
 	}
 	return nil
+}
+
+// retry makes the admin API call f, each try bounded, and tries again
+// after each wait of backoff while it fails; the last error if every try
+// failed.
+func (r *canaryRunner) retry(ctx context.Context, backoff []time.Duration, f func(context.Context) error) error {
+	sleep := r.sleep
+	if sleep == nil {
+		sleep = reconcile.Sleep
+	}
+	for i := 0; ; i++ {
+		err := r.call(ctx, f)
+		if err == nil || i >= len(backoff) {
+			return err
+		}
+		if serr := sleep(ctx, backoff[i]); serr != nil {
+			return errors.Join(err, serr)
+		}
+	}
 }
 
 // call runs one admin API call, bounded.
@@ -257,7 +272,7 @@ var errNoCohorts = errors.New("no `dynamic rollcall` source of this workload in 
 // read is the workload's cohorts now.
 func (r *canaryRunner) read(ctx context.Context, workload string) (proxy.WorkloadCohorts, error) {
 	var all []proxy.WorkloadCohorts
-	err := r.call(ctx, func(ctx context.Context) (err error) {
+	err := r.retry(ctx, blipBackoff, func(ctx context.Context) (err error) {
 		all, err = proxy.Cohorts(ctx, r.client, r.admin)
 		return err
 	})
