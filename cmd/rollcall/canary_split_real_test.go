@@ -285,19 +285,19 @@ func TestRealEngineCanarySplitThroughCaddy(t *testing.T) {
 	var before proxy.WorkloadCohorts
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		c, err := cohorts()
-		if err == nil && len(c.Canary.Containers) == 1 && c.Stable.Requests >= 200 {
-			before = c
+		if err == nil && len(c.Stable.Containers)+len(c.Canary.Containers) == 3 && c.Stable.Requests+c.Canary.Requests >= 200 {
+			before = c // Caddy lists the canary, in whichever cohort
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("Caddy never listed the canary beside 200 stable requests: %+v, %v", c, err)
+			t.Fatalf("Caddy never listed the canary beside 200 requests: %+v, %v", c, err)
 		}
 	}
 	tally.mu.Lock()
 	v2Before := tally.ok["v2"] + tally.failed["v2"]
 	tally.mu.Unlock()
 	t.Logf("before the first step: split %+v; canary %d requests, stable %d; clients %s", before.Split, before.Canary.Requests, before.Stable.Requests, tally)
-	if before.Split == nil || before.Split.Share != 0 || before.Split.Spec != step.Canary.Spec || before.Canary.Requests != 0 || v2Before != 0 {
+	if before.Split == nil || before.Split.Share != 0 || before.Split.Spec != step.Canary.Spec || len(before.Canary.Containers) != 1 || before.Canary.Requests != 0 || v2Before != 0 {
 		t.Errorf("before the first step: split %+v, %d canary requests counted, %d answers from v2; want a share-0 split of spec %s and not one request to the canary",
 			before.Split, before.Canary.Requests, v2Before, step.Canary.Spec)
 	}
@@ -357,10 +357,33 @@ func TestRealEngineCanarySplitThroughCaddy(t *testing.T) {
 	go func() { applied <- runBinary(t, ctx, bin, "apply", "--yes", "--timeout", "45s", "-f", file) }()
 	awaitSplit("the v3 canary's share", func(sp *proxy.Split) bool { return sp != nil && sp.Share == 0.2 })
 	admin.close()
-	res := <-applied
+	cut := time.Now()
+	// The failed step stops the canary itself, while apply still runs;
+	// the session's end is only the last resort.
+	v3Running := func() bool {
+		out, err := dockertest.CLI(ctx, "ps", "-q", "--filter", "status=running", "--filter", "label="+docker.VersionLabel(prefix)+"=v3")
+		return err != nil || strings.TrimSpace(out) != ""
+	}
+	var res binResult
+	var stoppedAfter time.Duration
+wait:
+	for {
+		select {
+		case res = <-applied:
+			break wait
+		case <-time.After(500 * time.Millisecond):
+			if stoppedAfter == 0 && !v3Running() {
+				stoppedAfter = time.Since(cut)
+			}
+		}
+	}
 	close(stop)
 	wait()
-	t.Logf("admin API cut: apply exit %d; clients %s", res.code, tally)
+	t.Logf("admin API cut: the canary stopped %s after the cut, apply exit %d %s after it; clients %s",
+		stoppedAfter.Round(100*time.Millisecond), res.code, time.Since(cut).Round(100*time.Millisecond), tally)
+	if stoppedAfter == 0 {
+		t.Errorf("the v3 canary was not stopped while apply ran with its admin API cut: the failed step must stop it through the engine")
+	}
 	if res.code == exitOK {
 		t.Errorf("apply with its admin API cut: exit 0, want a failure\n%s", res.stderr)
 	}
