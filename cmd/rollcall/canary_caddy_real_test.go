@@ -192,10 +192,12 @@ func watchSplit(ctx context.Context, admin, prefix string, stop <-chan struct{})
 				w.mu.Lock()
 				if c.Split.Share != w.lastShare {
 					w.shares = append(w.shares, c.Split.Share)
-					w.lastShare = c.Split.Share
-					if c.Split.Share == 0 && w.zeroAt.IsZero() {
+					// A share of 0 before any step's is the canary's split
+					// set before its create (issue 26 row 1), not its end.
+					if c.Split.Share == 0 && w.lastShare > 0 && w.zeroAt.IsZero() {
 						w.zeroAt = now
 					}
+					w.lastShare = c.Split.Share
 				}
 				if c.Canary.Errors > 0 && w.firstErr.IsZero() {
 					w.firstErr = now

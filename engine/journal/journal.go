@@ -128,6 +128,9 @@ type Canary struct {
 	MaxErrorRateIncrease float64 `json:"max_error_rate_increase"`
 	MaxP95Ratio          float64 `json:"max_p95_ratio"`
 	MinRequests          int     `json:"min_requests"`
+	// SplitLosses: readings that found the split lost at the proxy (set
+	// again, the window restarted); the figures are the last window's.
+	SplitLosses int `json:"split_losses,omitempty"`
 }
 
 // Cohort is one cohort's figures over a canary step's window.
@@ -152,7 +155,8 @@ func CanaryOf(s reconcile.Step, j reconcile.Judgement) *Canary {
 	return &Canary{Step: s.Canary.Index + 1, Of: s.Canary.Of, Share: s.Canary.Share, Spec: s.Canary.Spec,
 		Verdict: string(j.Verdict), Check: string(j.Check), Measured: j.Measured, Limit: j.Limit,
 		WindowMS: j.Window.Milliseconds(), Canary: cohort(j.Canary), Stable: cohort(j.Stable),
-		MaxErrorRate: a.MaxErrorRate, MaxErrorRateIncrease: a.MaxErrorRateIncrease, MaxP95Ratio: a.MaxP95Ratio, MinRequests: a.MinRequests}
+		MaxErrorRate: a.MaxErrorRate, MaxErrorRateIncrease: a.MaxErrorRateIncrease, MaxP95Ratio: a.MaxP95Ratio, MinRequests: a.MinRequests,
+		SplitLosses: j.SplitLosses}
 }
 
 // FromResult is the entry for one executed step: started at began, run by

@@ -87,6 +87,16 @@ func RunWith(ctx context.Context, c docker.Client, s Step, opts RunOptions) erro
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("start %s: %w", s.Target(), err)
 		}
+		if s.SplitFirst != "" {
+			// The canary's split (share 0) first: a container the proxy
+			// sees before it would take a plain share of the traffic.
+			if opts.Split == nil {
+				return &SplitFirstError{Step: s, Err: ErrNoCanaryRunner}
+			}
+			if err := opts.Split(ctx, s); err != nil {
+				return &SplitFirstError{Step: s, Err: err}
+			}
+		}
 		cctx, cancel := carried(ctx, 0)
 		id, err := c.Create(cctx, *s.Create)
 		cancel()
@@ -153,7 +163,7 @@ func RunWith(ctx context.Context, c docker.Client, s Step, opts RunOptions) erro
 	case ActWait:
 		return nil
 	case ActCanary:
-		return runCanary(ctx, s, opts)
+		return runCanary(ctx, c, s, opts)
 	}
 	return fmt.Errorf("%s %s: unknown action", s.Action, s.Target())
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -43,6 +44,27 @@ type CanaryStep struct {
 	Share    float64
 	For      time.Duration
 	Analysis spec.Analysis
+
+	// The canary's container, as a stop of it needs it: a canary whose
+	// share cannot be set to 0 (the proxy's admin API does not answer) is
+	// stopped through the engine, drained as any stop (StopOf).
+	ContainerID string
+	PreStop     []string
+	Drain       time.Duration
+	Grace       time.Duration
+}
+
+// StopOf is the stop of canary step s's container through the engine:
+// what is left when its share cannot be set to 0 (DESIGN §12). Its
+// pre_stop and drain are those a stop of it by Diff would have. It is no
+// plan's step and has no reason of its own: it runs inside the canary
+// step, whose error says why.
+func StopOf(s Step) Step {
+	st := Step{Action: ActStop, Workload: s.Workload, Slot: s.Slot, Container: s.Container}
+	if cs := s.Canary; cs != nil {
+		st.ContainerID, st.PreStop, st.Drain, st.Grace = cs.ContainerID, cs.PreStop, cs.Drain, cs.Grace
+	}
+	return st
 }
 
 // Interval is how often the step compares the cohorts: the analysis's
@@ -102,6 +124,9 @@ type Judgement struct {
 	Window   time.Duration
 	Stable   CohortFigures
 	Canary   CohortFigures
+	// SplitLosses is how often the step found its split lost at the proxy
+	// and restarted its window (the figures are of the last window only).
+	SplitLosses int
 }
 
 // Judge compares the canary with the stable cohort over one window, by the
@@ -253,9 +278,10 @@ func (g *canaryGate) next(w *spec.Resolved) *CanaryStep {
 }
 
 // step is the ActCanary step the gate holds next, on container c of slot.
-func (g *canaryGate) step(w *spec.Resolved, slot int, c string) Step {
+func (g *canaryGate) step(w *spec.Resolved, slot int, c *docker.Container) Step {
 	cs := g.next(w)
-	return Step{Action: ActCanary, Workload: w.Name, Slot: slot, Container: c, Canary: cs,
+	cs.ContainerID, cs.Grace = c.ID, w.StopGrace
+	return Step{Action: ActCanary, Workload: w.Name, Slot: slot, Container: c.Name, Canary: cs,
 		Why: Reason{Kind: ReasonCanaryStep, Canary: cs}}
 }
 
@@ -302,10 +328,100 @@ func (e *CanaryError) Error() string {
 	return fmt.Sprintf("canary %s step %d/%d %s: %s", e.Step.Target(), e.Step.Canary.Index+1, e.Step.Canary.Of, what, e.Judgement)
 }
 
+// SplitFirstError is the start of a canary's container that did not
+// happen: its split (share 0) could not be set in the proxy first, so
+// nothing was created.
+type SplitFirstError struct {
+	Step Step
+	Err  error
+}
+
+func (e *SplitFirstError) Error() string {
+	return fmt.Sprintf("start %s: the canary's split (share 0 for spec %s) could not be set in the proxy, nothing created: %v",
+		e.Step.Target(), short(e.Step.SplitFirst), e.Err)
+}
+
+func (e *SplitFirstError) Unwrap() error { return e.Err }
+
+// ErrShareNotZeroed is a canary whose share could not be set to 0 (the
+// proxy's admin API does not answer): it may still take its share.
+var ErrShareNotZeroed = errors.New("the canary's share could not be set to 0")
+
+// ErrSplitNotCleared is a canary's last step that passed but whose split
+// could not be lifted: until it is, the other containers would go on
+// taking only 1 − share, so the roll does not go on.
+var ErrSplitNotCleared = errors.New("the canary passed but its split could not be lifted")
+
+// ErrSplitLost is a canary step whose split kept going missing at the
+// proxy (a Caddy restarted again and again): it cannot be measured.
+var ErrSplitLost = errors.New("the canary's split keeps going missing at the proxy")
+
+// ProxyFault is what went wrong at the proxy in a canary's step, as data:
+// "" for nothing (or a fault that is none of these).
+type ProxyFault string
+
+const (
+	FaultSplitFirst      ProxyFault = "split-first"       // a canary's start: its share-0 split could not be set; nothing created
+	FaultShareNotZeroed  ProxyFault = "share-not-zeroed"  // the canary's share could not be set to 0; it was stopped through the engine
+	FaultSplitNotCleared ProxyFault = "split-not-cleared" // the canary passed but its split could not be lifted; the roll waits
+	FaultSplitLost       ProxyFault = "split-lost"        // the split kept going missing at the proxy
+)
+
+// ProxyFaultOf reads the proxy fault a step's error carries.
+func ProxyFaultOf(err error) ProxyFault {
+	var sf *SplitFirstError
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &sf):
+		return FaultSplitFirst
+	case errors.Is(err, ErrShareNotZeroed):
+		return FaultShareNotZeroed
+	case errors.Is(err, ErrSplitNotCleared):
+		return FaultSplitNotCleared
+	case errors.Is(err, ErrSplitLost):
+		return FaultSplitLost
+	}
+	return ""
+}
+
+// UnsplitError is a canary step whose share could not be set to 0: its
+// container was stopped through the engine instead (Stopped), or even
+// that failed (StopErr).
+type UnsplitError struct {
+	Step    Step
+	Err     error // why the step ended, wrapping ErrShareNotZeroed
+	Stopped bool
+	StopErr error
+	// Failed is the step's failed judgement, when a check failed before
+	// the share could not be set to 0: the canary is rolled back all the
+	// same (errors.As finds it).
+	Failed *CanaryError
+}
+
+func (e *UnsplitError) Error() string {
+	if e.Stopped {
+		return fmt.Sprintf("canary %s: %v; %s stopped through the engine", e.Step.Target(), e.Err, e.Step.Container)
+	}
+	return fmt.Sprintf("canary %s: %v; and stopping %s through the engine failed: %v", e.Step.Target(), e.Err, e.Step.Container, e.StopErr)
+}
+
+func (e *UnsplitError) Unwrap() []error {
+	out := []error{e.Err}
+	if e.StopErr != nil {
+		out = append(out, e.StopErr)
+	}
+	if e.Failed != nil {
+		out = append(out, e.Failed)
+	}
+	return out
+}
+
 // runCanary runs an ActCanary step by opts.Canary and reads its judgement
 // by the analysis: a pass, a failure, or too little traffic, which does
-// what on_insufficient_traffic says.
-func runCanary(ctx context.Context, s Step, opts RunOptions) error {
+// what on_insufficient_traffic says. A canary whose share could not be set
+// to 0 is stopped through the engine c (StopOf), whatever its judgement.
+func runCanary(ctx context.Context, c docker.Client, s Step, opts RunOptions) error {
 	if s.Canary == nil {
 		return fmt.Errorf("canary %s: step has no canary", s.Target())
 	}
@@ -313,6 +429,13 @@ func runCanary(ctx context.Context, s Step, opts RunOptions) error {
 		return fmt.Errorf("canary %s: %w", s.Target(), ErrNoCanaryRunner)
 	}
 	j, err := opts.Canary(ctx, s)
+	if errors.Is(err, ErrShareNotZeroed) {
+		ue := stopUnsplit(ctx, c, s, opts, err)
+		if j.Verdict == VerdictFail {
+			ue.Failed = &CanaryError{Step: s, Judgement: j}
+		}
+		return ue
+	}
 	if err != nil {
 		return fmt.Errorf("canary %s step %d/%d: %w", s.Target(), s.Canary.Index+1, s.Canary.Of, err)
 	}
@@ -330,4 +453,28 @@ func runCanary(ctx context.Context, s Step, opts RunOptions) error {
 		}
 	}
 	return &CanaryError{Step: s, Judgement: j}
+}
+
+// stopUnsplit stops the canary of s through the engine: its share could
+// not be set to 0 (why). The stop is the step's own, past the end of ctx
+// (a step cut short by a signal must not leave the canary serving),
+// bounded by its drain and grace.
+func stopUnsplit(ctx context.Context, c docker.Client, s Step, opts RunOptions, why error) *UnsplitError {
+	st := StopOf(s)
+	bound := st.Drain + preStopTimeout + stopWait(st.Grace) + carrySlack
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bound)
+	defer cancel()
+	ue := &UnsplitError{Step: s, Err: why}
+	if st.ContainerID == "" {
+		ue.StopErr = errors.New("the step does not name the canary's container ID")
+		return ue
+	}
+	opts.Canary, opts.Split = nil, nil
+	err := RunWith(sctx, c, st, opts)
+	if err != nil && !errors.Is(err, ErrPreStop) {
+		ue.StopErr = err
+		return ue
+	}
+	ue.Stopped = true
+	return ue
 }

@@ -3,10 +3,13 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -211,5 +214,184 @@ func TestRunCanaryOutcome(t *testing.T) {
 	}
 	if err := RunWith(context.Background(), nil, st, RunOptions{}); !errors.Is(err, ErrNoCanaryRunner) {
 		t.Errorf("no runner: %v, want ErrNoCanaryRunner", err)
+	}
+}
+
+// Judging on p95 alone still needs min_requests in the stable cohort, the
+// yardstick; and a stable p95 under a millisecond counts as one, so a
+// ratio over nothing fails nothing (issue 26 row 18).
+func TestJudgeP95Alone(t *testing.T) {
+	p95 := spec.Analysis{MaxErrorRate: spec.NotChecked, MaxErrorRateIncrease: spec.NotChecked, MaxP95Ratio: 1.5, MinRequests: 100}
+	j := Judge(p95, time.Minute, CohortFigures{Requests: 10, P95: time.Millisecond}, CohortFigures{Requests: 100, P95: 100 * time.Millisecond}, false)
+	if j.Verdict != VerdictMeasuring || j.Check != CheckMinRequests || j.Measured != 10 {
+		t.Errorf("p95 alone, stable 10 requests: %s/%s measured %v (%s), want measuring on the stable cohort's 10 of min_requests", j.Verdict, j.Check, j.Measured, j)
+	}
+	j = Judge(p95, time.Minute, CohortFigures{Requests: 1000, P95: 100 * time.Microsecond}, CohortFigures{Requests: 100, P95: time.Millisecond}, true)
+	if j.Verdict != VerdictPass {
+		t.Errorf("stable p95 100µs, canary 1ms: %s (%s), want pass: the stable p95 counts as 1ms", j.Verdict, j)
+	}
+	j = Judge(p95, time.Minute, CohortFigures{Requests: 1000, P95: 100 * time.Microsecond}, CohortFigures{Requests: 100, P95: 2 * time.Millisecond}, true)
+	if j.Verdict != VerdictFail || j.Check != CheckP95Ratio || j.Measured != 2 {
+		t.Errorf("stable p95 100µs, canary 2ms: %s/%s measured %v, want a fail at 2× the 1ms floor", j.Verdict, j.Check, j.Measured)
+	}
+}
+
+// A canary rolled back (its spec on its way to hold) has no gate any more:
+// no canary step, no canary wait; the rollback's stops are the plan.
+func TestCanaryGateLiftsDuringARollback(t *testing.T) {
+	d := resolved(workload("web", 2, withCanary))
+	w := d.Workload("web")
+	o := observed(stale(d, "web", 0), fresh(d, "web", 0), stale(d, "web", 1))
+	o.RollingBack = map[string]string{"web": w.Hash}
+	p := Diff(d, o)
+	stops := 0
+	for _, s := range p.Workloads[0].Steps {
+		if s.Action == ActCanary || s.Wait == WaitCanary || s.SplitFirst != "" {
+			t.Errorf("rolling back: %s (wait %q), want no canary gate", brief(s), s.Wait)
+		}
+		if s.Action == ActStop && s.ContainerID == fresh(d, "web", 0).ID {
+			stops++
+		}
+	}
+	if stops != 1 {
+		t.Errorf("rolling back: %d stops of the canary, want 1: %v", stops, briefs(p))
+	}
+	// Stop-first: the canary took its slot's place, so the rollback has no
+	// stop of it to plan (no older container serves that slot); the gate
+	// must not hold a canary step of the spec being rolled back either.
+	sf := resolved(workload("web", 2, withCanary, stopFirst))
+	o = observed(fresh(sf, "web", 0), stale(sf, "web", 1))
+	o.RollingBack = map[string]string{"web": sf.Workload("web").Hash}
+	for _, s := range Diff(sf, o).Workloads[0].Steps {
+		if s.Action == ActCanary || s.Wait == WaitCanary || s.SplitFirst != "" {
+			t.Errorf("stop-first, rolling back: %s (wait %q), want no canary gate", brief(s), s.Wait)
+		}
+	}
+}
+
+// Every start of a canary's spec while its gate holds carries the split to
+// set first (share 0 for that spec), beside the old containers and in
+// stop-first alike; a start with no canary, or after it passed, none. The
+// canary step carries what a stop of its container needs.
+func TestCanaryStartCarriesItsSplit(t *testing.T) {
+	d := resolved(workload("web", 3, withCanary))
+	w := d.Workload("web")
+	st := Diff(d, observed(stale(d, "web", 0), stale(d, "web", 1), stale(d, "web", 2))).Workloads[0].Steps[0]
+	if st.Action != ActStart || st.SplitFirst != w.Hash {
+		t.Fatalf("canary start %s split %q, want a start carrying spec %s", brief(st), st.SplitFirst, w.Hash)
+	}
+	sf := resolved(workload("web", 2, withCanary, stopFirst))
+	sw := sf.Workload("web")
+	starts := 0
+	for _, s := range Diff(sf, observed(stale(sf, "web", 1))).Workloads[0].Steps {
+		if s.Action == ActStart {
+			starts++
+			if s.SplitFirst != sw.Hash {
+				t.Errorf("stop-first canary start %s split %q, want spec %s", brief(s), s.SplitFirst, sw.Hash)
+			}
+		}
+	}
+	if starts != 1 {
+		t.Errorf("stop-first, slot 0 stopped: %d starts, want the canary's", starts)
+	}
+	for _, s := range Diff(d, observed()).Workloads[0].Steps {
+		if s.SplitFirst != "" {
+			t.Errorf("first start %s carries a split: nothing to canary against", brief(s))
+		}
+	}
+	o := observed(stale(d, "web", 0), fresh(d, "web", 0), stale(d, "web", 1), stale(d, "web", 2))
+	o.Canary = map[string]CanaryProgress{"web": {Spec: w.Hash, Passed: 2}}
+	for _, s := range Diff(d, o).Workloads[0].Steps {
+		if s.SplitFirst != "" {
+			t.Errorf("after the canary passed, %s carries a split", brief(s))
+		}
+	}
+	o.Canary = nil
+	cs := Diff(d, o).Workloads[0].Steps[0]
+	if cs.Action != ActCanary || cs.Canary.ContainerID != fresh(d, "web", 0).ID || cs.Canary.Grace != w.StopGrace {
+		t.Fatalf("canary step %s %+v, want the canary's container ID and grace", brief(cs), cs.Canary)
+	}
+	if stop := StopOf(cs); stop.Action != ActStop || stop.ContainerID != cs.Canary.ContainerID || stop.Grace != cs.Canary.Grace {
+		t.Errorf("StopOf = %s %+v, want a stop of the canary's container", brief(stop), stop.Why)
+	}
+}
+
+// A canary's start sets its split before the create: the split is asked
+// for while no container exists, and a split that cannot be set creates
+// nothing and fails the start as a SplitFirstError (issue 26 rows 1, 20).
+func TestCanaryStartSetsTheSplitBeforeTheCreate(t *testing.T) {
+	d := resolved(workload("web", 2, withCanary))
+	st := Diff(d, observed(stale(d, "web", 0), stale(d, "web", 1))).Workloads[0].Steps[0]
+	if st.Action != ActStart || st.SplitFirst == "" {
+		t.Fatalf("first step %s, want the canary's start with its split", brief(st))
+	}
+	f := fake.New(fake.Options{Clock: fake.NewManualClock(t0), Seed: 7})
+	f.AddImage(st.Create.Image, "sha256:web2", fake.Behaviour{})
+	containers := func() int {
+		cs, err := f.List(context.Background(), pfx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(cs)
+	}
+	down := errors.New("admin API unreachable")
+	err := RunWith(context.Background(), f, st, RunOptions{Split: func(context.Context, Step) error { return down }})
+	var sf *SplitFirstError
+	if !errors.As(err, &sf) || !errors.Is(err, down) || ProxyFaultOf(err) != FaultSplitFirst {
+		t.Errorf("split failed: %v, want a SplitFirstError wrapping the proxy's error", err)
+	}
+	if n := containers(); n != 0 {
+		t.Fatalf("split failed: %d containers created, want none", n)
+	}
+	if err := RunWith(context.Background(), f, st, RunOptions{}); !errors.Is(err, ErrNoCanaryRunner) || containers() != 0 {
+		t.Errorf("no proxy: %v, %d containers; want ErrNoCanaryRunner and nothing created", err, containers())
+	}
+	var split []string
+	err = RunWith(context.Background(), f, st, RunOptions{Split: func(_ context.Context, s Step) error {
+		split = append(split, fmt.Sprintf("%s with %d containers", s.SplitFirst, containers()))
+		return nil
+	}})
+	if err != nil || containers() != 1 {
+		t.Fatalf("split set: %v, %d containers; want the canary created", err, containers())
+	}
+	if want := []string{st.SplitFirst + " with 0 containers"}; !slices.Equal(split, want) {
+		t.Errorf("split asked %q, want %q: before the create", split, want)
+	}
+}
+
+// A canary whose share cannot be set to 0 is stopped through the engine,
+// with its pre_stop; a failed check is still a failed canary (errors.As
+// finds the CanaryError) so that it is rolled back (issue 26 row 10).
+func TestCanaryUnsplitIsStoppedThroughTheEngine(t *testing.T) {
+	f, _, roll, opts := drainRig(t, fake.Behaviour{ExecDrains: true})
+	st := Step{Action: ActCanary, Workload: "web", Slot: 0, Container: roll.Container, Canary: &CanaryStep{Spec: "abc", Of: 1, Share: 0.1, For: time.Minute,
+		ContainerID: roll.ContainerID, PreStop: roll.PreStop, Drain: roll.Drain, Grace: roll.Grace}}
+	cut := fmt.Errorf("%w: PUT: connection refused", ErrShareNotZeroed)
+	opts.Canary = func(context.Context, Step) (Judgement, error) {
+		return Judgement{Verdict: VerdictFail, Check: CheckErrorRate}, cut
+	}
+	err := RunWith(context.Background(), f, st, opts)
+	var ue *UnsplitError
+	var ce *CanaryError
+	if !errors.As(err, &ue) || !ue.Stopped || !errors.As(err, &ce) || ce.Hold || ProxyFaultOf(err) != FaultShareNotZeroed {
+		t.Fatalf("share not zeroed: %v, want an UnsplitError, stopped, carrying the failed judgement", err)
+	}
+	if _, err := f.Inspect(context.Background(), roll.ContainerID); !errors.Is(err, docker.ErrNotFound) {
+		t.Errorf("the canary is still there (%v): a share that cannot be set to 0 stops it through the engine", err)
+	}
+	if execs := f.Execs(); len(execs) != 1 {
+		t.Errorf("execs %q, want the canary's pre_stop once", execs)
+	}
+	// Cut short by a signal: the stop goes on past the step's context.
+	f2, _, roll2, opts2 := drainRig(t, fake.Behaviour{ExecDrains: true})
+	st.Canary.ContainerID, st.ContainerID = roll2.ContainerID, ""
+	opts2.Canary = func(context.Context, Step) (Judgement, error) { return Judgement{}, errors.Join(context.Canceled, cut) }
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := RunWith(ctx, f2, st, opts2); !errors.As(err, &ue) || !ue.Stopped || errors.As(err, &ce) {
+		t.Fatalf("cut short, share not zeroed: %v, want the canary stopped and no judgement", err)
+	}
+	if _, err := f2.Inspect(context.Background(), roll2.ContainerID); !errors.Is(err, docker.ErrNotFound) {
+		t.Errorf("cut short: the canary is still there (%v)", err)
 	}
 }

@@ -262,6 +262,12 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 				}
 			}
 			start := Step{Action: ActStart, Workload: w.Name, Slot: i, Container: create.Name, Create: create}
+			if gate != nil {
+				// Any container of the spec is of the canary cohort while
+				// its canary has steps left: it serves nothing until a
+				// step's share sends it requests.
+				start.SplitFirst = w.Hash
+			}
 			switch {
 			case len(s.stale) == 0:
 				start.Why = Reason{Kind: ReasonMissing, Slot: i, Replicas: n}
@@ -308,7 +314,7 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 			case gate != nil && i == gate.stepSlot && gate.prog.Held != nil:
 				add(gate.held(w, i, p.Name))
 			case gate != nil && i == gate.stepSlot:
-				add(gate.step(w, i, p.Name))
+				add(gate.step(w, i, p))
 			case len(s.stale) == 0:
 			case gate != nil:
 				add(gate.waitFor(w, i, s.stale[0].Name))

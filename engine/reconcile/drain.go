@@ -81,7 +81,8 @@ func addDrains(prefix string, wp *WorkloadPlan, cs []*docker.Container, drain ti
 	var byID map[string]*docker.Container
 	for i := range wp.Steps {
 		s := &wp.Steps[i]
-		if s.Action != ActStop && s.Action != ActRoll {
+		canary := s.Action == ActCanary && s.Canary != nil
+		if s.Action != ActStop && s.Action != ActRoll && !canary {
 			continue
 		}
 		if byID == nil {
@@ -90,7 +91,14 @@ func addDrains(prefix string, wp *WorkloadPlan, cs []*docker.Container, drain ti
 				byID[c.ID] = c
 			}
 		}
-		if c := byID[s.ContainerID]; c != nil {
+		switch c := byID[s.ContainerID]; {
+		case canary:
+			// Not the step's own drain: the canary step stops nothing
+			// unless its share cannot be set to 0 (StopOf).
+			if c := byID[s.Canary.ContainerID]; c != nil {
+				s.Canary.PreStop, s.Canary.Drain = drainOf(prefix, c, drain)
+			}
+		case c != nil:
 			s.PreStop, s.Drain = drainOf(prefix, c, drain)
 		}
 	}
@@ -137,6 +145,10 @@ type RunOptions struct {
 	// judgement at the step's end. An error says it could not measure.
 	// Unset, a canary step fails: there is no proxy to split the traffic.
 	Canary func(ctx context.Context, s Step) (Judgement, error)
+	// Split sets the split of a start's SplitFirst spec at share 0 in the
+	// proxy, before the container is created. Unset, such a start fails:
+	// there is no proxy to keep the canary from serving.
+	Split func(ctx context.Context, s Step) error
 }
 
 // DrainProgress is where a step's drain stands.

@@ -57,6 +57,12 @@ type Step struct {
 	Limits docker.Limits      // update
 	Canary *CanaryStep        // canary: which step, its share, length and analysis
 
+	// SplitFirst is, for the start of a container of a canary's spec,
+	// that spec: its split (share 0) must be set in the proxy before the
+	// container is created (RunOptions.Split), so that it serves nothing
+	// until a canary step's share sends it requests (DESIGN §12).
+	SplitFirst string
+
 	// Stop and roll of a running container drain it first: PreStop (from
 	// its label: the command it was created with) is exec'd in it, then
 	// the stop waits up to Drain, less once the proxy in front lets go of

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/rollcall/rollcall/engine/notify"
 	"github.com/rollcall/rollcall/engine/proxy"
 	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/spec"
 )
 
 // A canary step (reconcile.ActCanary, DESIGN §12) runs here, beside the
@@ -29,6 +31,7 @@ import (
 // the agent show it: the step, its clock and each cohort's figures.
 type CanaryView struct {
 	Workload  string
+	Slot      int
 	Step      reconcile.CanaryStep
 	Container string    // the canary (the step's container)
 	Began     time.Time // wall clock
@@ -41,10 +44,28 @@ type CanaryView struct {
 	Ended bool
 	// Err says why the proxy could not be read or set, if so.
 	Err error
+	// Losses are the readings that found the split lost (set again, the
+	// window restarted), in order.
+	Losses []SplitLoss
 }
 
 // canaryTimeout bounds each call to Caddy's admin API.
 const canaryTimeout = 5 * time.Second
+
+// maxSplitLosses is how many times one canary step sets its split again
+// after the proxy lost it (a Caddy restarted) before it gives up:
+// ErrSplitLost, and the step fails like any step that could not measure.
+const maxSplitLosses = 3
+
+// clearBackoff is the wait before each try again of lifting the split
+// after the last step passed; the last try's failure fails the step
+// (ErrSplitNotCleared), and the roll does not go on.
+var clearBackoff = []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second}
+
+// blipBackoff is the wait before each try again of a reading, or of
+// sending the share to 0: a Caddy that restarts does not answer for a
+// moment, and that alone must neither end a step nor stop its canary.
+var blipBackoff = []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second}
 
 // canaryRunner runs canary steps through Caddy's admin API.
 type canaryRunner struct {
@@ -56,24 +77,60 @@ type canaryRunner struct {
 	report func(CanaryView) // each reading, from the step's goroutine; must not block
 }
 
+// SplitLoss is a reading that found the canary's split no longer the one
+// the step set: gone (Caddy restarted, or someone lifted it), or another
+// spec, share or since. The step set it again and its window restarted.
+type SplitLoss struct {
+	At   time.Time     // wall clock
+	Want proxy.Split   // what the step had set
+	Saw  *proxy.Split  // what the reading found; nil: no split
+	Lost time.Duration // the window thrown away
+}
+
+// splitIs reports whether the reading's split is the one set: spec and
+// share, and since when it is known (zero: not yet read back).
+func splitIs(got *proxy.Split, want proxy.Split) bool {
+	return got != nil && got.Spec == want.Spec && got.Share == want.Share && (want.Since.IsZero() || got.Since.Equal(want.Since))
+}
+
 // run is reconcile.RunOptions.Canary.
 func (r *canaryRunner) run(ctx context.Context, s reconcile.Step) (reconcile.Judgement, error) {
 	cs := s.Canary
-	view := CanaryView{Workload: s.Workload, Step: *cs, Container: s.Container}
-	fail := func(err error) (reconcile.Judgement, error) {
-		r.zero(s)
+	view := CanaryView{Workload: s.Workload, Slot: s.Slot, Step: *cs, Container: s.Container}
+	fail := func(j reconcile.Judgement, err error) (reconcile.Judgement, error) {
+		if zerr := r.zero(s); zerr != nil {
+			err = errors.Join(err, zerr)
+		}
 		view.Ended, view.Err = true, err
 		r.report(view)
-		return reconcile.Judgement{}, err
+		return j, err
 	}
-	if err := r.call(ctx, func(ctx context.Context) error {
-		return proxy.SetSplit(ctx, r.client, r.admin, r.prefix, s.Workload, cs.Spec, cs.Share)
-	}); err != nil {
-		return fail(err)
+	want := proxy.Split{Spec: cs.Spec, Share: cs.Share}
+	// begin sets the split and reads where the window starts, until a
+	// reading shows the split it set.
+	var start proxy.WorkloadCohorts
+	begin := func() error {
+		for tries := 0; ; tries++ {
+			if err := r.call(ctx, func(ctx context.Context) error {
+				return proxy.SetSplit(ctx, r.client, r.admin, r.prefix, s.Workload, cs.Spec, cs.Share)
+			}); err != nil {
+				return err
+			}
+			cur, err := r.read(ctx, s.Workload)
+			if err != nil {
+				return err
+			}
+			if cur.Split != nil && splitIs(cur.Split, proxy.Split{Spec: want.Spec, Share: want.Share}) {
+				start, want.Since = cur, cur.Split.Since
+				return nil
+			}
+			if tries >= maxSplitLosses {
+				return fmt.Errorf("%w: set, then read back as %s", reconcile.ErrSplitLost, splitText(cur.Split))
+			}
+		}
 	}
-	start, err := r.read(ctx, s.Workload)
-	if err != nil {
-		return fail(err)
+	if err := begin(); err != nil {
+		return fail(reconcile.Judgement{}, err)
 	}
 	view.Began = r.now()
 	view.Ends = view.Began.Add(cs.For)
@@ -85,24 +142,52 @@ func (r *canaryRunner) run(ctx context.Context, s reconcile.Step) (reconcile.Jud
 			next = view.Ends
 		}
 		if err := r.sleep(ctx, next.Sub(r.now())); err != nil {
-			return fail(err)
+			return fail(view.Judgement, err)
 		}
 		cur, err := r.read(ctx, s.Workload)
 		if err != nil {
-			return fail(err)
+			return fail(view.Judgement, err)
 		}
 		now := r.now()
+		if !splitIs(cur.Split, want) {
+			// The counters since the window began are lost, or are not
+			// this split's: nothing is judged on them. The split is set
+			// again and the window starts anew from a fresh reading.
+			loss := SplitLoss{At: now, Want: want, Saw: cur.Split, Lost: now.Sub(view.Began)}
+			view.Losses = append(view.Losses, loss)
+			if len(view.Losses) > maxSplitLosses {
+				return fail(view.Judgement, fmt.Errorf("%w: lost %d times in one step, last %s", reconcile.ErrSplitLost, len(view.Losses), loss))
+			}
+			want.Since = time.Time{}
+			if err := begin(); err != nil {
+				return fail(view.Judgement, err)
+			}
+			view.Began = r.now()
+			view.Ends = view.Began.Add(cs.For)
+			view.Judgement = reconcile.Judge(cs.Analysis, 0, reconcile.CohortFigures{}, reconcile.CohortFigures{}, false)
+			view.Judgement.SplitLosses = len(view.Losses)
+			r.report(view)
+			continue
+		}
 		ended := !now.Before(view.Ends)
 		j := reconcile.Judge(cs.Analysis, now.Sub(view.Began), figures(cur.Stable.Sub(start.Stable)), figures(cur.Canary.Sub(start.Canary)), ended)
+		j.SplitLosses = len(view.Losses)
 		view.Judgement = j
 		switch {
 		case j.Verdict == reconcile.VerdictFail:
-			r.zero(s) // at once: the canary serves nothing from here on
-		case ended && j.Verdict == reconcile.VerdictPass && cs.Last():
-			// Passed: the roll goes on with every container equal.
-			_ = r.call(ctx, func(ctx context.Context) error {
-				return proxy.ClearSplit(ctx, r.client, r.admin, r.prefix, s.Workload)
-			})
+			// At once: the canary serves nothing from here on.
+			if err := r.zero(s); err != nil {
+				view.Ended, view.Err = true, err
+				r.report(view)
+				return j, err
+			}
+		case ended && cs.Last() && (j.Verdict == reconcile.VerdictPass ||
+			(j.Verdict == reconcile.VerdictInsufficient && cs.Analysis.OnInsufficientTraffic == spec.InsufficientPass)):
+			// Passed: the roll goes on with every container equal, once
+			// the split is lifted; until then it does not.
+			if err := r.clear(ctx, s.Workload); err != nil {
+				return fail(j, err)
+			}
 		}
 		view.Ended = ended || j.Verdict == reconcile.VerdictFail
 		r.report(view)
@@ -112,13 +197,65 @@ func (r *canaryRunner) run(ctx context.Context, s reconcile.Step) (reconcile.Jud
 	}
 }
 
+// splitText renders a split read back: "none", or "spec 1a2b3c4d share 10% since 10:00:00.000".
+func splitText(sp *proxy.Split) string {
+	if sp == nil {
+		return "none"
+	}
+	return fmt.Sprintf("spec %s share %s since %s", short(sp.Spec), pctText(sp.Share), sp.Since.Format("15:04:05.000"))
+}
+
+func (l SplitLoss) String() string {
+	return fmt.Sprintf("split %s found as %s after %s", splitText(&l.Want), splitText(l.Saw), l.Lost.Round(time.Millisecond))
+}
+
+// pctText renders a share as a percentage: 0.1 → "10%".
+func pctText(f float64) string { return strconv.FormatFloat(100*f, 'f', -1, 64) + "%" }
+
+// clear lifts the workload's split, tried again with a bounded backoff:
+// it fails the step (ErrSplitNotCleared) once every try failed.
+func (r *canaryRunner) clear(ctx context.Context, workload string) error {
+	err := r.retry(ctx, clearBackoff, func(ctx context.Context) error {
+		return proxy.ClearSplit(ctx, r.client, r.admin, r.prefix, workload)
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %w", reconcile.ErrSplitNotCleared, err)
+	}
+	return nil
+}
+
 // zero sends the canary's share to 0, past the end of the step's context:
 // a step cut short by a signal, or one that could not measure, leaves the
-// stable cohort with every request.
-func (r *canaryRunner) zero(s reconcile.Step) {
-	ctx, cancel := context.WithTimeout(context.Background(), canaryTimeout)
-	defer cancel()
-	_ = proxy.SetSplit(ctx, r.client, r.admin, r.prefix, s.Workload, s.Canary.Spec, 0)
+// stable cohort with every request. An error (every try failed) wraps
+// reconcile.ErrShareNotZeroed: the canary must then be stopped through
+// the engine.
+func (r *canaryRunner) zero(s reconcile.Step) error {
+	err := r.retry(context.Background(), blipBackoff, func(ctx context.Context) error {
+		return proxy.SetSplit(ctx, r.client, r.admin, r.prefix, s.Workload, s.Canary.Spec, 0)
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %w", reconcile.ErrShareNotZeroed, err)
+	}
+	return nil
+}
+
+// retry makes the admin API call f, each try bounded, and tries again
+// after each wait of backoff while it fails; the last error if every try
+// failed.
+func (r *canaryRunner) retry(ctx context.Context, backoff []time.Duration, f func(context.Context) error) error {
+	sleep := r.sleep
+	if sleep == nil {
+		sleep = reconcile.Sleep
+	}
+	for i := 0; ; i++ {
+		err := r.call(ctx, f)
+		if err == nil || i >= len(backoff) {
+			return err
+		}
+		if serr := sleep(ctx, backoff[i]); serr != nil {
+			return errors.Join(err, serr)
+		}
+	}
 }
 
 // call runs one admin API call, bounded.
@@ -135,7 +272,7 @@ var errNoCohorts = errors.New("no `dynamic rollcall` source of this workload in 
 // read is the workload's cohorts now.
 func (r *canaryRunner) read(ctx context.Context, workload string) (proxy.WorkloadCohorts, error) {
 	var all []proxy.WorkloadCohorts
-	err := r.call(ctx, func(ctx context.Context) (err error) {
+	err := r.retry(ctx, blipBackoff, func(ctx context.Context) (err error) {
 		all, err = proxy.Cohorts(ctx, r.client, r.admin)
 		return err
 	})
@@ -188,15 +325,39 @@ func (l *loop) canaryRunFor(judged func(reconcile.Judgement)) func(context.Conte
 		}}
 	return func(ctx context.Context, s reconcile.Step) (reconcile.Judgement, error) {
 		j, err := r.run(ctx, s)
-		if err == nil {
+		if err == nil || j.Verdict == reconcile.VerdictFail {
 			judged(j)
 		}
 		return j, err
 	}
 }
 
+// canarySplitFor is the RunOptions.Split of a canary's start: the split
+// (share 0 for the start's spec) set before the container is created, nil
+// without a proxy (the start then fails: nothing would keep the canary
+// from serving).
+func (l *loop) canarySplitFor() func(context.Context, reconcile.Step) error {
+	admin := l.proxyAdmin()
+	if admin == "" {
+		return nil
+	}
+	r := &canaryRunner{admin: admin, prefix: l.prefix, client: proxy.Client(admin)}
+	return func(ctx context.Context, s reconcile.Step) error {
+		return r.call(ctx, func(ctx context.Context) error {
+			return proxy.SetSplit(ctx, r.client, r.admin, r.prefix, s.Workload, s.SplitFirst, 0)
+		})
+	}
+}
+
 // onCanary shows a reading of a canary step.
 func (l *loop) onCanary(v CanaryView) {
+	prev, had := l.canary.live[v.Workload]
+	if n := len(v.Losses); n > 0 && (!had || prev.Step.Index != v.Step.Index || len(prev.Losses) < n) {
+		loss := v.Losses[n-1]
+		l.note("canary %s step %d/%d: split lost at the proxy (%s), set again, window restarted", v.Workload, v.Step.Index+1, v.Step.Of, loss)
+		l.log(levelWarn, "canary split lost at the proxy: set again, window restarted", "workload", v.Workload, "step", v.Step.Index+1,
+			"spec", short(loss.Want.Spec), "share", loss.Want.Share, "found", splitText(loss.Saw), "window_lost", loss.Lost.String(), "losses", n)
+	}
 	l.canary.live[v.Workload] = v
 	l.event(Event{Kind: EventCanary, Step: l.canaryStepOf(v), Canary: &v})
 }
@@ -228,6 +389,18 @@ func (l *loop) canaryEnded(s reconcile.Step, err error, judged *reconcile.Judgem
 		l.canary.live[s.Workload] = v
 	}
 	var ce *reconcile.CanaryError
+	var ue *reconcile.UnsplitError
+	if errors.As(err, &ue) {
+		// Said first, whatever follows: never "share 0" for a PUT that failed.
+		if ue.Stopped {
+			l.note("canary %s: its share could not be set to 0 at the proxy (%v); %s stopped through the engine", s.Workload, ue.Err, s.Container)
+			l.log(levelError, "canary share could not be set to 0: stopped through the engine", "workload", s.Workload, "container", s.Container, "error", ue.Err.Error())
+		} else {
+			l.note("canary %s: its share could not be set to 0 at the proxy (%v), and stopping %s through the engine failed: %v", s.Workload, ue.Err, s.Container, ue.StopErr)
+			l.log(levelError, "canary share could not be set to 0, and its stop through the engine failed", "workload", s.Workload, "container", s.Container,
+				"error", ue.Err.Error(), "stop_error", ue.StopErr.Error())
+		}
+	}
 	switch {
 	case err == nil:
 		l.canary.progress[s.Workload] = reconcile.CanaryProgress{Spec: cs.Spec, Passed: cs.Index + 1}
@@ -248,7 +421,11 @@ func (l *loop) canaryEnded(s reconcile.Step, err error, judged *reconcile.Judgem
 		j := ce.Judgement
 		delete(l.canary.progress, s.Workload)
 		l.beginRollback("canary-abort", s.Workload, cs.Spec, "spec "+short(cs.Spec)+" on hold: "+j.String())
-		l.note("canary %s failed at step %d/%d: %s; its share is 0, spec %s on hold, the canary drains and goes", s.Workload, cs.Index+1, cs.Of, j, short(cs.Spec))
+		share := "its share is 0"
+		if ue != nil {
+			share = "its share could not be set to 0, it was stopped through the engine"
+		}
+		l.note("canary %s failed at step %d/%d: %s; %s, spec %s on hold, the canary drains and goes", s.Workload, cs.Index+1, cs.Of, j, share, short(cs.Spec))
 		l.log(levelError, "canary failed: rolled back", "workload", s.Workload, "step", cs.Index+1, "check", string(j.Check),
 			"measured", j.Measured, "limit", j.Limit, "canary_requests", j.Canary.Requests, "stable_requests", j.Stable.Requests)
 		l.sendCanary(notify.KindAbort, s, j, "failed")
@@ -265,8 +442,10 @@ func (l *loop) sendCanary(kind notify.Kind, s reconcile.Step, j reconcile.Judgem
 
 // zeroCanaries, as the session ends, sends the share of every canary it
 // split to 0: a canary that holds (or whose step was cut short) must not
-// go on taking traffic that nobody measures. The next session runs the
-// canary again from its first step.
+// go on taking traffic that nobody measures. A share that cannot be set to
+// 0 (the proxy's admin API does not answer) stops the canary through the
+// engine instead. The next session runs the canary again from its first
+// step.
 func (l *loop) zeroCanaries() {
 	admin := l.proxyAdmin()
 	if admin == "" {
@@ -277,9 +456,36 @@ func (l *loop) zeroCanaries() {
 			continue // passed: the split is lifted already
 		}
 		r := &canaryRunner{admin: admin, prefix: l.prefix, client: proxy.Client(admin)}
-		r.zero(reconcile.Step{Workload: w, Canary: &v.Step})
-		l.log(levelInfo, "canary share set to 0 as the session ends", "workload", w, "step", v.Step.Index+1)
+		st := v.Step
+		s := reconcile.Step{Action: reconcile.ActCanary, Workload: w, Slot: v.Slot, Container: v.Container, Canary: &st}
+		err := r.zero(s)
+		if err == nil {
+			l.log(levelInfo, "canary share set to 0 as the session ends", "workload", w, "step", v.Step.Index+1)
+			continue
+		}
+		if !l.mode.Acting() || !l.lockHeld() {
+			l.log(levelError, "canary share could not be set to 0 as the session ends, and the session may not stop it (it does not hold the host lock)",
+				"workload", w, "container", v.Container, "error", err.Error())
+			continue
+		}
+		stop := reconcile.StopOf(s)
+		ctx, cancel := context.WithTimeout(context.Background(), stop.Drain+stopBound(stop.Grace))
+		serr := reconcile.RunWith(ctx, l.scoped(l.raw, l.prefix), stop, reconcile.RunOptions{})
+		cancel()
+		if serr != nil && !errors.Is(serr, reconcile.ErrPreStop) {
+			l.log(levelError, "canary share could not be set to 0 as the session ends, and its stop through the engine failed",
+				"workload", w, "container", v.Container, "error", err.Error(), "stop_error", serr.Error())
+			continue
+		}
+		l.log(levelError, "canary share could not be set to 0 as the session ends: stopped through the engine",
+			"workload", w, "container", v.Container, "error", err.Error())
 	}
+}
+
+// stopBound bounds a stop through the engine with grace: its pre_stop, the
+// grace, and slack for an engine that is slow to answer.
+func stopBound(grace time.Duration) time.Duration {
+	return 30*time.Second + max(grace, 10*time.Second) + 30*time.Second
 }
 
 // liftCanaryHold lets a held canary step run again (rollcall retry, t);

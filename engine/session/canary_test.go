@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/fake"
@@ -39,6 +41,20 @@ type cohortStandIn struct {
 	shares     []float64 // every share PUT, in order
 	runningAt0 int       // the canary's running containers when the share was set to 0
 	deletes    int
+	// existed is, for each PUT, how many containers of its spec existed
+	// (in any state) as it came.
+	existed []int
+	// failPut, when set, fails the PUTs it says yes to (503);
+	// failDeletes fails that many DELETEs, -1 every one.
+	failPut     func(share float64) bool
+	failDeletes int
+	deleteTries int
+	// loseAt loses the split (as a Caddy restarted: no split, counters
+	// anew) at the GET of that number; gets counts them.
+	loseAt, gets int
+	// downAt cuts the admin API at the GET of that number: from then on
+	// every call fails.
+	downAt int
 }
 
 type counters struct {
@@ -77,8 +93,18 @@ func newCohortStandIn(t *testing.T, f *fake.Engine) *cohortStandIn {
 func (c *cohortStandIn) serve(w http.ResponseWriter, r *http.Request) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if r.URL.Path == "/rollcall/cohorts" && r.Method == http.MethodGet {
+		c.gets++
+	}
+	if c.downAt > 0 && c.gets >= c.downAt {
+		http.Error(w, "admin API cut", http.StatusServiceUnavailable)
+		return
+	}
 	switch {
 	case r.URL.Path == "/rollcall/cohorts" && r.Method == http.MethodGet:
+		if c.gets == c.loseAt {
+			c.split, c.stable, c.canary = false, counters{}, counters{}
+		}
 		if c.split && c.share > 0 && !c.quiet {
 			c.stable.add(90, 0, 5)
 			c.canary.add(10, c.canaryErrs, c.canaryMS)
@@ -98,7 +124,12 @@ func (c *cohortStandIn) serve(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		if body.Spec != c.spec {
+		if c.failPut != nil && c.failPut(body.Share) {
+			http.Error(w, "admin API cut", http.StatusServiceUnavailable)
+			return
+		}
+		c.existed = append(c.existed, c.existingOf(body.Spec))
+		if body.Spec != c.spec || !c.split {
 			c.stable, c.canary = counters{}, counters{}
 		}
 		c.spec, c.share, c.split = body.Spec, body.Share, true
@@ -108,6 +139,12 @@ func (c *cohortStandIn) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		fmt.Fprint(w, "{}")
 	case r.URL.Path == "/rollcall/cohorts/"+pfx+"/web" && r.Method == http.MethodDelete:
+		c.deleteTries++
+		if c.failDeletes != 0 {
+			c.failDeletes--
+			http.Error(w, "admin API cut", http.StatusServiceUnavailable)
+			return
+		}
 		c.split, c.deletes = false, c.deletes+1
 		c.stable, c.canary = counters{}, counters{}
 		fmt.Fprint(w, "{}")
@@ -116,6 +153,18 @@ func (c *cohortStandIn) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// existingOf counts the containers of spec hash, in any state.
+func (c *cohortStandIn) existingOf(hash string) int {
+	cs, _ := c.f.List(context.Background(), pfx)
+	n := 0
+	for _, ct := range cs {
+		if ct.Labels[docker.SpecLabel(pfx)] == hash {
+			n++
+		}
+	}
+	return n
 }
 
 // runningOf counts the running containers of spec hash.
@@ -178,8 +227,8 @@ func TestCanaryFailureZeroesTheShareAndRollsBack(t *testing.T) {
 		t.Errorf("%d web:v1 running after the canary failed, want 2 (nothing old stops)", n)
 	}
 	c.get(func(c *cohortStandIn) {
-		if len(c.shares) < 2 || c.shares[0] != 0.1 || c.shares[len(c.shares)-1] != 0 {
-			t.Errorf("shares set %v, want 10%% then 0", c.shares)
+		if len(c.shares) < 3 || c.shares[0] != 0 || c.existed[0] != 0 || c.shares[1] != 0.1 || c.shares[len(c.shares)-1] != 0 {
+			t.Errorf("shares set %v (containers of the spec at each: %v), want 0 before the canary existed, 10%%, then 0", c.shares, c.existed)
 		}
 		if c.runningAt0 != 1 {
 			t.Errorf("%d canary containers running when the share went to 0, want 1: the share goes to 0 before the canary stops", c.runningAt0)
@@ -211,8 +260,9 @@ func TestCanaryPassesEveryStepThenRolls(t *testing.T) {
 	h.start()
 	h.drive("rolled to v2", func(s Snapshot) bool { return running(s, "web:v2") == 2 && running(s, "web:v1") == 0 })
 	c.get(func(c *cohortStandIn) {
-		if len(c.shares) != 2 || c.shares[0] != 0.1 || c.shares[1] != 0.5 || c.deletes != 1 {
-			t.Errorf("shares %v, deletes %d; want 10%%, 50%%, then the split lifted once", c.shares, c.deletes)
+		if !slices.Equal(c.shares, []float64{0, 0.1, 0.5}) || c.existed[0] != 0 || c.deletes != 1 {
+			t.Errorf("shares %v (containers of the spec at each: %v), deletes %d; want 0 before the canary existed, 10%%, 50%%, then the split lifted once",
+				c.shares, c.existed, c.deletes)
 		}
 	})
 	es := canaryEntries(t, path)
@@ -306,16 +356,19 @@ func TestCanaryStepsAreApprovedInStepMode(t *testing.T) {
 	s = h.drive("the first canary step planned", func(s Snapshot) bool { return canaryStep(s) != nil })
 	h.settle()
 	c.get(func(c *cohortStandIn) {
-		if len(c.shares) != 0 {
-			t.Errorf("shares %v set before the canary step was approved", c.shares)
+		// The canary exists and is healthy, and only its share-0 split,
+		// set before it was created, is there (issue 26 row 1).
+		if !slices.Equal(c.shares, []float64{0}) || !slices.Equal(c.existed, []int{0}) || c.runningOf(canaryStep(s).Canary.Spec) != 1 {
+			t.Errorf("shares %v (containers of the spec at each: %v) before the canary step was approved, want 0 alone, set before the canary was created",
+				c.shares, c.existed)
 		}
 	})
 	h.s.Do(ApproveStep{Key: canaryStep(s).Key()})
 	s = h.drive("the second canary step planned", func(s Snapshot) bool { st := canaryStep(s); return st != nil && st.Canary.Index == 1 })
 	h.settle()
 	c.get(func(c *cohortStandIn) {
-		if len(c.shares) != 1 {
-			t.Errorf("shares %v, want the first step's alone before the second is approved", c.shares)
+		if !slices.Equal(c.shares, []float64{0, 0.1}) {
+			t.Errorf("shares %v, want 0 then the first step's alone before the second is approved", c.shares)
 		}
 	})
 	h.s.Do(ApproveRollout{})
@@ -441,5 +494,217 @@ func TestCanaryPassedStepNoticeCarriesItsFigures(t *testing.T) {
 			n.Canary.Canary.Requests < 20 || n.Canary.Stable.Requests < 20 {
 			t.Errorf("notice %d: %+v canary %+v, want step %d passed with both cohorts' figures", i, n, n.Canary, i+1)
 		}
+	}
+}
+
+// A split the proxy lost mid-step (a Caddy restarted: no split, counters
+// anew) is set again and the step's window restarts from a fresh reading:
+// the step never passes on the counters it lost, even with
+// on_insufficient_traffic: pass, and the journal, the note and the
+// judgement say so (issue 26 rows 2, 9).
+func TestCanarySplitLostIsSetAgainAndItsWindowRestarts(t *testing.T) {
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 2))
+	c := newCohortStandIn(t, f)
+	c.set(func(c *cohortStandIn) { c.loseAt = 3 }) // the step's start reading, one within the window, then lost
+	yaml := withProxy(desiredYAML("web:v2", 2,
+		"canary: {steps: [{share: 10%, for: 300ms}], analysis: {interval: 100ms, max_error_rate: 5%, min_requests: 20, on_insufficient_traffic: pass}}"), c.URL)
+	h := newHarness(t, f, clock, yaml, ModeAuto)
+	path := h.withJournal()
+	h.start()
+	s := h.drive("rolled to v2", func(s Snapshot) bool { return running(s, "web:v2") == 2 && running(s, "web:v1") == 0 })
+	if !hasNote(s, "split lost at the proxy") || !hasNote(s, "set again, window restarted") {
+		t.Errorf("no note of the lost split:\n%s", describe(s))
+	}
+	c.get(func(c *cohortStandIn) {
+		if !slices.Equal(c.shares, []float64{0, 0.1, 0.1}) || c.deletes != 1 {
+			t.Errorf("shares %v, deletes %d; want 0 before the create, 10%%, 10%% again once lost, then lifted", c.shares, c.deletes)
+		}
+	})
+	es := canaryEntries(t, path)
+	if len(es) != 1 || es[0].Result != journal.ResultOK || es[0].Canary.SplitLosses != 1 ||
+		es[0].Canary.Verdict != string(reconcile.VerdictPass) || es[0].Canary.Canary.Requests < 20 || es[0].Canary.WindowMS < 300 {
+		t.Fatalf("journal's canary lines %+v, want one that passed on a whole window of its own (≥20 requests, 300ms) after one lost split", es)
+	}
+}
+
+// A split that cannot be lifted after the last step is tried again; until
+// it is lifted the roll does not go on, and the step's result says why
+// (issue 26 row 2).
+func TestCanaryClearSplitIsRetriedAndGatesTheRoll(t *testing.T) {
+	saved := clearBackoff
+	clearBackoff = []time.Duration{time.Millisecond, time.Millisecond}
+	t.Cleanup(func() { clearBackoff = saved })
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 2))
+	c := newCohortStandIn(t, f)
+	c.set(func(c *cohortStandIn) { c.failDeletes = -1 })
+	h := newHarness(t, f, clock, canaryYAML("web:v2", c.URL, "[{share: 10%, for: 200ms}]"), ModeAuto)
+	h.start()
+	s := h.drive("the last step failed on its split", func(s Snapshot) bool {
+		for _, r := range s.Recent {
+			if r.Step.Action == reconcile.ActCanary && r.ProxyFault == reconcile.FaultSplitNotCleared {
+				return true
+			}
+		}
+		return false
+	})
+	if n := running(s, "web:v1"); n != 2 {
+		t.Errorf("%d web:v1 running while the split could not be lifted, want 2: the roll must not go on", n)
+	}
+	for _, st := range s.Plan.Steps() {
+		if st.Action == reconcile.ActRoll {
+			t.Errorf("planned %s while the split is still set", st.Key())
+		}
+	}
+	c.get(func(c *cohortStandIn) {
+		if c.deleteTries < len(clearBackoff)+1 {
+			t.Errorf("%d DELETEs tried before the step failed, want at least %d: the first and one after each backoff", c.deleteTries, len(clearBackoff)+1)
+		}
+		if c.shares[len(c.shares)-1] != 0 {
+			t.Errorf("shares %v: a step that could not lift its split sends the share to 0", c.shares)
+		}
+		c.failDeletes = 1 // the next one fails, the one after it goes through
+	})
+	h.drive("rolled to v2 once the split could be lifted", func(s Snapshot) bool { return running(s, "web:v2") == 2 && running(s, "web:v1") == 0 })
+	c.get(func(c *cohortStandIn) {
+		if c.deletes != 1 {
+			t.Errorf("%d DELETEs went through, want 1", c.deletes)
+		}
+	})
+}
+
+// A canary that fails while its share can no longer be set to 0 (the
+// admin API cut) is stopped through the engine, rolled back all the same,
+// and nothing says its share is 0 (issue 26 row 10).
+func TestCanaryShareNotZeroedStopsItThroughTheEngine(t *testing.T) {
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 2))
+	c := newCohortStandIn(t, f)
+	c.set(func(c *cohortStandIn) {
+		c.canaryErrs = 2 // 20%
+		c.failPut = func(share float64) bool { return share == 0 && c.share > 0 }
+	})
+	h := newHarness(t, f, clock, canaryYAML("web:v2", c.URL, "[{share: 10%, for: 2s}]"), ModeAuto)
+	h.start()
+	s := h.drive("the canary stopped and its spec held", func(s Snapshot) bool { return len(s.Holds["web"]) > 0 && running(s, "web:v2") == 0 })
+	if !hasNote(s, "its share could not be set to 0 at the proxy") || !hasNote(s, "stopped through the engine") {
+		t.Errorf("no note of the share that could not be set to 0 and the stop:\n%s", describe(s))
+	}
+	if hasNote(s, "its share is 0") {
+		t.Errorf("a note says the share is 0 although the PUT failed:\n%s", describe(s))
+	}
+	if n := running(s, "web:v1"); n != 2 {
+		t.Errorf("%d web:v1 running, want 2: nothing old stops", n)
+	}
+	var fault reconcile.ProxyFault
+	for _, r := range s.Recent {
+		if r.Step.Action == reconcile.ActCanary {
+			fault = r.ProxyFault
+		}
+	}
+	if fault != reconcile.FaultShareNotZeroed {
+		t.Errorf("the canary step's result has proxy fault %q, want %q", fault, reconcile.FaultShareNotZeroed)
+	}
+}
+
+// A canary step whose admin API is cut mid-step cannot measure and cannot
+// set the share to 0: the canary is stopped through the engine by the step
+// itself, the old containers untouched (issue 26 row 10).
+func TestCanaryAdminCutStopsItThroughTheEngine(t *testing.T) {
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 2))
+	c := newCohortStandIn(t, f)
+	c.set(func(c *cohortStandIn) { c.downAt = 2 }) // the step's start reading answers, the next is cut
+	h := newHarness(t, f, clock, canaryYAML("web:v2", c.URL, "[{share: 10%, for: 2s}]"), ModeAuto)
+	h.start()
+	h.drive("the canary step failed with its share not 0", func(s Snapshot) bool {
+		for _, r := range s.Recent {
+			if r.Step.Action == reconcile.ActCanary && r.ProxyFault == reconcile.FaultShareNotZeroed {
+				return true
+			}
+		}
+		return false
+	})
+	s := h.drive("the canary stopped", func(s Snapshot) bool { return running(s, "web:v2") == 0 && s.Running == nil })
+	if n := running(s, "web:v1"); n != 2 {
+		t.Errorf("%d web:v1 running, want 2: nothing old stops", n)
+	}
+	if !hasNote(s, "its share could not be set to 0 at the proxy") {
+		t.Errorf("no note of the share that could not be set to 0:\n%s", describe(s))
+	}
+	for _, r := range s.Recent {
+		if r.Step.Action == reconcile.ActStop {
+			t.Errorf("%s ran: the canary's stop is the failed step's own, not a plan's", r.Step.Key())
+		}
+	}
+}
+
+// A canary's start whose split cannot be set creates nothing: the start
+// fails, saying why, and nothing that serves is touched (issue 26 row 1).
+func TestCanaryStartNeedsItsSplit(t *testing.T) {
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 2))
+	c := newCohortStandIn(t, f)
+	c.set(func(c *cohortStandIn) { c.failPut = func(float64) bool { return true } })
+	h := newHarness(t, f, clock, canaryYAML("web:v2", c.URL, "[{share: 10%, for: 200ms}]"), ModeAuto)
+	h.start()
+	s := h.drive("the canary's start failed", func(s Snapshot) bool {
+		for _, r := range s.Recent {
+			if r.Step.Action == reconcile.ActStart && r.ProxyFault == reconcile.FaultSplitFirst {
+				return true
+			}
+		}
+		return false
+	})
+	if n, old := len(s.Containers), running(s, "web:v1"); n != 2 || old != 2 {
+		t.Errorf("%d containers, %d web:v1 running; want the two old ones alone", n, old)
+	}
+	if !hasNote(s, "could not be set in the proxy, nothing created") {
+		t.Errorf("the failed start does not say why:\n%s", describe(s))
+	}
+}
+
+// As a session ends, a canary that holds has its share set to 0; one
+// whose share cannot be set to 0 is stopped through the engine (issue 26
+// rows 10, 18).
+func TestSessionEndZeroesOrStopsTheCanary(t *testing.T) {
+	for _, cut := range []bool{false, true} {
+		t.Run(map[bool]string{false: "share 0", true: "admin API cut"}[cut], func(t *testing.T) {
+			f, clock := newEngine()
+			seed(t, f, clock, desiredYAML("web:v1", 2))
+			c := newCohortStandIn(t, f)
+			c.set(func(c *cohortStandIn) { c.quiet = true })
+			h := newHarness(t, f, clock, canaryYAML("web:v2", c.URL, "[{share: 10%, for: 200ms}]"), ModeAuto)
+			h.s = New(h.opts)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- h.s.Run(ctx) }()
+			t.Cleanup(cancel)
+			h.drive("the canary held", func(s Snapshot) bool { return hasNote(s, "canary web holds at step 1/1") && s.Running == nil })
+			var hash string
+			c.get(func(c *cohortStandIn) {
+				hash = c.spec
+				if cut {
+					c.failPut = func(float64) bool { return true }
+				}
+			})
+			cancel()
+			select {
+			case <-done:
+			case <-time.After(waitLimit):
+				t.Fatal("Run did not return after cancel")
+			}
+			c.get(func(c *cohortStandIn) {
+				switch {
+				case !cut && c.shares[len(c.shares)-1] != 0:
+					t.Errorf("shares %v: the session ended with the held canary's share not 0", c.shares)
+				case !cut && c.runningOf(hash) != 1:
+					t.Errorf("%d canaries running after the session ended with its share 0, want it left running", c.runningOf(hash))
+				case cut && c.runningOf(hash) != 0:
+					t.Errorf("%d canaries running after the session ended unable to set its share to 0, want it stopped through the engine", c.runningOf(hash))
+				}
+			})
+		})
 	}
 }

@@ -374,6 +374,9 @@ func (l *loop) launch(d stepDone) {
 	if s.Action == reconcile.ActCanary {
 		run.Canary = l.canaryRunFor(func(j reconcile.Judgement) { judged = &j })
 	}
+	if s.SplitFirst != "" {
+		run.Split = l.canarySplitFor()
+	}
 	// Not goReport: the result must reach the loop even while the session
 	// ends, so that the step is journaled and finishStep sees it end.
 	l.wg.Add(1)
@@ -416,7 +419,7 @@ func (l *loop) onStepDone(d stepDone) {
 	_, ends := l.stamp()
 	res := StepResult{Step: s, Mode: d.mode, Began: d.began, Duration: d.duration, Listed: d.listed, Created: d.created, Judgement: d.judged, ends: ends}
 	if d.err != nil {
-		res.Err = d.err.Error()
+		res.Err, res.ProxyFault = d.err.Error(), reconcile.ProxyFaultOf(d.err)
 	}
 	l.record(res)
 	delete(l.confirmed, key)

@@ -162,6 +162,10 @@ type StepResult struct {
 	// Judgement is a canary step's last comparison of its cohorts (nil for
 	// any other step, and for a canary step that measured nothing).
 	Judgement *reconcile.Judgement
+	// ProxyFault is what went wrong at the proxy in a canary's start or
+	// step ("" for none): a split that could not be set first, lifted, or
+	// kept, or a share that could not be set to 0.
+	ProxyFault reconcile.ProxyFault
 	// Listed is when the engine list the step was planned from was taken
 	// (wall clock): always after every step that started before it, and
 	// after every step of its slot that ended before it began.
