@@ -137,6 +137,9 @@ type RunOptions struct {
 	// judgement at the step's end. An error says it could not measure.
 	// Unset, a canary step fails: there is no proxy to split the traffic.
 	Canary func(ctx context.Context, s Step) (Judgement, error)
+	// OnPull, when set, is told a pull step's progress, on the step's
+	// goroutine (pull.go).
+	OnPull func(PullProgress)
 }
 
 // DrainProgress is where a step's drain stands.

@@ -31,6 +31,9 @@ const (
 	ReasonRollback   ReasonKind = "rollback"    // a new container missed its deadline, failure_action rollback: Deadline, Serving
 	ReasonRolledBack ReasonKind = "rolled-back" // its spec is rolled back and on hold (Observed.RollingBack): Spec, Serving
 
+	// Pulls.
+	ReasonPull ReasonKind = "pull" // the image is not on the engine, or (Digest set) the registry's tag moved: Image, Digest
+
 	// Restarts, updates and canary steps.
 	ReasonCrashed    ReasonKind = "crashed"     // restart in place: Crash
 	ReasonLimits     ReasonKind = "limits"      // update in place: Have, Want
@@ -90,6 +93,10 @@ type Reason struct {
 
 	Have, Want docker.Limits // limits: as applied, as desired
 
+	// Digest is, for a pull with `pull: always`, the manifest digest the
+	// registry's tag moved to; "" for an image the engine lacks.
+	Digest string
+
 	Workload string // extra: the workload no longer desired
 	Spec     string // rolled back: the spec hash on hold
 
@@ -134,6 +141,11 @@ func (r Reason) String() string {
 		return fmt.Sprintf("rollback: not healthy within health_deadline %s; %s keeps serving", r.Deadline, r.Serving)
 	case ReasonRolledBack:
 		return fmt.Sprintf("rollback: spec %s rolled back and on hold; %s keeps serving", short(r.Spec), r.Serving)
+	case ReasonPull:
+		if r.Digest != "" {
+			return fmt.Sprintf("pull: the registry moved %s to %s; nothing of this workload starts or stops before", r.Image, shortDigest(r.Digest))
+		}
+		return fmt.Sprintf("pull: %s is not on the engine; nothing of this workload starts or stops before", r.Image)
 	case ReasonCrashed:
 		return r.Crash.String()
 	case ReasonLimits:

@@ -1,10 +1,14 @@
 package spec
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/fake"
 )
 
 // pull: missing | always | never, missing by default, a bad value an error
@@ -66,6 +70,73 @@ func TestComposePullPolicy(t *testing.T) {
 				!strings.HasPrefix(d.Warnings[0].Msg, "services.web.pull_policy: "+tc.policy) {
 				t.Errorf("pull_policy %q: warnings %v, want one at line 4 hinting %q", tc.policy, ErrorList(d.Warnings), tc.warn)
 			}
+		}
+	}
+}
+
+// An image the engine lacks is a pull (never: an error); with always, a
+// tag the registry moved is a pull, a registry that cannot tell leaves the
+// engine's image, and a digest reference is never asked again.
+func TestResolvePulls(t *testing.T) {
+	ctx := context.Background()
+	f := fake.New(fake.Options{Seed: 1})
+	f.Serve("reg/app:v1", "sha256:app1", fake.Behaviour{}, 1)
+	d := mustParse(t, `
+workloads:
+  missing: {image: "reg/app:v1"}
+  never:   {image: "reg/app:v1", pull: never}
+  always:  {image: "reg/app:v1", pull: always}
+`)
+	r := Resolve(ctx, d, f)
+	if w := r.Workload("missing"); w.Pull == nil || w.Pull.Ref != "reg/app:v1" || w.Pull.Moved || !errors.Is(w.Err, ErrPullFirst) || w.Hash != "" {
+		t.Fatalf("missing: %+v", w)
+	}
+	if w := r.Workload("never"); w.Pull != nil || w.Err == nil || errors.Is(w.Err, ErrPullFirst) || !strings.Contains(w.Err.Error(), "pull: never") {
+		t.Fatalf("never: %+v", w)
+	}
+	if w := r.Workload("always"); w.Pull == nil || w.Pull.Moved {
+		t.Fatalf("always, not on the engine: %+v", w)
+	}
+	if !r.NeedsPull() {
+		t.Fatal("NeedsPull is false")
+	}
+	if _, err := f.Pull(ctx, "reg/app:v1", nil); err != nil {
+		t.Fatal(err)
+	}
+	r = Resolve(ctx, d, f)
+	for _, w := range r.Workloads {
+		if w.Err != nil || w.ImageID != "sha256:app1" {
+			t.Fatalf("%s after the pull: %+v", w.Name, w)
+		}
+	}
+	moved := f.Serve("reg/app:v1", "sha256:app2", fake.Behaviour{}, 1)
+	r = Resolve(ctx, d, f)
+	if w := r.Workload("always"); w.Pull == nil || !w.Pull.Moved || w.Pull.Digest != moved || w.Hash != "" {
+		t.Fatalf("always, the tag moved: %+v", w)
+	}
+	if w := r.Workload("missing"); w.Err != nil || w.ImageID != "sha256:app1" {
+		t.Fatalf("missing, the tag moved: %+v (it follows the engine's tag)", w)
+	}
+	f.FailPulls("reg/app:v1", &docker.PullError{Kind: docker.PullUnreachable})
+	if w := Resolve(ctx, d, f).Workload("always"); w.Err != nil || w.ImageID != "sha256:app1" {
+		t.Fatalf("always, the registry unreachable: %+v (cannot tell is not moved)", w)
+	}
+	f.FailPulls("reg/app:v1", nil)
+	f.ResetCalls()
+	byDigest := mustParse(t, "workloads:\n  pinned: {image: \"reg/app@"+moved+"\", pull: always}\n")
+	if w := Resolve(ctx, byDigest, f).Workload("pinned"); w.Pull == nil || w.Pull.Moved {
+		t.Fatalf("pinned by digest: %+v", w)
+	}
+	if _, err := f.Pull(ctx, "reg/app@"+moved, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.ResetCalls()
+	if w := Resolve(ctx, byDigest, f).Workload("pinned"); w.Err != nil || w.ImageID != "sha256:app2" {
+		t.Fatalf("pinned by digest, pulled: %+v", w)
+	}
+	for _, c := range f.Calls() {
+		if strings.HasPrefix(c, "distributioninspect") {
+			t.Fatalf("a digest reference was asked of the registry: %v", f.Calls())
 		}
 	}
 }

@@ -510,7 +510,7 @@ func (f *Engine) resolveImage(ref string) (string, bool) {
 	if _, ok := f.behaviours[ref]; ok {
 		return ref, true
 	}
-	return "", false
+	return f.reg.byRepoDigest(ref)
 }
 
 // newID returns a 64-hex container ID from the seeded source.

@@ -231,3 +231,17 @@ func (f *Engine) recordLocked(key, arg string, err *error) {
 	defer f.mu.Unlock()
 	f.record(key, arg, err)
 }
+
+// byRepoDigest is the image pulled as ref ("repo@sha256:…"), as the engine
+// finds an image by the digest it was pulled by.
+func (r *registry) byRepoDigest(ref string) (string, bool) {
+	if !strings.Contains(ref, "@") {
+		return "", false
+	}
+	for id, rds := range r.pulled {
+		if slices.Contains(rds, ref) {
+			return id, true
+		}
+	}
+	return "", false
+}
