@@ -374,15 +374,19 @@ func (l *loop) launch(d stepDone) {
 	if s.Action == reconcile.ActCanary {
 		run.Canary = l.canaryRunFor(func(j reconcile.Judgement) { judged = &j })
 	}
+	ctx := l.stepCtx
+	if s.Action == reconcile.ActPull {
+		ctx, run.OnPull = l.pullRun(l.stepCtx, s) // cancelled when the desired state no longer needs its image
+	}
 	// Not goReport: the result must reach the loop even while the session
 	// ends, so that the step is journaled and finishStep sees it end.
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
 		d.ran = true
-		d.err = reconcile.RunWith(l.stepCtx, c, s, run)
+		d.err = reconcile.RunWith(ctx, c, s, run)
 		d.duration = l.wallNow().Sub(d.began)
-		d.interrupted = d.err != nil && l.stepCtx.Err() != nil
+		d.interrupted = d.err != nil && ctx.Err() != nil
 		d.created, d.judged = created, judged
 		l.stepped <- d
 	}()
@@ -404,6 +408,7 @@ func (l *loop) onStepped(d stepDone) {
 func (l *loop) onStepDone(d stepDone) {
 	s, key := d.step, d.step.Key()
 	operator := l.finish(key)
+	unneeded := l.endPull(key)
 	l.stepEnded(slotOf(s), !d.ran || d.err != nil || s.Hold != "") // a failure or a hold moves what every slot's plan hangs on
 	if l.releaseAfterStep && len(l.running) == 0 {
 		l.releaseAfterStep = false
@@ -414,7 +419,8 @@ func (l *loop) onStepDone(d stepDone) {
 		return
 	}
 	_, ends := l.stamp()
-	res := StepResult{Step: s, Mode: d.mode, Began: d.began, Duration: d.duration, Listed: d.listed, Created: d.created, Judgement: d.judged, ends: ends}
+	res := StepResult{Step: s, Mode: d.mode, Began: d.began, Duration: d.duration, Listed: d.listed, Created: d.created, Judgement: d.judged,
+		PullKind: pullKind(s, d.err), ends: ends}
 	if d.err != nil {
 		res.Err = d.err.Error()
 	}
@@ -422,6 +428,9 @@ func (l *loop) onStepDone(d stepDone) {
 	delete(l.confirmed, key)
 	var canaryOutcome *reconcile.CanaryError // a judged canary step: canaryEnded says it, not the failure path
 	switch {
+	case unneeded && d.err != nil:
+		// A pull the desired state no longer needs: cancelled, not failed.
+		l.event(Event{Kind: EventStepFailed, Step: s, Duration: d.duration, Err: d.err})
 	case errors.As(d.err, &canaryOutcome):
 		l.endRollout(fmt.Sprintf("%s %s did not pass", s.Action, s.Target()))
 		l.event(Event{Kind: EventStepFailed, Step: s, Duration: d.duration, Err: d.err})

@@ -296,6 +296,7 @@ func (o *observer) needResolve(d *spec.Desired, fp string) bool {
 // diff makes the plan of the latest list and keeps the bookkeeping that
 // hangs on it current.
 func (l *loop) diff() {
+	l.cancelUnneededPulls()
 	obs := &reconcile.Observed{Canary: l.canary.progress, Now: l.observed.engine, Containers: l.containers, Holds: l.holds, RollingBack: l.rollbacks,
 		RecreateBefore: l.recreate, SkipHealth: l.skipHealth, Restarts: l.restarts, Restarting: l.restartsInFlight(),
 		Draining: l.drainingNow()}

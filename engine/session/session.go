@@ -348,6 +348,7 @@ type loop struct {
 	mode   Mode
 	notes  []Note
 	proxy  proxyState  // the proxy in front (proxy.go)
+	pulls  pullState   // the pulls in flight (pull.go)
 	canary canaryState // the canaries by traffic (canary.go)
 	notify notifyState // the webhooks of notify: (notify.go)
 
@@ -473,6 +474,8 @@ func (l *loop) run() {
 			l.onDetail(d)
 		case p := <-l.drained:
 			l.onDrained(p)
+		case p := <-l.pulls.c:
+			l.onPulled(p)
 		case v := <-l.canary.c:
 			l.onCanary(v)
 		case r := <-l.proxied:
