@@ -157,3 +157,54 @@ func TestLeakedFindsEncodedSecrets(t *testing.T) {
 		t.Error("leaked found a secret in a plain error")
 	}
 }
+
+// pull: always follows a tag moved in the registry: the next apply pulls
+// it and rolls; pull: missing keeps the engine's image of the tag; once
+// pulled, the tag is converged (the registry's digest is the image's).
+func TestRealPullAlwaysFollowsAMovedTag(t *testing.T) {
+	r := newRealRig(t)
+	reg := dockertest.StartRegistry(t)
+	t.Setenv("DOCKER_CONFIG", reg.DockerConfig(t, t.TempDir()))
+	repo := dockertest.Repo("moved")
+	push := func(version string) (ref, id string) {
+		local := dockertest.ImageTag("moved", version)
+		id = dockertest.BuildForRegistry(t, local, version, 1<<20)
+		ref = reg.Push(t, local, repo+":live")
+		dockertest.RemoveLocal(t, local)
+		return ref, id
+	}
+	ref, id1 := push("v1")
+	dockertest.RemoveLocal(t, ref)
+	always := r.write("always.yaml", registryWorkload(ref, "live", 1)+"    pull: always\n")
+	missing := r.write("missing.yaml", registryWorkload(ref, "live", 1)+"    pull: missing\n")
+	imageOf := func() string {
+		cs := r.list()
+		if len(cs) != 1 {
+			t.Fatalf("containers: %s", describe(r.prefix, cs))
+		}
+		return cs[0].ImageID
+	}
+	r.mustApply(always)
+	if got := imageOf(); got != id1 {
+		t.Fatalf("after the first apply: image %s, want %s", got, id1)
+	}
+	if res := r.run("plan", "-f", always); res.code != exitOK {
+		t.Fatalf("plan of always, the tag where it was: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+
+	_, id2 := push("v2") // the tag moves in the registry
+	if res := r.run("plan", "-f", missing); res.code != exitOK {
+		t.Fatalf("plan of missing after the tag moved: exit %d, want converged (the engine's tag)\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	res := r.run("plan", "-f", always)
+	if res.code != exitPending || !strings.Contains(res.stdout, "pull: the registry moved "+ref) {
+		t.Fatalf("plan of always after the tag moved: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	r.mustApply(always)
+	if got := imageOf(); got != id2 {
+		t.Fatalf("after the tag moved: image %s, want %s", got, id2)
+	}
+	if res := r.run("plan", "-f", always); res.code != exitOK {
+		t.Fatalf("plan of always once pulled: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+}

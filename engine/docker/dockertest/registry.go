@@ -30,7 +30,8 @@ type Registry struct {
 	// it asks for the credentials.
 	Host string
 	// pushHost reaches the same store with no credentials: where Push
-	// pushes, so a test of credentials never needs them to set up.
+	// pushes, so a test of credentials never needs them to set up, and
+	// the engine's tags of Host stay where its pulls put them.
 	pushHost string
 	user     string
 	password string
@@ -53,9 +54,10 @@ func StartRegistry(t testing.TB, opts ...RegistryOption) *Registry {
 	}
 	store := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
 	r.pushHost = serve(t, store)
-	r.Host = r.pushHost
 	if r.user != "" {
 		r.Host = serve(t, r.basicAuth(store))
+	} else {
+		r.Host = serve(t, store) // a door apart: tagging for a push never moves the engine's tag of Host
 	}
 	return r
 }
