@@ -189,3 +189,23 @@ func TestSessionCancelsAPullNoLongerNeeded(t *testing.T) {
 		t.Fatalf("the cancelled pull was tried again: %q", f.Mutations())
 	}
 }
+
+// Watch mode shows the pull in its plan and never pulls: a pull is a
+// mutating call.
+func TestWatchNeverPulls(t *testing.T) {
+	f, clock := newEngine()
+	f.Serve("reg/web:v3", "sha256:3333", fake.Behaviour{ReadyAfter: time.Second}, 2)
+	seed(t, f, clock, desiredYAML("web:v1", 2))
+	h := newHarness(t, f, clock, desiredYAML("reg/web:v3", 2), ModeWatch)
+	h.start()
+	h.waitFor("the plan with the pull", func(s Snapshot) bool {
+		return s.Fresh && slices.ContainsFunc(s.Plan.Steps(), func(st reconcile.Step) bool { return st.Key() == pullKeyV3 })
+	})
+	h.settle()
+	if m := f.Mutations(); len(m) != 0 {
+		t.Fatalf("watch mode called the engine to change it: %q", m)
+	}
+	if _, err := f.ImageInspect(t.Context(), "reg/web:v3"); err == nil {
+		t.Fatal("watch mode pulled")
+	}
+}
