@@ -376,7 +376,11 @@ func (l *loop) launch(d stepDone) {
 	}
 	ctx := l.stepCtx
 	if s.Action == reconcile.ActPull {
-		ctx, run.OnPull = l.pullRun(l.stepCtx, s) // cancelled when the desired state no longer needs its image
+		// Under the session's own context: a pull touches nothing that
+		// serves, so an ending session (a signal, q) cancels it at once
+		// rather than waiting for it; and cancelled when the desired state
+		// no longer needs its image.
+		ctx, run.OnPull = l.pullRun(l.ctx, s)
 	}
 	// Not goReport: the result must reach the loop even while the session
 	// ends, so that the step is journaled and finishStep sees it end.

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"sync"
@@ -207,5 +208,51 @@ func TestWatchNeverPulls(t *testing.T) {
 	}
 	if _, err := f.ImageInspect(t.Context(), "reg/web:v3"); err == nil {
 		t.Fatal("watch mode pulled")
+	}
+}
+
+// A session that ends (a signal, q) cancels its pull in flight at once,
+// and journals it as interrupted: a pull touches nothing that serves, so
+// nothing is waited for.
+func TestEndingSessionCancelsItsPull(t *testing.T) {
+	f, clock := newEngine()
+	f.Serve("reg/web:v3", "sha256:3333", fake.Behaviour{ReadyAfter: time.Second}, 4)
+	release := f.HoldPulls("reg/web:v3")
+	defer release()
+	seed(t, f, clock, desiredYAML("web:v1", 2))
+	h := newHarness(t, f, clock, desiredYAML("reg/web:v3", 2), ModeAuto)
+	path := h.withJournal()
+	h.s = New(h.opts)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- h.s.Run(ctx) }()
+	h.waitFor("the pull halfway", func(s Snapshot) bool {
+		return slices.ContainsFunc(s.RunningSteps, func(r StepRun) bool { return r.Step.Key() == pullKeyV3 && r.Pull != nil })
+	})
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("Run did not return while its pull was held: the ending session waited for it")
+	}
+	es, err := journal.Read(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, e := range es {
+		if e.Action == string(reconcile.ActPull) {
+			lines = append(lines, e.Result)
+		}
+	}
+	if want := []string{journal.ResultStarted, journal.ResultInterrupted}; !slices.Equal(lines, want) {
+		t.Fatalf("journal's pull lines %q, want %q", lines, want)
+	}
+	if m := f.Mutations(); len(m) != 1 || m[0] != "pull:reg/web:v3!fail" {
+		t.Fatalf("mutations %q, want the cancelled pull alone", m)
 	}
 }
