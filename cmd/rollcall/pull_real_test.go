@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rollcall/rollcall/engine/docker/dockertest"
 )
@@ -82,9 +83,6 @@ func TestRealPullNeedsTheCredentials(t *testing.T) {
 	v1 := pushed(t, reg, dockertest.Repo("auth"), "v1")
 	v2 := pushed(t, reg, dockertest.Repo("auth"), "v2")
 	const wrong = "wr0ng-" + password
-	wrongReg := *reg
-	wrongConfig := dockertest.WithBasicAuth(user, wrong)
-	wrongConfig(&wrongReg)
 
 	t.Setenv("DOCKER_CONFIG", reg.DockerConfig(t, t.TempDir()))
 	outputs := map[string]string{"apply with credentials": r.mustApply(r.write("v1.yaml", registryWorkload(v1, "v1", 2))).stderr}
@@ -94,7 +92,7 @@ func TestRealPullNeedsTheCredentials(t *testing.T) {
 	}
 
 	v2File := r.write("v2.yaml", registryWorkload(v2, "v2", 2))
-	for name, config := range map[string]string{"none": t.TempDir(), "a wrong password": wrongReg.DockerConfig(t, t.TempDir())} {
+	for name, config := range map[string]string{"none": t.TempDir(), "a wrong password": dockertest.DockerConfigWith(t, t.TempDir(), reg.Host, user, wrong)} {
 		t.Setenv("DOCKER_CONFIG", config)
 		res := r.run("apply", "--yes", "--timeout", "10s", "-f", v2File)
 		if res.code == exitOK {
@@ -206,5 +204,42 @@ func TestRealPullAlwaysFollowsAMovedTag(t *testing.T) {
 	}
 	if res := r.run("plan", "-f", always); res.code != exitOK {
 		t.Fatalf("plan of always once pulled: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+}
+
+// The registry goes away mid-pull: the pull fails (or apply's timeout cuts
+// it), and every old container serves on, untouched.
+func TestRealRegistryGoneMidPull(t *testing.T) {
+	r := newRealRig(t)
+	reg := dockertest.StartRegistry(t)
+	t.Setenv("DOCKER_CONFIG", reg.DockerConfig(t, t.TempDir()))
+	v2 := pushed(t, reg, dockertest.Repo("gone"), "v2")
+	v1, _ := dockertest.DemoappImage(t, "v1") // on the engine: no pull
+	r.mustApply(r.write("v1.yaml", registryWorkload(v1, "v1", 2)))
+	before := r.healthy("web")
+	if len(before) != 2 {
+		t.Fatalf("v1: %s", describe(r.prefix, r.list()))
+	}
+
+	reg.StallBlobs()
+	p := r.start(r.journal, "apply", "--yes", "--timeout", "20s", "-f", r.write("v2.yaml", registryWorkload(v2, "v2", 2)))
+	select {
+	case <-reg.Stalled():
+	case <-p.done:
+		t.Fatalf("apply ended before its pull downloaded anything: exit %d\n%s", p.code, p.stderr.String())
+	}
+	if after := r.healthy("web"); !slices.Equal(after, before) {
+		t.Fatalf("mid-pull, a container was touched: before %v, after %v", before, after)
+	}
+	reg.StopPulls()
+	if code := p.wait(t, time.Minute); code == exitOK {
+		t.Fatalf("apply converged without its image:\n%s", p.stderr.String())
+	}
+	if after := r.healthy("web"); !slices.Equal(after, before) {
+		t.Fatalf("the registry went away mid-pull, and a container was touched: before %v, after %v: %s",
+			before, after, describe(r.prefix, r.list()))
+	}
+	if _, err := r.m.ImageInspect(r.ctx, v2); err == nil {
+		t.Error("the image is on the engine after a pull that never finished")
 	}
 }

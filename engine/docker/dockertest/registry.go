@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,6 +36,10 @@ type Registry struct {
 	pushHost string
 	user     string
 	password string
+
+	stall   atomic.Bool
+	stalled chan struct{} // one blob request met the stall
+	pullSrv *http.Server
 }
 
 // RegistryOption configures StartRegistry.
@@ -48,21 +53,23 @@ func WithBasicAuth(user, password string) RegistryOption {
 // StartRegistry serves a registry until t ends.
 func StartRegistry(t testing.TB, opts ...RegistryOption) *Registry {
 	t.Helper()
-	r := &Registry{}
+	r := &Registry{stalled: make(chan struct{}, 1)}
 	for _, o := range opts {
 		o(r)
 	}
 	store := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
-	r.pushHost = serve(t, store)
+	r.pushHost, _ = serve(t, store)
+	pull := r.stalls(store)
 	if r.user != "" {
-		r.Host = serve(t, r.basicAuth(store))
-	} else {
-		r.Host = serve(t, store) // a door apart: tagging for a push never moves the engine's tag of Host
+		pull = r.basicAuth(pull)
 	}
+	// A door apart even without credentials: tagging for a push never
+	// moves the engine's tag of Host.
+	r.Host, r.pullSrv = serve(t, pull)
 	return r
 }
 
-func serve(t testing.TB, h http.Handler) string {
+func serve(t testing.TB, h http.Handler) (string, *http.Server) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -71,7 +78,33 @@ func serve(t testing.TB, h http.Handler) string {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln) //nolint:errcheck // ends with Close
 	t.Cleanup(func() { srv.Close() })
-	return ln.Addr().String()
+	return ln.Addr().String(), srv
+}
+
+// StallBlobs makes every blob download from Host hang from now on (the
+// manifests are still served): a pull in flight, until StopPulls.
+// Stalled is told of the first blob request that hangs.
+func (r *Registry) StallBlobs() { r.stall.Store(true) }
+
+// Stalled receives once a blob request hangs (StallBlobs).
+func (r *Registry) Stalled() <-chan struct{} { return r.stalled }
+
+// StopPulls stops serving Host, as a registry that goes away: the
+// connections in flight are cut, new ones refused. Push still works.
+func (r *Registry) StopPulls() { r.pullSrv.Close() }
+
+func (r *Registry) stalls(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if r.stall.Load() && strings.Contains(req.URL.Path, "/blobs/") {
+			select {
+			case r.stalled <- struct{}{}:
+			default:
+			}
+			<-req.Context().Done()
+			return
+		}
+		next.ServeHTTP(w, req)
+	})
 }
 
 // basicAuth asks for r's credentials, as a registry behind basic auth
@@ -139,10 +172,18 @@ func RemoveLocal(t testing.TB, ref string) {
 // path, for DOCKER_CONFIG.
 func (r *Registry) DockerConfig(t testing.TB, dir string) string {
 	t.Helper()
+	return DockerConfigWith(t, dir, r.Host, r.user, r.password)
+}
+
+// DockerConfigWith writes a docker CLI config folder under dir whose auths
+// hold user and password for host (none when user is ""), and returns its
+// path, for DOCKER_CONFIG.
+func DockerConfigWith(t testing.TB, dir, host, user, password string) string {
+	t.Helper()
 	cfg := map[string]any{"auths": map[string]any{}}
-	if r.user != "" {
-		cfg["auths"] = map[string]any{r.Host: map[string]string{
-			"auth": base64.StdEncoding.EncodeToString([]byte(r.user + ":" + r.password)),
+	if user != "" {
+		cfg["auths"] = map[string]any{host: map[string]string{
+			"auth": base64.StdEncoding.EncodeToString([]byte(user + ":" + password)),
 		}}
 	}
 	b, err := json.Marshal(cfg)
