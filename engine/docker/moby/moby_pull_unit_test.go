@@ -97,3 +97,40 @@ func TestRegistryAuthFromTheDockerConfig(t *testing.T) {
 		t.Fatalf("the error holds the password: %v", perr)
 	}
 }
+
+// A credential helper on PATH (credHelpers for one registry, credsStore
+// for the rest) gives the credentials, as the docker CLI's do.
+func TestRegistryAuthFromACredentialHelper(t *testing.T) {
+	bin := t.TempDir()
+	script := "#!/bin/sh\n[ \"$1\" = get ] || exit 1\nread url\n" +
+		"case \"$url\" in *7077*) echo '{\"ServerURL\":\"'$url'\",\"Username\":\"ci\",\"Secret\":\"from-the-helper\"}';;\n" +
+		"*) echo 'credentials not found in native keychain'; exit 1;; esac\n"
+	for _, name := range []string{"docker-credential-rctest", "docker-credential-rcstore"} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	dir := t.TempDir()
+	t.Setenv("DOCKER_CONFIG", dir)
+	cfg := `{"credHelpers":{"127.0.0.1:7077":"rctest"},"credsStore":"rcstore"}`
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	auth, perr := registryAuth("127.0.0.1:7077/team/app:v1")
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	raw, err := base64.URLEncoding.DecodeString(auth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ Username, Password string }
+	if err := json.Unmarshal(raw, &got); err != nil || got.Username != "ci" || got.Password != "from-the-helper" {
+		t.Fatalf("X-Registry-Auth holds %+v (%v), want the helper's", got, err)
+	}
+	// The store has nothing for another registry: no credentials, as the CLI.
+	if auth, perr := registryAuth("127.0.0.1:8088/team/app:v1"); perr != nil || auth != "" {
+		t.Fatalf("a registry the store does not know: %q, %v", auth, perr)
+	}
+}
