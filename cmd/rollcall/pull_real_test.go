@@ -53,7 +53,10 @@ func TestRealApplyPullsFromARegistry(t *testing.T) {
 	if res.code != exitPending || !strings.Contains(res.stdout, "pull    -   "+ref) || strings.Contains(res.stdout, "nothing to do") {
 		t.Fatalf("plan: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
-	r.mustApply(path)
+	applied := r.mustApply(path)
+	if !strings.Contains(applied.stderr, "pull    web/-") || !strings.Contains(applied.stderr, "pulling ") {
+		t.Errorf("apply did not show its pull and its progress:\n%s", applied.stderr)
+	}
 	if ids := r.healthy("web"); len(ids) != 2 {
 		t.Fatalf("after apply: %s", describe(r.prefix, r.list()))
 	}

@@ -20,7 +20,7 @@ const (
 	EventDraining // a stop or roll drains: its pre_stop ran (or failed), the wait goes on
 	EventDrained  // the drain's wait ended (Drain.Ended says why)
 	EventCanary   // a canary step's reading: its cohorts' figures so far (Canary)
-	EventPulling  // a pull step's progress: a layer more is done (Pull)
+	EventPulling  // a pull step's progress: a layer or a tenth of its bytes more is done (Pull)
 )
 
 // Event is one thing a session reports of a step. Options.Events gets

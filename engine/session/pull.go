@@ -19,8 +19,12 @@ type pullState struct {
 	c         chan reconcile.PullProgress // from the steps' goroutines; the loop shows the latest
 	cancels   map[string]context.CancelCauseFunc
 	cancelled map[string]bool // keys cancelled because no longer needed
-	said      map[string]int  // layers done last said in an event, by key
+	said      map[string]int  // the mark (pullMark) last said in an event, by key
 }
+
+// pullMark is what an event is said for: each layer done, and each tenth
+// of the bytes.
+func pullMark(p reconcile.PullProgress) int { return p.LayersDone*100 + int(10*p.Fraction()) }
 
 // pullRun is what a pull step s runs under: a context of its own under
 // parent, and the progress callback that hands its progress to the loop
@@ -43,17 +47,17 @@ func (l *loop) pullRun(parent context.Context, s reconcile.Step) (context.Contex
 }
 
 // onPulled shows a pull's progress in its running step, and reports it as
-// an event each time a layer is done.
+// an event each time a layer or a tenth of the bytes is done.
 func (l *loop) onPulled(pp reconcile.PullProgress) {
 	r := l.running[pp.Step.Key()]
 	if r == nil {
 		return
 	}
 	r.Pull = &pp
-	if n, ok := l.pulls.said[pp.Step.Key()]; ok && n == pp.LayersDone {
+	if n, ok := l.pulls.said[pp.Step.Key()]; ok && n == pullMark(pp) {
 		return
 	}
-	l.pulls.said[pp.Step.Key()] = pp.LayersDone
+	l.pulls.said[pp.Step.Key()] = pullMark(pp)
 	l.event(Event{Kind: EventPulling, Step: pp.Step, Pull: &pp})
 }
 
