@@ -117,6 +117,9 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 		wp.Steps = []Step{pullStep(w)}
 		return wp, unjudgedStates(states, prefix, w.Name, w, cs, o)
 	}
+	if w.RegistryErr != nil {
+		wp.Notes = append(wp.Notes, registryNote(w))
+	}
 	if w.Err != nil {
 		wp.Error = w.Err.Error() + ": nothing of this workload is started or stopped"
 		return wp, unjudgedStates(states, prefix, w.Name, w, cs, o)

@@ -49,3 +49,10 @@ func shortDigest(d string) string {
 	}
 	return d
 }
+
+// registryNote says that the registry could not tell where w's `pull:
+// always` tag points, and that the engine's image is kept.
+func registryNote(w *spec.Resolved) string {
+	return fmt.Sprintf("pull: always: the registry could not say where %s points (%s): the engine's image is kept",
+		w.Image, docker.PullKindOf(w.RegistryErr).Text())
+}

@@ -134,3 +134,17 @@ func TestRunPull(t *testing.T) {
 	}
 	equalStrings(t, r.calls, []string{"pull:web:v2", "pull:web:v2"})
 }
+
+// pull: always with a registry that cannot say where the tag points: the
+// engine's image is kept, converged, and the plan says so.
+func TestRegistryThatCannotTellIsANote(t *testing.T) {
+	d := resolved(workload("web", 1))
+	o := observed(fresh(d, "web", 0))
+	d.Workloads[0].RegistryErr = &docker.PullError{Ref: "web:v2", Kind: docker.PullRateLimited, Detail: "toomanyrequests"}
+	p := Diff(d, o)
+	if !p.Empty() || len(p.Errors()) != 0 || len(p.Workloads) != 1 {
+		t.Fatalf("plan:\n%s", p)
+	}
+	want := "pull: always: the registry could not say where web:v2 points (rate limited by the registry): the engine's image is kept"
+	equalStrings(t, p.Workloads[0].Notes, []string{want})
+}

@@ -118,8 +118,8 @@ workloads:
 		t.Fatalf("missing, the tag moved: %+v (it follows the engine's tag)", w)
 	}
 	f.FailPulls("reg/app:v1", &docker.PullError{Kind: docker.PullUnreachable})
-	if w := Resolve(ctx, d, f).Workload("always"); w.Err != nil || w.ImageID != "sha256:app1" {
-		t.Fatalf("always, the registry unreachable: %+v (cannot tell is not moved)", w)
+	if w := Resolve(ctx, d, f).Workload("always"); w.Err != nil || w.ImageID != "sha256:app1" || docker.PullKindOf(w.RegistryErr) != docker.PullUnreachable {
+		t.Fatalf("always, the registry unreachable: %+v (cannot tell is not moved, and is said)", w)
 	}
 	f.FailPulls("reg/app:v1", nil)
 	f.ResetCalls()

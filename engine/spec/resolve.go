@@ -35,6 +35,10 @@ type Resolved struct {
 	// set too (wrapping ErrPullFirst), so whatever reads an unresolved
 	// workload as "cannot tell" does so; Diff plans the pull.
 	Pull *PullNeed
+	// RegistryErr is, for `pull: always`, why the registry could not say
+	// where the tag points (a *docker.PullError): the engine's image is
+	// kept ("cannot tell" is not "moved"), and the plan says so.
+	RegistryErr error
 }
 
 // ErrPullFirst is the Err of a workload whose image is pulled first.
@@ -117,6 +121,7 @@ func Resolve(ctx context.Context, d *Desired, images ImageLookup) *ResolvedDesir
 				at.digest, at.err = registry.DistributionInspect(ctx, w.Image)
 				asked[w.Image] = at
 			}
+			r.RegistryErr = at.err
 			if at.err == nil && at.digest != "" && !hasDigest(in.img, at.digest) {
 				r.Pull = &PullNeed{Ref: w.Image, Moved: true, Digest: at.digest}
 			}
