@@ -297,6 +297,7 @@ func (o *observer) needResolve(d *spec.Desired, fp string) bool {
 // hangs on it current.
 func (l *loop) diff() {
 	l.cancelUnneededPulls()
+	l.armRegistryPoll()
 	obs := &reconcile.Observed{Canary: l.canary.progress, Now: l.observed.engine, Containers: l.containers, Holds: l.holds, RollingBack: l.rollbacks,
 		RecreateBefore: l.recreate, SkipHealth: l.skipHealth, Restarts: l.restarts, Restarting: l.restartsInFlight(),
 		Draining: l.drainingNow()}

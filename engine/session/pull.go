@@ -3,9 +3,13 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/spec"
 )
 
 // errPullUnneeded is why a pull in flight is cancelled: the desired state
@@ -20,7 +24,18 @@ type pullState struct {
 	cancels   map[string]context.CancelCauseFunc
 	cancelled map[string]bool // keys cancelled because no longer needed
 	said      map[string]int  // the mark (pullMark) last said in an event, by key
+
+	// The registry poll (registry_poll): the images are resolved again
+	// every so often while a workload follows a tag (`pull: always`).
+	poll     *time.Timer
+	pollC    <-chan time.Time
+	awaiting bool // the poll fired: its resolve is not taken in yet
+	pollMiss int  // polls in a row the registry could not answer: the next waits longer
 }
+
+// maxPollWait bounds how long a registry that cannot answer makes the
+// poll wait.
+const maxPollWait = time.Hour
 
 // pullMark is what an event is said for: each layer done, and each tenth
 // of the bytes.
@@ -39,9 +54,16 @@ func (l *loop) pullRun(parent context.Context, s reconcile.Step) (context.Contex
 	p.cancels[s.Key()] = cancel
 	c := p.c
 	return ctx, func(pp reconcile.PullProgress) {
-		select {
-		case c <- pp:
-		default: // the loop is busy: a later report says as much
+		for { // never blocks: with the loop busy, the oldest report goes, so the last one always reaches it
+			select {
+			case c <- pp:
+				return
+			default:
+			}
+			select {
+			case <-c:
+			default:
+			}
 		}
 	}
 }
@@ -104,4 +126,68 @@ func pullKind(s reconcile.Step, err error) docker.PullKind {
 		return ""
 	}
 	return docker.PullKindOf(err)
+}
+
+// armRegistryPoll starts the registry poll while the desired state follows
+// a tag, and stops it once it does not. The poll's resolve taken in, a
+// registry that could not answer (rate limited, unreachable, its own
+// error) doubles the next wait, up to maxPollWait, and is said; one that
+// answered brings it back to registry_poll. Each wait is jittered by a
+// tenth, so that agents started together do not ask together.
+func (l *loop) armRegistryPoll() {
+	p := &l.pulls
+	if l.desired == nil || !l.desired.FollowsTags() {
+		if p.poll != nil {
+			p.poll.Stop()
+		}
+		p.poll, p.pollC, p.awaiting, p.pollMiss = nil, nil, false, 0
+		return
+	}
+	if p.awaiting {
+		if l.reresolve || l.resolved == nil {
+			return // its resolve is still to come
+		}
+		p.awaiting = false
+		if why := registryMiss(l.resolved); why != "" {
+			p.pollMiss++
+			l.note("registry: %s; asked again in %s", why, l.pollWait().Round(time.Second))
+		} else {
+			p.pollMiss = 0
+		}
+	}
+	if p.pollC != nil {
+		return
+	}
+	wait := l.pollWait()
+	wait += time.Duration((rand.Float64()*0.2 - 0.1) * float64(wait))
+	p.poll = time.NewTimer(wait)
+	p.pollC = p.poll.C
+}
+
+// pollWait is how long the next registry poll waits, without its jitter.
+func (l *loop) pollWait() time.Duration {
+	every := l.desired.RegistryPollEvery()
+	if l.opts.RegistryPoll > 0 {
+		every = l.opts.RegistryPoll
+	}
+	return min(every<<min(l.pulls.pollMiss, 16), max(every, maxPollWait))
+}
+
+// onRegistryPoll resolves the images again at the next relist: a tag the
+// registry moved is then a pull.
+func (l *loop) onRegistryPoll() {
+	l.pulls.pollC, l.pulls.awaiting = nil, true
+	l.reresolve = true
+	l.requestFetch()
+}
+
+// registryMiss says why the registry could not tell where a followed tag
+// points, "" when it told for every one.
+func registryMiss(r *spec.ResolvedDesired) string {
+	for _, w := range r.Workloads {
+		if w.RegistryErr != nil {
+			return fmt.Sprintf("%s: %s", w.Image, docker.PullKindOf(w.RegistryErr).Text())
+		}
+	}
+	return ""
 }

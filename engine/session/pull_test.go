@@ -256,3 +256,52 @@ func TestEndingSessionCancelsItsPull(t *testing.T) {
 		t.Fatalf("mutations %q, want the cancelled pull alone", m)
 	}
 }
+
+// pullAlways is a desired state of desiredYAML's with pull: always.
+func pullAlways(desired string) string {
+	return strings.Replace(desired, "    replicas:", "    pull: always\n    replicas:", 1)
+}
+
+// onImageID: n containers run, every one the image id, and the plan is done.
+func onImageID(id string, n int) func(Snapshot) bool {
+	return func(s Snapshot) bool {
+		if !s.Steady || len(s.Containers) != n {
+			return false
+		}
+		for _, c := range s.Containers {
+			if c.ImageID != id || c.State != docker.StateRunning {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// registry_poll: a session whose workload follows a tag (pull: always)
+// asks the registry again on its own, so a tag moved in the registry (no
+// event on the engine) is pulled and rolled to; a registry that cannot
+// answer is said, and asked again later.
+func TestRegistryPollFollowsAMovedTag(t *testing.T) {
+	f, clock := newEngine()
+	f.Serve("reg/web:v3", "sha256:3333", fake.Behaviour{ReadyAfter: time.Second}, 2)
+	seed(t, f, clock, desiredYAML("web:v1", 1))
+	h := newHarness(t, f, clock, pullAlways(desiredYAML("reg/web:v3", 1)), ModeAuto)
+	h.opts.RegistryPoll = 20 * time.Millisecond
+	h.start()
+	h.drive("the roll to v3", onImageID("sha256:3333", 1))
+
+	f.Serve("reg/web:v3", "sha256:4444", fake.Behaviour{ReadyAfter: time.Second}, 2) // the tag moves in the registry
+	h.drive("the roll to the moved tag", onImageID("sha256:4444", 1))
+
+	f.FailPulls("reg/web:v3", &docker.PullError{Kind: docker.PullRateLimited, Status: 429, Detail: "toomanyrequests"})
+	snap := h.waitFor("the registry's refusal said", func(s Snapshot) bool {
+		return slices.ContainsFunc(s.Notes, func(n Note) bool {
+			return strings.Contains(n.Text, "registry: reg/web:v3: rate limited by the registry; asked again in")
+		})
+	})
+	for _, c := range snap.Containers {
+		if c.ImageID != "sha256:4444" || c.State != docker.StateRunning {
+			t.Fatalf("a registry that cannot answer moved something: %s", describe(snap))
+		}
+	}
+}

@@ -74,6 +74,9 @@ type Options struct {
 	Recreate bool
 	// Resync is how often the engine is relisted with no event; 0 means 30s.
 	Resync time.Duration
+	// RegistryPoll overrides the desired state's registry_poll: how often
+	// the registry is asked where the `pull: always` tags point (pull.go).
+	RegistryPoll time.Duration
 	// Coalesce is the shortest time between two relists, so a burst of
 	// events gives one; 0 means 50ms.
 	Coalesce time.Duration
@@ -476,6 +479,8 @@ func (l *loop) run() {
 			l.onDrained(p)
 		case p := <-l.pulls.c:
 			l.onPulled(p)
+		case <-l.pulls.pollC:
+			l.onRegistryPoll()
 		case v := <-l.canary.c:
 			l.onCanary(v)
 		case r := <-l.proxied:

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/fake"
@@ -138,5 +139,22 @@ workloads:
 		if strings.HasPrefix(c, "distributioninspect") {
 			t.Fatalf("a digest reference was asked of the registry: %v", f.Calls())
 		}
+	}
+}
+
+// registry_poll: a duration, at least 10s, 5m by default.
+func TestParseRegistryPoll(t *testing.T) {
+	d := mustParse(t, "workloads:\n  web: {image: app, pull: always}\n")
+	if d.RegistryPollEvery() != DefaultRegistryPoll || !d.FollowsTags() {
+		t.Fatalf("default: %s, follows %v", d.RegistryPollEvery(), d.FollowsTags())
+	}
+	d = mustParse(t, "registry_poll: 30s\nworkloads:\n  web: {image: \"app@sha256:0123\", pull: always}\n")
+	if d.RegistryPollEvery() != 30*time.Second || d.FollowsTags() {
+		t.Fatalf("30s: %s, follows %v (a digest is never followed)", d.RegistryPollEvery(), d.FollowsTags())
+	}
+	_, err := Parse("test.yaml", []byte("registry_poll: 1s\nworkloads: {}\n"))
+	var e *Error
+	if !errors.As(err, &e) || e.Line != 1 || e.Col != 16 || !strings.Contains(e.Msg, "registry_poll: 1s is too often") {
+		t.Fatalf("1s: %v", err)
 	}
 }

@@ -58,6 +58,9 @@ type Desired struct {
 	// Notify are the webhooks a session posts its rollouts' events to,
 	// in file order (notify.go); nil for none.
 	Notify []Webhook
+	// RegistryPoll is how often a session asks the registry where its
+	// `pull: always` tags point (registry_poll); 0: DefaultRegistryPoll.
+	RegistryPoll time.Duration
 	// Host names the host this desired state is for, in the copy ForHost
 	// makes; "" otherwise.
 	Host string
