@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
@@ -31,6 +32,58 @@ type pullState struct {
 	pollC    <-chan time.Time
 	awaiting bool // the poll fired: its resolve is not taken in yet
 	pollMiss int  // polls in a row the registry could not answer: the next waits longer
+	asked    askedRegistry
+}
+
+// askedRegistry keeps what the registry said of each tag (its digest, or
+// its error) from one registry poll to the next: the images are resolved
+// at many relists (a pull pending, an image event), and the registry is
+// asked once per poll, never at each of them.
+type askedRegistry struct {
+	mu      sync.Mutex
+	answers map[string]answer
+}
+
+type answer struct {
+	digest string
+	err    error
+}
+
+// forget makes the next resolve ask the registry again.
+func (a *askedRegistry) forget() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.answers = nil
+}
+
+// over is c, asking the registry through a once per poll.
+func (a *askedRegistry) over(c docker.Client) spec.RegistryLookup { return askedOnce{Client: c, a: a} }
+
+type askedOnce struct {
+	docker.Client
+	a *askedRegistry
+}
+
+// DistributionInspect answers from the last poll's answer, or asks the
+// registry (beside the loop) and keeps its answer. The end of the
+// session's context is not kept as an answer.
+func (o askedOnce) DistributionInspect(ctx context.Context, ref string) (string, error) {
+	o.a.mu.Lock()
+	got, ok := o.a.answers[ref]
+	o.a.mu.Unlock()
+	if ok {
+		return got.digest, got.err
+	}
+	digest, err := o.Client.DistributionInspect(ctx, ref)
+	if ctx.Err() == nil {
+		o.a.mu.Lock()
+		if o.a.answers == nil {
+			o.a.answers = map[string]answer{}
+		}
+		o.a.answers[ref] = answer{digest, err}
+		o.a.mu.Unlock()
+	}
+	return digest, err
 }
 
 // maxPollWait bounds how long a registry that cannot answer makes the
@@ -177,6 +230,7 @@ func (l *loop) pollWait() time.Duration {
 // registry moved is then a pull.
 func (l *loop) onRegistryPoll() {
 	l.pulls.pollC, l.pulls.awaiting = nil, true
+	l.pulls.asked.forget()
 	l.reresolve = true
 	l.requestFetch()
 }

@@ -305,3 +305,49 @@ func TestRegistryPollFollowsAMovedTag(t *testing.T) {
 		}
 	}
 }
+
+// The registry is asked once per poll, not at every relist: with a pull
+// pending (which resolves the images at each relist), a followed tag is
+// asked of the registry once until the next poll.
+func TestRegistryAskedOncePerPoll(t *testing.T) {
+	f, clock := newEngine()
+	f.Serve("reg/web:v3", "sha256:3333", fake.Behaviour{ReadyAfter: time.Second}, 1)
+	f.Serve("reg/api:v1", "sha256:a111", fake.Behaviour{ReadyAfter: time.Second}, 2)
+	if _, err := f.Pull(t.Context(), "reg/web:v3", nil); err != nil {
+		t.Fatal(err)
+	}
+	release := f.HoldPulls("reg/api:v1")
+	defer release()
+	h := newHarness(t, f, clock, "workloads:\n  web: {image: reg/web:v3, pull: always}\n  api: {image: reg/api:v1}\n", ModeAuto)
+	h.opts.RegistryPoll = time.Hour
+	h.start()
+	h.waitFor("api's pull under way", func(s Snapshot) bool {
+		return slices.ContainsFunc(s.RunningSteps, func(r StepRun) bool { return r.Step.Action == reconcile.ActPull })
+	})
+	for range 5 {
+		clock.Advance(time.Millisecond)
+		after := clock.Now()
+		h.s.Do(Refresh{})
+		h.waitFor("a relist", func(s Snapshot) bool { return !s.PlanAt.Before(after) })
+	}
+	asked := 0
+	for _, c := range f.Calls() {
+		if c == "distributioninspect:reg/web:v3" {
+			asked++
+		}
+	}
+	if asked != 1 {
+		t.Fatalf("the registry was asked %d times for reg/web:v3 between two polls, want once: %q", asked, f.Calls())
+	}
+	// A new desired state asks its tags anew.
+	h.src.Set("workloads:\n  web: {image: reg/web:v3, pull: always, replicas: 2}\n  api: {image: reg/api:v1}\n")
+	h.waitFor("the new desired state asked of the registry", func(Snapshot) bool {
+		n := 0
+		for _, c := range f.Calls() {
+			if c == "distributioninspect:reg/web:v3" {
+				n++
+			}
+		}
+		return n == 2
+	})
+}
