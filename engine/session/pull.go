@@ -245,3 +245,18 @@ func registryMiss(r *spec.ResolvedDesired) string {
 	}
 	return ""
 }
+
+// retryPullNow makes a failed pull of workload's, waiting out its
+// backoff, go again at once (the operator's `t`, `rollcall retry`): its
+// failures are forgotten. It reports whether there was one.
+func (l *loop) retryPullNow(workload string) bool {
+	for _, s := range l.plan.Executable() {
+		if s.Action != reconcile.ActPull || s.Workload != workload || l.retries[s.Key()] == nil {
+			continue
+		}
+		delete(l.retries, s.Key())
+		l.note("retry %s: its pull of %s goes again now", workload, s.Container)
+		return true
+	}
+	return false
+}

@@ -351,3 +351,29 @@ func TestRegistryAskedOncePerPoll(t *testing.T) {
 		return n == 2
 	})
 }
+
+// retry (`t`) sends a failed pull again at once, its backoff forgotten:
+// the next failure waits the first backoff again.
+func TestRetrySendsAFailedPullAgainNow(t *testing.T) {
+	f, clock := newEngine()
+	f.Serve("reg/web:v3", "sha256:3333", fake.Behaviour{ReadyAfter: time.Second}, 2)
+	f.FailPulls("reg/web:v3", &docker.PullError{Kind: docker.PullNotFound, Status: 404, Detail: "manifest unknown"})
+	seed(t, f, clock, desiredYAML("web:v1", 1))
+	h := newHarness(t, f, clock, desiredYAML("reg/web:v3", 1), ModeAuto)
+	var events eventLog
+	h.opts.Events = events.add
+	h.start()
+	failed := func(n int) func(Snapshot) bool {
+		return func(Snapshot) bool { return len(events.of(EventStepFailed)) >= n }
+	}
+	h.waitFor("the pull failed", failed(1))
+	h.s.Do(Retry{Workload: "web"})
+	h.waitFor("the pull tried again", failed(2))
+	fs := events.of(EventStepFailed)
+	if fs[0].RetryIn != retryMin || fs[1].RetryIn != retryMin {
+		t.Fatalf("backoffs %s then %s: want %s twice (the retry forgot the first failure)", fs[0].RetryIn, fs[1].RetryIn, retryMin)
+	}
+	if !slices.ContainsFunc(h.last.Notes, func(n Note) bool { return strings.Contains(n.Text, "its pull of reg/web:v3 goes again now") }) {
+		t.Errorf("no note of the retry:\n%s", describe(h.last))
+	}
+}
