@@ -247,7 +247,7 @@ func registryMiss(r *spec.ResolvedDesired) string {
 }
 
 // retryPullNow makes a failed pull of workload's, waiting out its
-// backoff, go again at once (the operator's `t`, `rollcall retry`): its
+// backoff, go again at once (the Retry intent: the console's `t`): its
 // failures are forgotten. It reports whether there was one.
 func (l *loop) retryPullNow(workload string) bool {
 	for _, s := range l.plan.Executable() {
