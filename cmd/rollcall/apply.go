@@ -317,6 +317,8 @@ func (p *progress) event(e session.Event) {
 		text = line(p.out.render(st.OK, st.Glyphs.Done), e.Duration.Round(time.Millisecond).String())
 	case session.EventWaiting:
 		text = line(st.Glyphs.Waiting, p.out.render(st.Muted, termSafe(s.Reason)))
+	case session.EventPulling:
+		text = line(st.Glyphs.Running, p.out.render(st.Muted, pullText(*e.Pull)))
 	case session.EventDraining, session.EventDrained:
 		d := e.Drain
 		what := "draining"

@@ -191,8 +191,11 @@ func TestPlanExitCodes(t *testing.T) {
 			stderr: []string{"$DIR/rollcall.yaml:3:5: ", "hint:"}},
 		{name: "unreachable engine", file: "workloads: {}\n", unreachable: true, code: exitFailed,
 			stderr: []string{"rollcall: connect to docker engine", "--docker-host"}},
-		{name: "image missing", file: "workloads:\n  web: {image: nope:v1}\n", code: exitFailed,
-			stderr: []string{"rollcall: cannot converge: web: image nope:v1"}},
+		// An image the engine lacks is pulled first (a pull step: pending);
+		// with pull: never it is an error.
+		{name: "image missing", file: "workloads:\n  web: {image: nope:v1}\n", code: exitPending},
+		{name: "image missing, pull never", file: "workloads:\n  web: {image: nope:v1, pull: never}\n", code: exitFailed,
+			stderr: []string{"rollcall: cannot converge: web: image nope:v1", "pull: never"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, fake.NewManualClock(t0))

@@ -32,6 +32,15 @@ type Client interface {
 	// ImageInspect resolves an image reference to the image the engine has.
 	// An image the engine lacks is ErrNotFound.
 	ImageInspect(ctx context.Context, ref string) (Image, error)
+	// DistributionInspect asks the registry, through the engine and with
+	// the docker CLI's credentials for it, which manifest digest ref
+	// ("sha256:…") names now, without pulling. A failure is a *PullError.
+	DistributionInspect(ctx context.Context, ref string) (string, error)
+	// Pull pulls ref through the engine, with the docker CLI's credentials
+	// for its registry, and returns the image the engine then has.
+	// progress (may be nil) is called on the pull's goroutine with the
+	// totals so far. A failure is a *PullError; ctx's end stops the pull.
+	Pull(ctx context.Context, ref string, progress func(PullProgress)) (Image, error)
 
 	// Create creates and starts a container. If start fails, the created
 	// container is removed again. A name that already exists is ErrConflict.
@@ -67,7 +76,8 @@ type Client interface {
 // Mutating names the Client methods that change engine state. The read-only
 // wrapper refuses exactly these.
 // Exec is among them: what a command does inside a container is unknown.
-var Mutating = []string{"Create", "Stop", "Remove", "Restart", "Update", "Exec"}
+// Pull is among them: watch mode fetches nothing onto the engine.
+var Mutating = []string{"Create", "Stop", "Remove", "Restart", "Update", "Exec", "Pull"}
 
 // Typed errors, for callers that branch on them. Wrap them with %w.
 var (

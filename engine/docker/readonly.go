@@ -28,6 +28,10 @@ func (r readOnly) ImageInspect(ctx context.Context, ref string) (Image, error) {
 	return r.inner.ImageInspect(ctx, ref)
 }
 
+func (r readOnly) DistributionInspect(ctx context.Context, ref string) (string, error) {
+	return r.inner.DistributionInspect(ctx, ref)
+}
+
 func (r readOnly) Events(ctx context.Context, prefix string, since time.Time) (<-chan Event, <-chan error) {
 	return r.inner.Events(ctx, prefix, since)
 }
@@ -58,4 +62,8 @@ func (readOnly) Update(_ context.Context, id string, _ Limits) error {
 
 func (readOnly) Exec(_ context.Context, id string, _ []string) (int, string, error) {
 	return 0, "", fmt.Errorf("exec %s: %w", id, ErrReadOnly)
+}
+
+func (readOnly) Pull(_ context.Context, ref string, _ func(PullProgress)) (Image, error) {
+	return Image{}, fmt.Errorf("pull %s: %w", ref, ErrReadOnly)
 }

@@ -15,7 +15,7 @@ import (
 
 // readMethods are the Client methods that only look. Every Client method
 // must be here or in Mutating.
-var readMethods = []string{"Info", "List", "Inspect", "ImageInspect", "Events", "Logs"}
+var readMethods = []string{"Info", "List", "Inspect", "ImageInspect", "DistributionInspect", "Events", "Logs"}
 
 // guardedFake is an engine with one managed running container, and the
 // read-only wrapper around it.
@@ -50,6 +50,10 @@ func TestReadOnlyRefusesEveryMutatingMethod(t *testing.T) {
 		{"Update", func(c docker.Client, id string) error { return c.Update(ctx, id, docker.Limits{Memory: 1 << 20}) }},
 		{"Exec", func(c docker.Client, id string) error {
 			_, _, err := c.Exec(ctx, id, []string{"/app", "-drain"})
+			return err
+		}},
+		{"Pull", func(c docker.Client, _ string) error {
+			_, err := c.Pull(ctx, "web:v2", nil)
 			return err
 		}},
 	}

@@ -102,6 +102,15 @@ func (s *scoped) ImageInspect(ctx context.Context, ref string) (Image, error) {
 	return s.inner.ImageInspect(ctx, ref)
 }
 
+func (s *scoped) DistributionInspect(ctx context.Context, ref string) (string, error) {
+	return s.inner.DistributionInspect(ctx, ref)
+}
+
+// Pull passes through: it acts on no container.
+func (s *scoped) Pull(ctx context.Context, ref string, progress func(PullProgress)) (Image, error) {
+	return s.inner.Pull(ctx, ref, progress)
+}
+
 func (s *scoped) Events(ctx context.Context, prefix string, since time.Time) (<-chan Event, <-chan error) {
 	return s.inner.Events(ctx, prefix, since)
 }

@@ -78,7 +78,7 @@ func TestScopedRefusesForeignContainers(t *testing.T) {
 			}
 		})
 	}
-	covered = append(covered, "Create")
+	covered = append(covered, "Create", "Pull") // Pull acts on no container: TestScopedPassesPullThrough
 	for _, m := range docker.Mutating {
 		if !slices.Contains(covered, m) {
 			t.Errorf("mutating method %s is not covered by this test", m)
@@ -163,3 +163,18 @@ func TestScopedListVouchesOnlyForManaged(t *testing.T) {
 }
 
 var fakeEpoch = time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+
+// A pull acts on no container: the scope has nothing to check, and it
+// reaches the engine.
+func TestScopedPassesPullThrough(t *testing.T) {
+	ctx := context.Background()
+	f, _, _, _ := scopedFake(t)
+	f.Serve("web:v2", "sha256:web2", fake.Behaviour{}, 1)
+	img, err := docker.Scoped(f, "rollcall").Pull(ctx, "web:v2", nil)
+	if err != nil || img.ID != "sha256:web2" {
+		t.Fatalf("pull through Scoped = %+v, %v", img, err)
+	}
+	if m := f.Mutations(); !slices.Equal(m, []string{"pull:web:v2"}) {
+		t.Fatalf("engine mutations %v, want the pull alone", m)
+	}
+}

@@ -123,6 +123,9 @@ type ContainerConfig struct {
 type Image struct {
 	ID       string
 	RepoTags []string
+	// RepoDigests are the registry digests the image is known by
+	// ("repo@sha256:…"): what a `pull: always` compares with the registry's.
+	RepoDigests []string
 }
 
 // EngineInfo describes the engine a client talks to.

@@ -164,6 +164,8 @@ func RunWith(ctx context.Context, c docker.Client, s Step, opts RunOptions) erro
 		return nil
 	case ActCanary:
 		return runCanary(ctx, c, s, opts)
+	case ActPull:
+		return runPull(ctx, c, s, opts)
 	}
 	return fmt.Errorf("%s %s: unknown action", s.Action, s.Target())
 }

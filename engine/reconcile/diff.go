@@ -111,6 +111,15 @@ func (s *slot) primary() *docker.Container {
 // The workload's slot states are appended to states.
 func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*docker.Container, o *Observed) (WorkloadPlan, []SlotState) {
 	wp := WorkloadPlan{Name: w.Name}
+	if w.Pull != nil {
+		// Rule 0: the pull, and nothing else of the workload, until its
+		// image is on the engine.
+		wp.Steps = []Step{pullStep(w)}
+		return wp, unjudgedStates(states, prefix, w.Name, w, cs, o)
+	}
+	if w.RegistryErr != nil {
+		wp.Notes = append(wp.Notes, registryNote(w))
+	}
 	if w.Err != nil {
 		wp.Error = w.Err.Error() + ": nothing of this workload is started or stopped"
 		return wp, unjudgedStates(states, prefix, w.Name, w, cs, o)

@@ -149,6 +149,9 @@ type RunOptions struct {
 	// proxy, before the container is created. Unset, such a start fails:
 	// there is no proxy to keep the canary from serving.
 	Split func(ctx context.Context, s Step) error
+	// OnPull, when set, is told a pull step's progress, on the step's
+	// goroutine (pull.go).
+	OnPull func(PullProgress)
 }
 
 // DrainProgress is where a step's drain stands.

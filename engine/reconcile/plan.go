@@ -19,13 +19,14 @@ const (
 	ActUpdate  Action = "update"  // change limits in place
 	ActWait    Action = "wait"    // nothing to do yet; Until says how long
 	ActCanary  Action = "canary"  // a canary step: a share of the traffic, measured against the stable cohort (Canary)
+	ActPull    Action = "pull"    // pull the workload's image through the engine (Container holds the reference), before anything of it starts or stops
 )
 
 // actionOrder sorts steps within a slot: new containers first, waits last.
-var actionOrder = map[Action]int{ActStart: 0, ActRestart: 1, ActUpdate: 2, ActCanary: 3, ActRoll: 3, ActStop: 4, ActWait: 5}
+var actionOrder = map[Action]int{ActPull: -1, ActStart: 0, ActRestart: 1, ActUpdate: 2, ActCanary: 3, ActRoll: 3, ActStop: 4, ActWait: 5}
 
 // summaryOrder is the order of the one-line summary.
-var summaryOrder = []Action{ActStart, ActCanary, ActRoll, ActRestart, ActUpdate, ActStop, ActWait}
+var summaryOrder = []Action{ActPull, ActStart, ActCanary, ActRoll, ActRestart, ActUpdate, ActStop, ActWait}
 
 // NoSlot is the Slot of a step on a container without a readable slot index.
 const NoSlot = -1
@@ -35,7 +36,7 @@ type Step struct {
 	Action      Action
 	Workload    string
 	Slot        int    // NoSlot for orphans and unreadable slots
-	Container   string // container name (for start: the name it will get)
+	Container   string // container name (for start: the name it will get; for pull: the image reference)
 	ContainerID string // "" for start
 	// Why is why the step is in the plan, as data: its kind and the facts
 	// its words are made of. Reason is its words (Why.String()), written
@@ -280,8 +281,16 @@ func (p Plan) Counts() map[Action]int {
 	return n
 }
 
-// Summary is the one-line summary, e.g. "2 start · 1 roll · 1 restart · 1 stop".
-func (p Plan) Summary() string { return summarize(p.Counts()) }
+// Summary is the one-line summary, e.g. "2 start · 1 roll · 1 restart · 1
+// stop". A plan with no step but a workload that cannot be acted on says
+// so, never "nothing to do" beside an error.
+func (p Plan) Summary() string {
+	n := p.Counts()
+	if errs := p.Errors(); len(n) == 0 && len(errs) > 0 {
+		return fmt.Sprintf("nothing can be done: %d %s in error", len(errs), plural(len(errs), "workload"))
+	}
+	return summarize(n)
+}
 
 func summarize(n map[Action]int) string {
 	var parts []string

@@ -32,6 +32,9 @@ const (
 	ReasonRolledBack   ReasonKind = "rolled-back"   // its spec is rolled back and on hold (Observed.RollingBack): Spec, Serving
 	ReasonNeverStarted ReasonKind = "never-started" // a new container whose start was lost: made again
 
+	// Pulls.
+	ReasonPull ReasonKind = "pull" // the image is not on the engine, or (Digest set) the registry's tag moved: Image, Digest
+
 	// Restarts, updates and canary steps.
 	ReasonCrashed    ReasonKind = "crashed"     // restart in place: Crash
 	ReasonOldDown    ReasonKind = "old-down"    // an old container went down while no new one serves its slot: Crash
@@ -92,6 +95,10 @@ type Reason struct {
 
 	Have, Want docker.Limits // limits: as applied, as desired
 
+	// Digest is, for a pull with `pull: always`, the manifest digest the
+	// registry's tag moved to; "" for an image the engine lacks.
+	Digest string
+
 	Workload string // extra: the workload no longer desired
 	Spec     string // rolled back: the spec hash on hold
 
@@ -138,6 +145,11 @@ func (r Reason) String() string {
 		return fmt.Sprintf("rollback: spec %s rolled back and on hold; %s keeps serving", short(r.Spec), r.Serving)
 	case ReasonNeverStarted:
 		return "never started: its start was lost; removed, to be created again"
+	case ReasonPull:
+		if r.Digest != "" {
+			return fmt.Sprintf("pull: the registry moved %s to %s; nothing of this workload starts or stops before", r.Image, shortDigest(r.Digest))
+		}
+		return fmt.Sprintf("pull: %s is not on the engine; nothing of this workload starts or stops before", r.Image)
 	case ReasonCrashed:
 		return r.Crash.String()
 	case ReasonOldDown:

@@ -26,7 +26,7 @@ var reasonFits = map[ReasonKind]struct {
 	ReasonStopFirst: {ActRoll, ""}, ReasonReplaced: {ActRoll, ""}, ReasonOrphan: {ActRoll, ""},
 	ReasonDuplicate: {ActStop, ""}, ReasonSurplus: {ActStop, ""}, ReasonCold: {ActStop, ""}, ReasonExtra: {ActStop, ""},
 	ReasonRollback: {ActStop, ""}, ReasonRolledBack: {ActStop, ""}, ReasonNeverStarted: {ActStop, ""},
-	ReasonCrashed: {ActRestart, ""}, ReasonOldDown: {ActRestart, ""}, ReasonLimits: {ActUpdate, ""}, ReasonCanaryStep: {ActCanary, ""},
+	ReasonCrashed: {ActRestart, ""}, ReasonOldDown: {ActRestart, ""}, ReasonLimits: {ActUpdate, ""}, ReasonCanaryStep: {ActCanary, ""}, ReasonPull: {ActPull, ""},
 	ReasonQueued: {ActWait, WaitQueue}, ReasonRestartQueued: {ActWait, WaitQueue}, ReasonBlueGreenWait: {ActWait, WaitBlueGreen},
 	ReasonCanaryFirst: {ActWait, WaitCanary}, ReasonCanaryHeld: {ActWait, WaitCanary},
 	ReasonStarting: {ActWait, WaitBoot}, ReasonBooting: {ActWait, WaitBoot}, ReasonReady: {ActWait, WaitReady},
@@ -171,6 +171,9 @@ func genWideState(t *rapid.T) (*spec.ResolvedDesired, *Observed) {
 			}
 			o.RecreateBefore[w.Name] = t0.Add(-time.Duration(rapid.IntRange(0, 300).Draw(t, "recreate-age")) * time.Second)
 		}
+	}
+	if rapid.IntRange(0, 5).Draw(t, "pulls") == 0 {
+		markPulls(t, d) // rule 0: a workload whose image is pulled first
 	}
 	return d, o
 }
@@ -338,6 +341,9 @@ func TestReasonString(t *testing.T) {
 		{Reason{Kind: ReasonCrashed, Crash: Crash{Cause: CrashOOM, ExitCode: 137}}, "crashed: exit 137 (OOM)"},
 		{Reason{Kind: ReasonOldDown, Crash: Crash{Cause: CrashExit}},
 			"old container down (crashed: exit 0) and no up-to-date one serves the slot: restarted to serve it"},
+		{Reason{Kind: ReasonPull, Image: "reg/web:v2"}, "pull: reg/web:v2 is not on the engine; nothing of this workload starts or stops before"},
+		{Reason{Kind: ReasonPull, Image: "reg/web:v2", Digest: "sha256:0123456789abcdef0123"},
+			"pull: the registry moved reg/web:v2 to sha256:0123456789ab; nothing of this workload starts or stops before"},
 		{Reason{Kind: ReasonLimits, Have: docker.Limits{Memory: 64 << 20, Restart: "always"},
 			Want: docker.Limits{NanoCPUs: 5e8, Memory: 128 << 20}},
 			"limits cpus ∞ mem 64M restart always → cpus 0.5 mem 128M restart no"},

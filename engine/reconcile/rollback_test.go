@@ -84,7 +84,7 @@ func TestOperatorRollbackDoneOrBlocked(t *testing.T) {
 		t.Errorf("nothing left to roll back: plan\n%s\nwant as without the rollback\n%s", b, a)
 	}
 
-	gone := workload("web", 2, func(w *spec.Workload) { w.Image = "gone:v2" })
+	gone := workload("web", 2, func(w *spec.Workload) { w.Image, w.Pull = "gone:v2", spec.PullNever })
 	broken := spec.Resolve(context.Background(), &spec.Desired{Prefix: pfx, Workloads: map[string]*spec.Workload{"web": gone}}, imageTable{"gone:v2": false})
 	if broken.Workload("web").Err == nil {
 		t.Fatal("the workload resolved")

@@ -453,7 +453,10 @@ func TestRule12EngineRestarting(t *testing.T) {
 }
 
 func TestMissingImageStopsNothing(t *testing.T) {
-	d := &spec.Desired{Prefix: pfx, Workloads: map[string]*spec.Workload{"web": workload("web", 1)}}
+	// pull: never: the missing image is an error (the default pulls it
+	// first: TestMissingImageIsPulledFirst).
+	never := workload("web", 1, func(w *spec.Workload) { w.Pull = spec.PullNever })
+	d := &spec.Desired{Prefix: pfx, Workloads: map[string]*spec.Workload{"web": never}}
 	r := spec.Resolve(t.Context(), d, imageTable{"web:v2": false})
 	full := resolved(workload("web", 1))
 	o := observed(stale(full, "web", 0), fresh(full, "web", 1), fresh(full, "web", 2))

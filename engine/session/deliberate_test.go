@@ -306,7 +306,7 @@ func TestHoldStandsWhileTheImageCannotBeResolved(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := &unresolvable{Client: f, ref: "web:v2"}
-	h := newHarness(t, f, clock, desiredYAML("web:v2", 1), ModeStep)
+	h := newHarness(t, f, clock, neverPull(desiredYAML("web:v2", 1)), ModeStep) // a missing image is not pulled: it cannot be resolved
 	h.opts.Client = u
 	h.start()
 	h.waitFor("the plan", func(s Snapshot) bool { return s.Fresh })

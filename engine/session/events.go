@@ -20,6 +20,7 @@ const (
 	EventDraining // a stop or roll drains: its pre_stop ran (or failed), the wait goes on
 	EventDrained  // the drain's wait ended (Drain.Ended says why)
 	EventCanary   // a canary step's reading: its cohorts' figures so far (Canary)
+	EventPulling  // a pull step's progress: a layer or a tenth of its bytes more is done (Pull)
 )
 
 // Event is one thing a session reports of a step. Options.Events gets
@@ -33,6 +34,7 @@ type Event struct {
 	RetryIn  time.Duration            // failed: auto tries it again after this
 	Drain    *reconcile.DrainProgress // draining, drained
 	Canary   *CanaryView              // canary
+	Pull     *reconcile.PullProgress  // pulling
 }
 
 // Observer sees each step Event (as well as Events or Log get it) and
@@ -82,6 +84,9 @@ func (e Event) logLine() (string, slog.Level, []any) {
 			attrs = append(attrs, "error", v.Err.Error())
 		}
 		return "canary", levelInfo, attrs
+	case EventPulling:
+		p := e.Pull
+		return "pulling", levelInfo, append(attrs, "layers", p.Layers, "layers_done", p.LayersDone, "bytes", p.Bytes, "bytes_done", p.BytesDone)
 	}
 	p := e.Drain
 	attrs = append(attrs, "pre_stop_ran", p.PreStopRan)

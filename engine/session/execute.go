@@ -377,15 +377,23 @@ func (l *loop) launch(d stepDone) {
 	if s.SplitFirst != "" {
 		run.Split = l.canarySplitFor()
 	}
+	ctx := l.stepCtx
+	if s.Action == reconcile.ActPull {
+		// Under the session's own context: a pull touches nothing that
+		// serves, so an ending session (a signal, q) cancels it at once
+		// rather than waiting for it; and cancelled when the desired state
+		// no longer needs its image.
+		ctx, run.OnPull = l.pullRun(l.ctx, s)
+	}
 	// Not goReport: the result must reach the loop even while the session
 	// ends, so that the step is journaled and finishStep sees it end.
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
 		d.ran = true
-		d.err = reconcile.RunWith(l.stepCtx, c, s, run)
+		d.err = reconcile.RunWith(ctx, c, s, run)
 		d.duration = l.wallNow().Sub(d.began)
-		d.interrupted = d.err != nil && l.stepCtx.Err() != nil
+		d.interrupted = d.err != nil && ctx.Err() != nil
 		d.created, d.judged = created, judged
 		l.stepped <- d
 	}()
@@ -407,6 +415,7 @@ func (l *loop) onStepped(d stepDone) {
 func (l *loop) onStepDone(d stepDone) {
 	s, key := d.step, d.step.Key()
 	operator := l.finish(key)
+	unneeded := l.endPull(key)
 	l.stepEnded(slotOf(s), !d.ran || d.err != nil || s.Hold != "") // a failure or a hold moves what every slot's plan hangs on
 	if l.releaseAfterStep && len(l.running) == 0 {
 		l.releaseAfterStep = false
@@ -417,7 +426,8 @@ func (l *loop) onStepDone(d stepDone) {
 		return
 	}
 	_, ends := l.stamp()
-	res := StepResult{Step: s, Mode: d.mode, Began: d.began, Duration: d.duration, Listed: d.listed, Created: d.created, Judgement: d.judged, ends: ends}
+	res := StepResult{Step: s, Mode: d.mode, Began: d.began, Duration: d.duration, Listed: d.listed, Created: d.created, Judgement: d.judged,
+		PullKind: pullKind(s, d.err), ends: ends}
 	if d.err != nil {
 		res.Err, res.ProxyFault = d.err.Error(), reconcile.ProxyFaultOf(d.err)
 	}
@@ -425,6 +435,9 @@ func (l *loop) onStepDone(d stepDone) {
 	delete(l.confirmed, key)
 	var canaryOutcome *reconcile.CanaryError // a judged canary step: canaryEnded says it, not the failure path
 	switch {
+	case unneeded && d.err != nil:
+		// A pull the desired state no longer needs: cancelled, not failed.
+		l.event(Event{Kind: EventStepFailed, Step: s, Duration: d.duration, Err: d.err})
 	case errors.As(d.err, &canaryOutcome):
 		l.endRollout(fmt.Sprintf("%s %s did not pass", s.Action, s.Target()))
 		l.event(Event{Kind: EventStepFailed, Step: s, Duration: d.duration, Err: d.err})

@@ -343,13 +343,14 @@ func (l *loop) retry(workload string) {
 	}
 	pinned := l.liftPin(workload) // and its pin (revisions_pin.go)
 	canary := l.liftCanaryHold(workload)
+	pulled := l.retryPullNow(workload) // a failed pull goes again at once (pull.go)
 	if canary {
 		l.spend() // the plan in hand has the canary's hold
 		l.requestFetch()
 	}
 	hashes := sortedKeys(l.holds[workload])
 	if len(hashes) == 0 {
-		if !pinned && !canary {
+		if !pinned && !canary && !pulled {
 			l.note("retry %s: no spec of it is on hold", workload)
 		}
 		return

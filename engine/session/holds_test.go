@@ -284,7 +284,7 @@ func TestHoldKeptWhileTheImageCannotBeResolved(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	h := newHarness(t, f, clock, desiredYAML("web:v2", 1), ModeAuto)
+	h := newHarness(t, f, clock, neverPull(desiredYAML("web:v2", 1)), ModeAuto) // a missing image is not pulled: it cannot be resolved
 	h.opts.StateDir = dir
 	h.opts.Client = notSimulated{f}
 	h.start()

@@ -191,6 +191,10 @@ func (l *loop) startFetch() {
 	}
 	fp := l.desiredFP
 	c := l.scoped(l.raw, l.prefix) // its lists vouch for the managed containers a step may touch
+	if desired != nil && (l.resolved == nil || l.resolvedFP != fp) {
+		l.pulls.asked.forget() // a new desired state: its tags are asked anew
+	}
+	images := l.pulls.asked.over(c) // the registry is asked once per poll (pull.go)
 	readHolds, readPins, info := l.holdsReader(l.opts.StateDir, l.prefix), l.rev.pins.reader(l.opts.StateDir, l.prefix), l.info
 	goReport(l, l.fetched, func() fetchResult {
 		r := fetchResult{epoch: epoch, ends: ends, at: instant{engine: at, wall: l.wallNow()}, resolvedFP: fp}
@@ -210,7 +214,7 @@ func (l *loop) startFetch() {
 				resolved <- nil
 				return
 			}
-			resolved <- spec.Resolve(l.ctx, desired, c)
+			resolved <- spec.Resolve(l.ctx, desired, images)
 		}()
 		r.containers, r.err = c.List(l.ctx, prefix)
 		r.resolved = <-resolved
@@ -296,6 +300,8 @@ func (o *observer) needResolve(d *spec.Desired, fp string) bool {
 // diff makes the plan of the latest list and keeps the bookkeeping that
 // hangs on it current.
 func (l *loop) diff() {
+	l.cancelUnneededPulls()
+	l.armRegistryPoll()
 	obs := &reconcile.Observed{Canary: l.canary.progress, Now: l.observed.engine, Containers: l.containers, Holds: l.holds, RollingBack: l.rollbacks,
 		RecreateBefore: l.recreate, SkipHealth: l.skipHealth, Restarts: l.restarts, Restarting: l.restartsInFlight(),
 		Draining: l.drainingNow()}

@@ -74,6 +74,9 @@ type Options struct {
 	Recreate bool
 	// Resync is how often the engine is relisted with no event; 0 means 30s.
 	Resync time.Duration
+	// RegistryPoll overrides the desired state's registry_poll: how often
+	// the registry is asked where the `pull: always` tags point (pull.go).
+	RegistryPoll time.Duration
 	// Coalesce is the shortest time between two relists, so a burst of
 	// events gives one; 0 means 50ms.
 	Coalesce time.Duration
@@ -350,6 +353,7 @@ type loop struct {
 	mode   Mode
 	notes  []Note
 	proxy  proxyState  // the proxy in front (proxy.go)
+	pulls  pullState   // the pulls in flight (pull.go)
 	canary canaryState // the canaries by traffic (canary.go)
 	notify notifyState // the webhooks of notify: (notify.go)
 
@@ -486,6 +490,10 @@ func (l *loop) run() {
 			l.onDetail(d)
 		case p := <-l.drained:
 			l.onDrained(p)
+		case p := <-l.pulls.c:
+			l.onPulled(p)
+		case <-l.pulls.pollC:
+			l.onRegistryPoll()
 		case v := <-l.canary.c:
 			l.onCanary(v)
 		case r := <-l.proxied:

@@ -147,6 +147,9 @@ type StepRun struct {
 	// the wait before the stop); nil until it drains. Its Text says it:
 	// "draining web-0-73f3 (pre_stop ran, 3s left)".
 	Drain *reconcile.DrainProgress
+	// Pull is how far a pull step's pull is (layers and bytes); nil until
+	// the engine says.
+	Pull *reconcile.PullProgress
 }
 
 // StepResult is one step the session ran.
@@ -166,6 +169,9 @@ type StepResult struct {
 	// step ("" for none): a split that could not be set first, lifted, or
 	// kept, or a share that could not be set to 0.
 	ProxyFault reconcile.ProxyFault
+	// PullKind is why a pull step failed, as data (its Err has the
+	// registry's words); "" for any other step, and for a pull that did not fail.
+	PullKind docker.PullKind
 	// Listed is when the engine list the step was planned from was taken
 	// (wall clock): always after every step that started before it, and
 	// after every step of its slot that ended before it began.

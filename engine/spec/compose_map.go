@@ -180,6 +180,9 @@ func (c *composeMap) service(name string, s composetypes.ServiceConfig) *yaml.No
 			add("pre_stop", listNode(s.PreStop[0].Command, raw), "pre_stop")
 		}
 	}
+	if pull := c.pullPolicy(name, s.PullPolicy); pull != "" {
+		add("pull", strNode(pull), "pull_policy")
+	}
 	if s.Deploy != nil && s.Deploy.UpdateConfig != nil {
 		if update := c.update(name, s.Deploy.UpdateConfig, replicas); update != nil {
 			add("update", update, "deploy", "update_config")

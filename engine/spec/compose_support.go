@@ -46,6 +46,7 @@ var supportedAttributes = append([]tree.Path{
 	"services.*.pre_stop.[].command", // user, privileged, working_dir and environment are reported
 	"services.*.cpus",
 	"services.*.mem_limit",
+	"services.*.pull_policy",
 }, acceptedPaths...)
 
 // acceptedPaths are attributes taken whole, whatever they hold: values

@@ -29,7 +29,7 @@ func warned(d *Desired) []string {
 // what they leave out, and a warning for each thing rollcall does otherwise.
 func TestParseComposeMapsRealWorldFiles(t *testing.T) {
 	withDefaults := func(w Workload) *Workload {
-		out := &Workload{Replicas: 1, StopSignal: DefaultStopSignal, StopGrace: DefaultStopGrace, Restart: DefaultRestart, Update: defaultUpdate()}
+		out := &Workload{Replicas: 1, StopSignal: DefaultStopSignal, StopGrace: DefaultStopGrace, Restart: DefaultRestart, Pull: PullMissing, Update: defaultUpdate()}
 		v, def := reflect.ValueOf(out).Elem(), reflect.ValueOf(w)
 		for i := range def.NumField() {
 			if !def.Field(i).IsZero() {

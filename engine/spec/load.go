@@ -151,8 +151,10 @@ func (l *loader) document(root *yaml.Node) *Desired {
 		return d
 	}
 	var workloads, hosts, fleet *field
-	for _, f := range l.fields(root, "", []string{"prefix", "workloads", "proxy", "hosts", "fleet", "notify"}) {
+	for _, f := range l.fields(root, "", []string{"prefix", "workloads", "proxy", "hosts", "fleet", "notify", "registry_poll"}) {
 		switch f.name {
+		case "registry_poll":
+			d.RegistryPoll = l.registryPoll(f)
 		case "notify":
 			if !isNull(f.val) {
 				d.Notify = l.readNotify(f)

@@ -62,6 +62,7 @@ func TestLoadDesignExampleParsesToExactStruct(t *testing.T) {
 			Restart:    "unless-stopped",
 			Networks:   []string{"front"},
 			PreStop:    []string{"/demoapp", "-drain"},
+			Pull:       PullMissing,
 			Update:     withCanary(withDrain(defaultUpdate(), 5*time.Second)),
 		}},
 		Proxy: &Proxy{CaddyAdmin: "http://127.0.0.1:2019"},
@@ -92,7 +93,7 @@ func TestParseFillsDefaults(t *testing.T) {
 	d := mustParse(t, "workloads:\n  web:\n    image: app\n")
 	want := &Workload{
 		Name: "web", Image: "app", Replicas: 1, StopSignal: DefaultStopSignal, StopGrace: DefaultStopGrace,
-		Restart: DefaultRestart, Update: defaultUpdate(),
+		Restart: DefaultRestart, Pull: PullMissing, Update: defaultUpdate(),
 	}
 	if d.Prefix != DefaultPrefix || d.Source != "test.yaml" || len(d.Warnings) != 0 {
 		t.Errorf("prefix %q source %q warnings %v", d.Prefix, d.Source, d.Warnings)

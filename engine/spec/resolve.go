@@ -2,7 +2,9 @@ package spec
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/rollcall/rollcall/engine/docker"
 )
@@ -12,12 +14,43 @@ type ImageLookup interface {
 	ImageInspect(ctx context.Context, ref string) (docker.Image, error)
 }
 
+// RegistryLookup is an ImageLookup that can also ask the registry where a
+// tag points (docker.Client is one). Resolve uses it for `pull: always`;
+// with a plain ImageLookup, always resolves as missing does.
+type RegistryLookup interface {
+	ImageLookup
+	DistributionInspect(ctx context.Context, ref string) (string, error)
+}
+
 // Resolved is one workload with its image resolved against the engine.
 type Resolved struct {
 	*Workload
-	ImageID string // "" when Err is set
-	Hash    string // spec hash; "" when Err is set
+	ImageID string // "" when Err or Pull is set
+	Hash    string // spec hash; "" when Err or Pull is set
 	Err     error  // the image could not be resolved: nothing of this workload is stopped
+	// Pull is set when the image must be pulled first (DESIGN §5 rule 0):
+	// the engine lacks it, or with `pull: always` the registry's tag
+	// moved. Nothing of the workload starts, stops, restarts or is
+	// replaced until the pull succeeded and the image resolves. Err is
+	// set too (wrapping ErrPullFirst), so whatever reads an unresolved
+	// workload as "cannot tell" does so; Diff plans the pull.
+	Pull *PullNeed
+	// RegistryErr is, for `pull: always`, why the registry could not say
+	// where the tag points (a *docker.PullError): the engine's image is
+	// kept ("cannot tell" is not "moved"), and the plan says so.
+	RegistryErr error
+}
+
+// ErrPullFirst is the Err of a workload whose image is pulled first.
+var ErrPullFirst = errors.New("pulled first: nothing of this workload starts or stops before")
+
+// PullNeed is why a workload's image is pulled before anything else of it.
+type PullNeed struct {
+	Ref string // the reference to pull: the workload's image
+	// Moved: `pull: always`, and the registry's tag names Digest, which
+	// the engine's image of the tag is not; else the engine lacks Ref.
+	Moved  bool
+	Digest string
 }
 
 // ResolvedDesired is a desired state ready for Diff.
@@ -36,34 +69,84 @@ func (r *ResolvedDesired) Workload(name string) *Resolved {
 	return nil
 }
 
+// NeedsPull reports whether any workload waits for a pull.
+func (r *ResolvedDesired) NeedsPull() bool {
+	for i := range r.Workloads {
+		if r.Workloads[i].Pull != nil {
+			return true
+		}
+	}
+	return false
+}
+
+type inspected struct {
+	img docker.Image
+	err error
+}
+
+type distributed struct {
+	digest string
+	err    error
+}
+
 // Resolve fills in each workload's image ID and spec hash. Each image is
-// looked up once. A missing image is an error for that workload only.
+// looked up once (and, for `pull: always`, asked of the registry once). An
+// image the engine lacks is a pull for that workload (Resolved.Pull), or an
+// error with `pull: never`; any other failure is an error for that workload
+// only. A registry that cannot say where an `always` tag points leaves the
+// engine's image in place: "cannot tell" is not "moved".
 func Resolve(ctx context.Context, d *Desired, images ImageLookup) *ResolvedDesired {
 	out := &ResolvedDesired{Prefix: d.Prefix}
-	ids := map[string]string{}
-	errs := map[string]error{}
+	seen := map[string]inspected{}
+	asked := map[string]distributed{}
+	registry, _ := images.(RegistryLookup)
 	for _, name := range d.Names() {
 		w := d.Workloads[name]
 		r := Resolved{Workload: w}
-		id, seen := ids[w.Image]
-		err := errs[w.Image]
-		if !seen && err == nil {
-			img, ierr := images.ImageInspect(ctx, w.Image)
-			if ierr != nil {
-				err = fmt.Errorf("image %s: %w", w.Image, ierr)
-				errs[w.Image] = err
-			} else {
-				id = img.ID
-				ids[w.Image] = id
+		in, ok := seen[w.Image]
+		if !ok {
+			in.img, in.err = images.ImageInspect(ctx, w.Image)
+			seen[w.Image] = in
+		}
+		switch {
+		case errors.Is(in.err, docker.ErrNotFound) && w.Pull != PullNever:
+			r.Pull = &PullNeed{Ref: w.Image}
+		case errors.Is(in.err, docker.ErrNotFound):
+			r.Err = fmt.Errorf("image %s: %w (pull: never: pull it onto the engine, or set pull: missing)", w.Image, in.err)
+		case in.err != nil:
+			r.Err = fmt.Errorf("image %s: %w", w.Image, in.err)
+		case w.Pull == PullAlways && registry != nil && !strings.Contains(w.Image, "@"):
+			at, ok := asked[w.Image]
+			if !ok {
+				at.digest, at.err = registry.DistributionInspect(ctx, w.Image)
+				asked[w.Image] = at
+			}
+			r.RegistryErr = at.err
+			if at.err == nil && at.digest != "" && !hasDigest(in.img, at.digest) {
+				r.Pull = &PullNeed{Ref: w.Image, Moved: true, Digest: at.digest}
 			}
 		}
-		if err != nil {
-			r.Err = err
-		} else {
-			r.ImageID = id
-			r.Hash = Hash(w, id)
+		switch {
+		case r.Pull != nil && r.Pull.Moved:
+			r.Err = fmt.Errorf("image %s: the registry's tag moved to %s: %w", w.Image, r.Pull.Digest, ErrPullFirst)
+		case r.Pull != nil:
+			r.Err = fmt.Errorf("image %s: not on the engine: %w", w.Image, ErrPullFirst)
+		}
+		if r.Err == nil {
+			r.ImageID = in.img.ID
+			r.Hash = Hash(w, in.img.ID)
 		}
 		out.Workloads = append(out.Workloads, r)
 	}
 	return out
+}
+
+// hasDigest reports whether img is known by the manifest digest.
+func hasDigest(img docker.Image, digest string) bool {
+	for _, rd := range img.RepoDigests {
+		if strings.HasSuffix(rd, "@"+digest) {
+			return true
+		}
+	}
+	return false
 }

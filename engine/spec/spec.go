@@ -27,6 +27,14 @@ const (
 	OrderStopFirst  = "stop-first"
 )
 
+// Pull policies (pull:): when an image is pulled through the engine. The
+// policy is not in the spec hash: changing it changes no container.
+const (
+	PullMissing = "missing" // pull an image the engine lacks (the default)
+	PullAlways  = "always"  // ask the registry where the tag points; pull what moved
+	PullNever   = "never"   // never pull: an image the engine lacks is an error
+)
+
 // FailureAction values of update.failure_action.
 const (
 	FailurePause    = "pause"
@@ -50,6 +58,9 @@ type Desired struct {
 	// Notify are the webhooks a session posts its rollouts' events to,
 	// in file order (notify.go); nil for none.
 	Notify []Webhook
+	// RegistryPoll is how often a session asks the registry where its
+	// `pull: always` tags point (registry_poll); 0: DefaultRegistryPoll.
+	RegistryPoll time.Duration
 	// Host names the host this desired state is for, in the copy ForHost
 	// makes; "" otherwise.
 	Host string
@@ -92,7 +103,9 @@ type Workload struct {
 	// stopped; nil: none. It is kept in a label at create, so an old
 	// container runs the one it was created with.
 	PreStop []string
-	Update  UpdatePolicy
+	// Pull is the pull policy: PullMissing, PullAlways or PullNever.
+	Pull   string
+	Update UpdatePolicy
 }
 
 // Port is one published port, from "[[HOST_IP:]HOST_PORT:]CONTAINER_PORT[/PROTO]".

@@ -12,7 +12,7 @@ import (
 
 var (
 	workloadKeys = []string{"image", "version", "replicas", "command", "environment", "labels", "ports",
-		"healthcheck", "resources", "stop_signal", "stop_grace_period", "restart", "networks", "pre_stop", "update"}
+		"healthcheck", "resources", "stop_signal", "stop_grace_period", "restart", "networks", "pre_stop", "pull", "update"}
 	healthcheckKeys = []string{"test", "interval", "timeout", "retries", "start_period", "disable"}
 	resourcesKeys   = []string{"cpus", "memory"}
 	updateKeys      = []string{"strategy", "parallelism", "order", "min_ready", "health_deadline", "failure_action", "drain", "canary"}
@@ -33,6 +33,7 @@ func (l *loader) workload(f field) (*Workload, []binding) {
 		StopSignal: DefaultStopSignal,
 		StopGrace:  DefaultStopGrace,
 		Restart:    DefaultRestart,
+		Pull:       PullMissing,
 		Update: UpdatePolicy{
 			Strategy:       StrategyRolling,
 			Parallelism:    DefaultParallelism,
@@ -92,6 +93,10 @@ func (l *loader) workload(f field) (*Workload, []binding) {
 			w.Networks, w.Aliases = l.networks(g, f.name)
 		case "pre_stop":
 			w.PreStop = l.preStop(g)
+		case "pull":
+			if p, ok := l.oneOf(g.val, g.path, PullMissing, PullAlways, PullNever); ok {
+				w.Pull = p
+			}
 		case "update":
 			l.update(g, &w.Update)
 		}

@@ -16,7 +16,7 @@ var ErrInjected = errors.New("injected failure (fake engine)")
 
 // fakeMethods are the keys of the Client methods in the call log and in
 // FailCall and FailNext: the method names in lower case.
-var fakeMethods = []string{"info", "list", "inspect", "imageinspect", "create", "stop", "remove", "restart", "update", "exec", "events", "logs"}
+var fakeMethods = []string{"info", "list", "inspect", "imageinspect", "create", "stop", "remove", "restart", "update", "exec", "events", "logs", "distributioninspect", "pull"}
 
 type injector struct {
 	rate   float64

@@ -58,6 +58,8 @@ type Engine struct {
 
 	history []docker.Event // recent events, for replay to new subscribers
 	subs    []*eventSub
+
+	reg registry // what Pull and DistributionInspect reach (pull.go)
 }
 
 // Options configure a Fake.
@@ -242,7 +244,7 @@ func (f *Engine) ImageInspect(ctx context.Context, ref string) (_ docker.Image, 
 	if !ok {
 		return docker.Image{}, fmt.Errorf("image %s: %w", ref, docker.ErrNotFound)
 	}
-	img := docker.Image{ID: id}
+	img := docker.Image{ID: id, RepoDigests: slices.Clone(f.reg.pulled[id])}
 	for tag, tid := range f.tags {
 		if tid == id {
 			img.RepoTags = append(img.RepoTags, tag)
@@ -508,7 +510,7 @@ func (f *Engine) resolveImage(ref string) (string, bool) {
 	if _, ok := f.behaviours[ref]; ok {
 		return ref, true
 	}
-	return "", false
+	return f.reg.byRepoDigest(ref)
 }
 
 // newID returns a 64-hex container ID from the seeded source.

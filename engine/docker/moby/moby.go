@@ -257,7 +257,7 @@ func (m *Moby) ImageInspect(ctx context.Context, ref string) (docker.Image, erro
 	if err != nil {
 		return docker.Image{}, fmt.Errorf("inspect image %s: %w", ref, engineErr(err))
 	}
-	return docker.Image{ID: r.ID, RepoTags: slices.Clone(r.RepoTags)}, nil
+	return docker.Image{ID: r.ID, RepoTags: slices.Clone(r.RepoTags), RepoDigests: slices.Clone(r.RepoDigests)}, nil
 }
 
 // Create creates spec.Name and starts it. Every field that the image could

@@ -1,0 +1,33 @@
+package spec
+
+import (
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// pullPolicy maps compose's pull_policy to rollcall's pull: "" when the
+// service sets none. always, never and missing (if_not_present) are
+// rollcall's own; build is never (rollcall builds nothing: the image is
+// built first, as `docker compose build` does); a refresh period (daily,
+// weekly, every_<duration>) is missing, with a warning.
+func (c *composeMap) pullPolicy(service, policy string) string {
+	switch p := strings.ToLower(policy); p {
+	case "":
+		return ""
+	case PullAlways, PullNever, PullMissing:
+		return p
+	case "if_not_present":
+		return PullMissing
+	case "build":
+		k, v := c.raw.find("services", service, "pull_policy")
+		c.l.warn(placeAt(&yaml.Node{}, v, k), "build it first, e.g. `docker compose build "+service+"`",
+			"services.%s.pull_policy: build: taken as never: rollcall builds nothing and runs the image as tagged", service)
+		return PullNever
+	default:
+		k, v := c.raw.find("services", service, "pull_policy")
+		c.l.warn(placeAt(&yaml.Node{}, v, k), "use pull_policy: always to follow the tag at every apply",
+			"services.%s.pull_policy: %s: taken as missing: rollcall pulls an image the engine lacks and refreshes on no schedule", service, policy)
+		return PullMissing
+	}
+}
