@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/spec"
 )
@@ -27,7 +28,20 @@ type Host struct {
 	Plan      PlanState
 	// Healthy of Slots are up to date and healthy: "k/N".
 	Healthy, Slots int
+	Pull           PullState // its session's pull steps of this desired state
 }
+
+// PullState is where a host's pulls of the desired state's images stand: its
+// plan has a pull step left (Pending), one runs now (Running), or the last
+// try of one failed (Failed, of Kind) and waits out its backoff.
+type PullState struct {
+	Pending, Running, Failed bool
+	Kind                     docker.PullKind // Failed: why, as data
+}
+
+// MaxPulls is how many hosts pull at once before a rollout's first
+// non-pull step: the rest wait for a turn.
+const MaxPulls = 4
 
 // Done reports whether the host is converged and healthy: it answers, has
 // nothing left to do, and every slot is up to date and healthy.
@@ -114,6 +128,7 @@ const (
 	Hold     Action = iota // take no step
 	Act                    // run its plan, under its own session's rules
 	RollBack               // roll back to the revision it ran before this rollout
+	Pull                   // run its pull steps only: a host of the rollout has an image to pull
 )
 
 // HostStatus is a host's part in the rollout, for a view.
@@ -164,6 +179,7 @@ const (
 	WaitFailedHost                      // a host failed (Cause): no later wave starts
 	WaitEarlierWave                     // the wave before (Wave) has not started
 	WaitWatch                           // watch mode acts on nothing
+	WaitPull                            // Host has a pull left (Pull.Kind set when its last try failed): no host runs anything else
 )
 
 // Problem is the preflight check a host fails.
@@ -187,6 +203,7 @@ type Wait struct {
 	Wave    int       // WaitEarlierWave
 	// Healthy of Slots, for WaitHealth.
 	Healthy, Slots int
+	Pull           PullState // WaitPull: the host's pulls
 }
 
 // EventKind names a fact a decision recorded for the first time.
@@ -208,6 +225,9 @@ type Event struct {
 	Cause   Cause
 	Skipped bool
 	Phase   Phase
+	// EventLeftOut: the host's pull failed (of this kind) rather than
+	// it not answering; "" for a host that does not answer.
+	PullKind docker.PullKind
 }
 
 // Decision is what the fleet does now.
@@ -269,6 +289,8 @@ type coordinator struct {
 	waits  [][]Wait
 	events []Event
 	wakeAt time.Time
+	// pullTurn holds the hosts that run their pull steps now (Pull).
+	pullTurn map[string]bool
 	// finishing is set under on_failure continue within max_failed_hosts:
 	// the failed hosts no longer gate the started waves after theirs
 	// (DESIGN §11: continue goes on with the other hosts).
@@ -302,6 +324,9 @@ func (c *coordinator) decide() Decision {
 	c.recordFailures()
 	if len(rec.Failed) > 0 {
 		return c.onFailure()
+	}
+	if waits := c.pullWaits(); len(waits) > 0 {
+		return c.pulling(waits)
 	}
 	c.advance()
 	c.startedWaits()
@@ -337,7 +362,7 @@ func (c *coordinator) preflight() (left []string, problems []Wait) {
 	}
 	engines := map[string]string{}
 	for _, h := range c.in.Hosts {
-		if !h.Reachable && c.in.SkipUnreachable && !slices.Contains(firstWave, h.Name) {
+		if (!h.Reachable || h.Pull.Failed && !h.Pull.Running) && c.in.SkipUnreachable && !slices.Contains(firstWave, h.Name) {
 			left = append(left, h.Name)
 			continue
 		}
@@ -502,12 +527,82 @@ func (c *coordinator) advance() {
 	c.soakClock()
 }
 
+// pullWaits are the hosts of the rollout (not left out, not failed) with
+// a pull step left, in wave order.
+func (c *coordinator) pullWaits() []Wait {
+	var waits []Wait
+	for _, wave := range c.waves {
+		for _, name := range wave {
+			if _, failed := c.rec.failed(name); failed {
+				continue
+			}
+			if h := c.byName[name]; h.Pull.Pending {
+				waits = append(waits, Wait{Kind: WaitPull, Host: name, Pull: h.Pull})
+			}
+		}
+	}
+	return waits
+}
+
+// pulling decides a rollout while a host of it has a pull left (DESIGN
+// §5 rule 0 across hosts): no wave starts and no host runs anything but
+// its pull steps; up to MaxPulls hosts pull at once, those pulling now
+// first, then those that have not failed, then those whose last try
+// failed, in wave order. In step mode the pulls wait for the first wave's
+// approval (or the whole rollout's).
+func (c *coordinator) pulling(waits []Wait) Decision {
+	rec := c.rec
+	c.startedWaits()
+	for k := range min(rec.Waves, len(c.waves)) {
+		c.waits[k] = append(c.waits[k], waits...)
+	}
+	if k := rec.Waves; k < len(c.waves) {
+		c.waits[k] = slices.Clone(waits)
+		if c.needsApproval(k) {
+			c.waits[k] = append(c.waits[k], Wait{Kind: WaitApproval})
+		}
+		c.laterWaves(k + 1)
+	}
+	c.soakClock()
+	if rec.Started() || !c.needsApproval(0) {
+		rank := func(p PullState) int {
+			switch {
+			case p.Running:
+				return 0
+			case !p.Failed:
+				return 1
+			}
+			return 2
+		}
+		var turns []Wait
+		for _, w := range waits {
+			if h := c.byName[w.Host]; h.Reachable && h.LockHeld {
+				turns = append(turns, w)
+			}
+		}
+		slices.SortStableFunc(turns, func(a, b Wait) int { return rank(a.Pull) - rank(b.Pull) })
+		c.pullTurn = map[string]bool{}
+		for _, w := range turns[:min(MaxPulls, len(turns))] {
+			c.pullTurn[w.Host] = true
+		}
+	}
+	phase := PhaseRolling
+	if !rec.Started() {
+		phase = PhasePreflight
+	}
+	return c.result(phase, nil)
+}
+
 // start records wave k as started.
 func (c *coordinator) start(k int, skipped bool) {
 	if !c.rec.Started() {
 		c.events = append(c.events, Event{Kind: EventBegan})
-		for _, h := range c.rec.Left {
-			c.events = append(c.events, Event{Kind: EventLeftOut, Host: h})
+		for _, name := range c.rec.Left {
+			ev := Event{Kind: EventLeftOut, Host: name}
+			if h := c.byName[name]; h.Reachable && h.Pull.Failed {
+				ev.PullKind = h.Pull.Kind
+			}
+			c.events = append(c.events, ev)
 		}
 	}
 	c.rec.Waves = k + 1
@@ -637,6 +732,9 @@ func (c *coordinator) result(phase Phase, act func(k int, h Host) Action) Decisi
 			v.Status = c.status(k, h)
 			if act != nil && k < rec.Waves {
 				v.Action = act(k, h)
+			}
+			if c.pullTurn[h.Name] {
+				v.Action = Pull
 			}
 		}
 		d.Hosts = append(d.Hosts, v)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/spec"
 )
@@ -57,6 +58,7 @@ type host struct {
 	// The gate as last sent to its session; approvedFor is the desired
 	// state its session's rollout was approved for (step mode).
 	gateOpen    bool
+	gatePulls   bool // closed, it lets the pull steps through
 	gateWhy     string
 	approvedFor *spec.Desired
 }
@@ -110,7 +112,40 @@ func (h *host) input(now time.Time, grace time.Duration) Host {
 	in.LockHeld = h.lock.Load().Held() && h.snap.Lock.Held
 	in.Plan = planState(h.snap, h.want, h.wantSince)
 	in.Healthy, in.Slots = h.snap.Progress.Ready, h.snap.Progress.Total
+	if in.Plan != PlanUnknown {
+		in.Pull = pullState(h.snap)
+	}
 	return in
+}
+
+// pullState is where a session's pull steps stand: left in its plan or
+// running, and whether the last try of one failed, and why.
+func pullState(s session.Snapshot) PullState {
+	var p PullState
+	for _, r := range s.RunningSteps {
+		if r.Step.Action == reconcile.ActPull {
+			p.Pending, p.Running = true, true
+		}
+	}
+	for _, st := range s.Plan.Executable() {
+		if st.Action != reconcile.ActPull {
+			continue
+		}
+		p.Pending = true
+		if s.Steps[st.Key()].State != session.StepFailed {
+			continue
+		}
+		p.Failed, p.Kind = true, docker.PullOther
+		for i := len(s.Recent) - 1; i >= 0; i-- {
+			if r := s.Recent[i]; r.Step.Key() == st.Key() && r.Err != "" {
+				if r.PullKind != "" {
+					p.Kind = r.PullKind
+				}
+				break
+			}
+		}
+	}
+	return p
 }
 
 // planState is where a host's session stands with the desired state the

@@ -122,7 +122,10 @@ func (r *run) onEvent(ev Event, now time.Time) {
 		}
 	case EventLeftOut:
 		why := "it does not answer"
-		if h := r.host(ev.Host); h != nil && h.dialErr != "" {
+		switch h := r.host(ev.Host); {
+		case ev.PullKind != "":
+			why = "its pull failed: " + ev.PullKind.Text()
+		case h != nil && h.dialErr != "":
 			why += ": " + h.dialErr
 		}
 		r.note("%s left out of the rollout (--skip-unreachable): %s", ev.Host, why)

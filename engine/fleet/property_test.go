@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/spec"
 	"pgregory.net/rapid"
@@ -25,7 +26,10 @@ import (
 //   - no wave starts after a failure, and started waves never go back;
 //   - a wave with work starts only approved in step mode, and only after
 //     the soak;
-//   - rollback happens only under rollback_all, on hosts of started waves.
+//   - rollback happens only under rollback_all, on hosts of started waves;
+//   - while a host of the rollout has a pull left (and none failed), no
+//     host acts and no wave starts; only hosts with a pull left pull, at
+//     most MaxPulls at once.
 func TestDecideProperties(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(1, 6).Draw(t, "hosts")
@@ -58,6 +62,7 @@ func TestDecideProperties(t *testing.T) {
 			default:
 				h.Plan = PlanRolling
 			}
+			pull(t, &h)
 			hosts[i] = h
 		}
 		policy := spec.Fleet{
@@ -138,10 +143,32 @@ func evolve(t *rapid.T, h *Host, a Action) {
 		if h.Plan == PlanUnknown {
 			h.Plan = PlanRolling
 		}
+	case e < 32:
+		pull(t, h)
 	default:
-		if a != Hold && h.Reachable {
-			h.Plan, h.Healthy = PlanConverged, h.Slots
+		switch {
+		case a == Pull && h.Reachable:
+			h.Pull = PullState{}
+		case a != Hold && h.Reachable:
+			h.Plan, h.Healthy, h.Pull = PlanConverged, h.Slots, PullState{}
 		}
+	}
+}
+
+// pull gives a host, at random, a pull left: running, failed or to come.
+func pull(t *rapid.T, h *Host) {
+	switch rapid.IntRange(0, 5).Draw(t, "pull "+h.Name) {
+	case 0:
+		h.Pull = PullState{Pending: true}
+	case 1:
+		h.Pull = PullState{Pending: true, Running: true}
+	case 2:
+		h.Pull = PullState{Pending: true, Failed: true, Kind: docker.PullUnreachable}
+	default:
+		return
+	}
+	if h.Plan != PlanUnknown {
+		h.Plan = PlanRolling
 	}
 }
 
@@ -181,6 +208,12 @@ func checkDecision(t *rapid.T, in Input, d Decision) {
 		}
 		if !in.Mode.Acting() {
 			t.Fatalf("watch mode: %s gets action %d", v.Host, v.Action)
+		}
+		if v.Action == Pull {
+			if v.Wave < 0 || !h.Pull.Pending || !h.Reachable || !h.LockHeld {
+				t.Fatalf("%s of wave %d pulls: %+v", v.Host, v.Wave, h)
+			}
+			continue
 		}
 		if v.Wave < 0 || v.Wave >= rec.Waves {
 			t.Fatalf("%s of wave %d acts (%d) with %d waves started", v.Host, v.Wave, v.Action, rec.Waves)
@@ -258,6 +291,29 @@ func checkDecision(t *rapid.T, in Input, d Decision) {
 			}
 		}
 	}
+	// Pull before any other step, on every host of the rollout.
+	pulls, pulling := 0, false
+	for _, v := range d.Hosts {
+		if v.Action == Pull {
+			pulls++
+		}
+		if _, failed := rec.failed(v.Host); v.Wave >= 0 && !failed && byName[v.Host].Pull.Pending {
+			pulling = true
+		}
+	}
+	if pulls > MaxPulls {
+		t.Fatalf("%d hosts pull at once, at most %d", pulls, MaxPulls)
+	}
+	if pulling && len(rec.Failed) == 0 {
+		for _, v := range d.Hosts {
+			if v.Action == Act || v.Action == RollBack {
+				t.Fatalf("%s gets action %d while a host of the rollout has a pull left: %+v", v.Host, v.Action, in.Hosts)
+			}
+		}
+		if rec.Waves != in.Record.Waves {
+			t.Fatalf("wave %d started while a host of the rollout has a pull left: %+v", rec.Waves-1, in.Hosts)
+		}
+	}
 	if rec.Waves < in.Record.Waves || len(rec.Failed) < len(in.Record.Failed) {
 		t.Fatalf("the record went back: %+v from %+v", rec, in.Record)
 	}
@@ -290,7 +346,7 @@ func preflightFails(in Input) bool {
 	for _, h := range in.Hosts {
 		canLeave := in.SkipUnreachable && !slices.Contains(first, h.Name)
 		switch {
-		case !h.Reachable && canLeave:
+		case (!h.Reachable || h.Pull.Failed && !h.Pull.Running) && canLeave:
 			continue
 		case !h.Reachable, h.EngineID == "", h.Plan == PlanUnknown, !h.LockHeld, engines[h.EngineID]:
 			return true

@@ -600,9 +600,12 @@ func (r *run) apply(d Decision) {
 			r.rollBack(h)
 		}
 		why := r.holdReason(v, d)
-		if why == "" {
+		switch {
+		case why == "" && v.Action == Pull:
+			r.pullGate(h)
+		case why == "":
 			r.openGate(h, v.Action)
-		} else {
+		default:
 			r.closeGate(h, why)
 		}
 	}
@@ -646,7 +649,7 @@ func (r *run) holdReason(v Verdict, d Decision) string {
 // its session once per desired state handed to it.
 func (r *run) openGate(h *host, a Action) {
 	if !h.gateOpen {
-		h.gateOpen, h.gateWhy = true, ""
+		h.gateOpen, h.gatePulls, h.gateWhy = true, false, ""
 		h.sess.Do(session.Gate{Open: true})
 	}
 	if r.mode == session.ModeStep && h.approvedFor != h.want {
@@ -656,11 +659,27 @@ func (r *run) openGate(h *host, a Action) {
 }
 
 func (r *run) closeGate(h *host, why string) {
-	if h.sess == nil || !h.gateOpen && h.gateWhy == why {
+	if h.sess == nil || !h.gateOpen && !h.gatePulls && h.gateWhy == why {
 		return
 	}
-	h.gateOpen, h.gateWhy = false, why
+	h.gateOpen, h.gatePulls, h.gateWhy = false, false, why
 	h.sess.Do(session.Gate{Why: why})
+}
+
+// pullGate closes a host's gate but for its pull steps: a host of the
+// rollout has an image to pull. In step mode it approves the rollout of
+// its session (the fleet's approval stands for it), as openGate does:
+// the gate holds every other step.
+func (r *run) pullGate(h *host) {
+	const why = "pulling: no host runs anything else until every host of the rollout has its images"
+	if h.gateOpen || !h.gatePulls {
+		h.gateOpen, h.gatePulls, h.gateWhy = false, true, why
+		h.sess.Do(session.Gate{Why: why, Pulls: true})
+	}
+	if r.mode == session.ModeStep && h.approvedFor != h.want {
+		h.approvedFor = h.want
+		h.sess.Do(session.ApproveRollout{})
+	}
 }
 
 // rollBack hands a host told to roll back the desired state it was

@@ -28,6 +28,7 @@ type gate struct {
 	Halted     bool // the journal cannot be written: no audit, no action
 	Paused     bool
 	Gated      string        // the caller's gate is closed (Gate): why; "" when open
+	GatedPulls bool          // the closed gate lets pull steps through (Gate.Pulls)
 	Blast      bool          // a blast-radius question or refusal holds every step
 	SettleLeft time.Duration // the desired state changed less than the settle time ago
 
@@ -61,7 +62,8 @@ type decision struct {
 //     blast radius: it is an explicit order to stop a new container where
 //     an old one still serves;
 //   - a pause, then the caller's closed gate (Gate), then a blast-radius
-//     question (or refusal), holds every step;
+//     question (or refusal), holds every step (a gate that lets pulls
+//     through holds every other);
 //   - then the plan's steps in order: skipped ones, those of a workload
 //     being rolled back, those of a slot a running step acts on or whose
 //     step ended after the plan's list began (the plan does not know what
@@ -95,7 +97,7 @@ func decide(steps []reconcile.Step, g gate) decision {
 		return decision{Run: []reconcile.Step{*g.Rollback}}
 	case g.Paused:
 		return decision{Wait: "paused"}
-	case g.Gated != "":
+	case g.Gated != "" && !g.GatedPulls:
 		return decision{Wait: "gated: " + g.Gated}
 	case g.Blast:
 		return decision{Wait: "held by the blast-radius guard"}
@@ -111,6 +113,8 @@ func decide(steps []reconcile.Step, g gate) decision {
 		key := s.Key()
 		switch {
 		case g.Skipped[key], g.RollingBack[s.Workload], g.Busy[slotOf(s)], taken[slotOf(s)]:
+			continue
+		case g.Gated != "" && s.Action != reconcile.ActPull:
 			continue
 		case g.Stale[slotOf(s)]:
 			stale = true
@@ -133,6 +137,8 @@ func decide(steps []reconcile.Step, g gate) decision {
 	switch {
 	case len(run) > 0:
 		return decision{Run: run, Ask: ask}
+	case g.Gated != "":
+		return decision{Wait: "gated: " + g.Gated}
 	case ask != nil:
 		return decision{Ask: ask, Wait: "a stop-first step waits for confirmation"}
 	case stale:

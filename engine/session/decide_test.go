@@ -18,6 +18,7 @@ func TestDecide(t *testing.T) {
 	roll := reconcile.Step{Action: reconcile.ActRoll, Workload: "web", Slot: 1, Container: "rc-web-1-old", ContainerID: "o1"}
 	downtime := reconcile.Step{Action: reconcile.ActStop, Workload: "db", Slot: 0, Container: "rc-db-0-old", ContainerID: "d0", Downtime: true,
 		Reason: "stop-first: slot down until the new container is healthy"}
+	pull := reconcile.Step{Action: reconcile.ActPull, Workload: "api", Slot: reconcile.NoSlot, Container: "reg/api:v2"}
 	rollback := reconcile.Step{Action: reconcile.ActStop, Workload: "web", Slot: 2, Container: "rc-web-2-new", ContainerID: "n2"}
 
 	ready := func() gate {
@@ -57,6 +58,12 @@ func TestDecide(t *testing.T) {
 			gate: func(g *gate) { g.SettleLeft = time.Second }, wait: "settling"},
 		{name: "a pause holds every step", steps: []reconcile.Step{start, restart}, gate: func(g *gate) { g.Paused = true }, wait: "paused"},
 		{name: "a closed gate holds every step", steps: []reconcile.Step{start, restart},
+			gate: func(g *gate) { g.Gated = "wave 1 waits" }, wait: "gated: wave 1 waits"},
+		{name: "a gate closed but for pulls runs the pulls only", steps: []reconcile.Step{start, pull, restart},
+			gate: func(g *gate) { g.Gated, g.GatedPulls = "pulling", true }, run: []string{pull.Key()}},
+		{name: "a gate closed but for pulls, with no pull left, holds", steps: []reconcile.Step{start, restart},
+			gate: func(g *gate) { g.Gated, g.GatedPulls = "pulling", true }, wait: "gated: pulling"},
+		{name: "a closed gate holds a pull too", steps: []reconcile.Step{pull},
 			gate: func(g *gate) { g.Gated = "wave 1 waits" }, wait: "gated: wave 1 waits"},
 		{name: "a closed gate holds a step mode approval too", steps: []reconcile.Step{start},
 			gate: func(g *gate) { g.Mode, g.Gated, g.Rollout = ModeStep, "wave 1 waits", true }, wait: "gated"},

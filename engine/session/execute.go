@@ -49,7 +49,7 @@ func (l *loop) act() {
 		Now: l.wallNow(), Mode: l.mode, Unattended: l.opts.Unattended != nil,
 		LockHeld: l.lockHeld(), Connected: l.connected,
 		Fresh: fresh, Busy: map[string]bool{}, Stale: l.staleSlots(), Room: maxParallelSteps - len(l.running),
-		Halted: l.halted != "", Paused: l.pause != nil, Gated: l.gated,
+		Halted: l.halted != "", Paused: l.pause != nil, Gated: l.gated, GatedPulls: l.gatePulls,
 		Blast:      l.refusal != nil || (l.confirm != nil && l.confirm.Kind == ConfirmBlast),
 		SettleLeft: l.settleLeft(l.wallNow()),
 		Approved:   l.approved, Rollout: l.rollout != nil, Skipped: l.skipped, Confirmed: l.confirmed,
@@ -334,7 +334,7 @@ func (l *loop) launchRefused(s reconcile.Step) string {
 		return "the session stopped acting"
 	case l.pause != nil && !l.rollbackStops[s.Key()]:
 		return "paused"
-	case l.gated != "" && !l.rollbackStops[s.Key()]:
+	case l.gated != "" && !l.rollbackStops[s.Key()] && !(l.gatePulls && s.Action == reconcile.ActPull):
 		return "gated"
 	case l.skipped[s.Key()]:
 		return "skipped"

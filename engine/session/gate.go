@@ -6,13 +6,17 @@ package session
 // (failure_action pause) and only Resume lifts it; the gate is the
 // caller's alone, and opening it never lifts a pause. While it is closed
 // no step starts, in any mode (an operator rollback's stops still run, as
-// through a pause); a step in flight finishes.
+// through a pause), but for pull steps when Pulls is set: a fleet pulls on
+// every host before any host's first other step; a step in flight finishes.
 
 // Gate opens or closes the session's gate. Why says, closed, what it
 // waits for: the snapshot shows it (Gated, Waiting).
 type Gate struct {
 	Open bool
 	Why  string
+	// Pulls lets the pull steps through a closed gate: they touch nothing
+	// that serves.
+	Pulls bool
 }
 
 func (Gate) intent() {}
@@ -23,6 +27,7 @@ const gateWaiting = "waiting for the fleet's decision on this desired state"
 
 // setGate takes in a Gate intent.
 func (g *guards) setGate(i Gate) {
+	g.gatePulls = !i.Open && i.Pulls
 	if i.Open {
 		g.gated = ""
 		return
@@ -38,6 +43,6 @@ func (g *guards) setGate(i Gate) {
 // the caller opens it again.
 func (g *guards) gateOnNewDesired(gated bool) {
 	if gated {
-		g.gated = gateWaiting
+		g.gated, g.gatePulls = gateWaiting, false
 	}
 }

@@ -227,6 +227,7 @@ type guards struct {
 	confirm          *Confirmation
 	refusal          *Refusal    // unattended: the blast radius refused the desired state
 	gated            string      // why the gate is closed (Gate, Options.Gated); "" when open
+	gatePulls        bool        // the closed gate lets pull steps through (Gate.Pulls)
 	halted           string      // the journal failed: nothing more runs
 	lockPoll         alarm       // armed only while another session holds the lock
 	lock             *state.Lock // held: this session acts under it

@@ -485,3 +485,25 @@ func platformCheck() error {
 	}
 	return nil
 }
+
+// listenInNS opens a listener inside ns (see dialIn): its connections come
+// from inside ns, and its Accept runs on any thread.
+func listenInNS(ns *os.File, network, addr string) (net.Listener, error) {
+	type result struct {
+		l   net.Listener
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		if err := enter(ns); err != nil {
+			ch <- result{err: err}
+			return // locked: the thread ends, wherever it is
+		}
+		l, err := net.Listen(network, addr)
+		leave()
+		ch <- result{l, err}
+	}()
+	r := <-ch
+	return r.l, r.err
+}

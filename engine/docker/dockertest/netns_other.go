@@ -19,8 +19,9 @@ func startIn(*os.File, *exec.Cmd) (<-chan error, error) { return nil, errNotLinu
 func dialIn(context.Context, *os.File, string, string) (net.Conn, error) {
 	return nil, errNotLinux
 }
-func reap(string, string) error  { return errNotLinux }
-func unmountUnder(string) error  { return errNotLinux }
-func removeCgroups(string) error { return errNotLinux }
+func listenInNS(*os.File, string, string) (net.Listener, error) { return nil, errNotLinux }
+func reap(string, string) error                                 { return errNotLinux }
+func unmountUnder(string) error                                 { return errNotLinux }
+func removeCgroups(string) error                                { return errNotLinux }
 
 func livePidOf(string, string) bool { return false }
