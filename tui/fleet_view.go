@@ -546,6 +546,11 @@ func waitStyle(st *theme.Styles, w fleet.Wait) lipgloss.Style {
 		return st.Bad
 	case fleet.WaitApproval, fleet.WaitSoak, fleet.WaitHealth:
 		return st.Warn
+	case fleet.WaitPull:
+		if w.Pull.Failed {
+			return st.Bad
+		}
+		return st.Warn
 	}
 	return st.Muted
 }
@@ -586,8 +591,21 @@ func waitText(w fleet.Wait, now time.Time, tall bool) string {
 		return fmt.Sprintf("after wave %d", w.Wave+1)
 	case fleet.WaitWatch:
 		return "watch mode: nothing starts"
+	case fleet.WaitPull:
+		return pullWaitText(w)
 	}
 	return "?"
+}
+
+// pullWaitText is a host's pull that holds every wave, in words.
+func pullWaitText(w fleet.Wait) string {
+	switch {
+	case w.Pull.Failed:
+		return w.Host + "'s pull failed: " + w.Pull.Kind.Text()
+	case w.Pull.Running:
+		return w.Host + " pulling"
+	}
+	return w.Host + " to pull"
 }
 
 // hostLead leads the selected host's mode line: its name and its part

@@ -223,6 +223,14 @@ func waitText(w fleet.Wait) string {
 		return w.Host + " failed"
 	case fleet.WaitWatch:
 		return "watch mode"
+	case fleet.WaitPull:
+		switch {
+		case w.Pull.Failed:
+			return w.Host + "'s pull failed: " + w.Pull.Kind.Text()
+		case w.Pull.Running:
+			return w.Host + " pulling"
+		}
+		return w.Host + " to pull"
 	}
 	return ""
 }
