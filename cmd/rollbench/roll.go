@@ -199,6 +199,7 @@ type limitRoll struct {
 	base string
 	c    rollConfig
 	old  []string // v1's container IDs, by slot
+	to   string   // the image v2 is; "" is the run's demoapp v2
 }
 
 // limitSetUp starts c.replicas v1 containers named after base on b's
@@ -221,7 +222,11 @@ func (b *bench) limitSetUp(ctx context.Context, base string, c rollConfig) (*lim
 }
 
 func (l *limitRoll) spec(v string) *containerSpec {
-	conf := l.b.demoConfig(l.b.tag(v, false))
+	image := l.b.tag(v, false)
+	if v == "v2" && l.to != "" {
+		image = l.to
+	}
+	conf := l.b.demoConfig(image)
 	conf.Labels["rollbench.trial"] = l.base
 	return &containerSpec{config: conf}
 }
