@@ -163,7 +163,7 @@ func (b *bench) pullRollcall(ctx context.Context, ref string) (time.Duration, er
 	if _, err := b.cli.ImageInspect(ctx, ref); err == nil {
 		return 0, fmt.Errorf("the engine has %s before the roll: no pull to time", ref)
 	}
-	d, err := b.apply(ctx, journal, files[1])
+	d, err := b.timedApply(ctx, dir, prefix, journal, files[1], "3 replicas to "+ref)
 	if err != nil {
 		return 0, fmt.Errorf("roll to %s: %w", ref, err)
 	}
