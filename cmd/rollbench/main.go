@@ -3,7 +3,7 @@
 // (issue 12). It is a tool for people, not a test: CI builds and vets it but
 // never runs it.
 //
-//	go run ./cmd/rollbench [-rounds 5] [-parts roll,reaction,idle] [-configs 3x1,10x1,10x10,fleet3x3,cohorts]
+//	go run ./cmd/rollbench [-rounds 5] [-parts roll,reaction,idle] [-configs 3x1,10x1,10x10,fleet3x3,cohorts,pull]
 //	                       [-tools rollcall,swarm,limit] [-health-interval 100ms] [-idle-window 60s] [-out FILE]
 //	                       [-cohort-requests 2000] [-cohort-clients 1] [-cohort-share 0.1]
 //
@@ -50,6 +50,11 @@
 // -cohort-requests POSTs each (-rounds of each). It runs whenever -configs
 // names it, whatever -parts says.
 //
+// The configuration pull (pull.go) rolls 3 replicas to a 20 MB image that
+// only a registry on loopback has: rollcall apply, its pull step included,
+// against `docker pull` then the limit's roll, in alternating rounds. It
+// runs whenever -configs names it, whatever -parts says.
+//
 // The bench may import moby directly, unlike the rest of rollcall: the
 // limit is bare API calls by definition, and rollcall's adapter has no
 // cheap inspect (its Inspect inspects the image too).
@@ -85,6 +90,7 @@ type options struct {
 	trace       bool
 	reproduceAs string
 	cohorts     bool // -configs cohorts (cohorts.go)
+	pull        bool // -configs pull (pull.go)
 	cohort      cohortOptions
 }
 
@@ -132,7 +138,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	parts := fs.String("parts", "roll,reaction,idle", "what to measure: roll, reaction, idle (comma-separated); on the engine only with a REPLICASxPARALLELISM config, on engines of the run's own with a fleet one")
 	configs := fs.String("configs", "3x1,10x1,10x10", "rolls to time, as REPLICASxPARALLELISM on the engine, or fleetHOSTSxREPLICAS[xPARALLELISM] on engines of the run's own, "+
-		"and cohorts: the latency through Caddy with rollcall_cohorts against dynamic rollcall alone (comma-separated)")
+		"cohorts: the latency through Caddy with rollcall_cohorts against dynamic rollcall alone, "+
+		"and pull: 3 replicas rolled to a 20 MB image only in a registry on loopback, rollcall against docker pull and the limit (comma-separated)")
 	tools := fs.String("tools", "rollcall,swarm,limit", "what rolls: rollcall, swarm, limit (comma-separated)")
 	fs.IntVar(&o.rounds, "rounds", 5, "interleaved rounds of each roll and reaction")
 	fs.DurationVar(&o.interval, "health-interval", 100*time.Millisecond, "healthcheck interval of every container")
@@ -179,6 +186,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	for _, c := range strings.Split(*configs, ",") {
 		if c == "cohorts" {
 			o.cohorts = true
+			continue
+		}
+		if c == "pull" {
+			o.pull = true
 			continue
 		}
 		if strings.HasPrefix(c, "fleet") {
@@ -229,6 +240,7 @@ type results struct {
 	fleetIdleErr    map[string]string
 
 	cohorts *cohortResult // the proxy's part (cohorts.go)
+	pull    *pullResult   // the roll to an image only in a registry (pull.go)
 }
 
 func measure(ctx context.Context, b *bench, o options) (*results, error) {
@@ -241,7 +253,7 @@ func measure(ctx context.Context, b *bench, o options) (*results, error) {
 	r.others = otherContainers(ctx, b)
 	b.log("%s; %d other containers running; load %s", r.machine, r.others, r.loadStart)
 	defer func() { r.loadEnd = loadavg() }()
-	if len(o.configs) > 0 || len(o.fleets) > 0 { // the cohorts part builds what it needs itself
+	if len(o.configs) > 0 || len(o.fleets) > 0 || o.pull { // the cohorts part builds what it needs itself
 		b.log("building rollcall, demoapp and its images")
 		if err := b.build(ctx); err != nil {
 			return r, err
@@ -340,6 +352,15 @@ func measure(ctx context.Context, b *bench, o options) (*results, error) {
 
 	if o.has("idle") && len(o.fleets) > 0 {
 		if err := r.measureFleetIdle(ctx, b, o); err != nil {
+			return r, err
+		}
+	}
+
+	if o.pull {
+		done := r.measureBusy("pull")
+		err := r.measurePull(ctx, b, o)
+		done()
+		if err != nil {
 			return r, err
 		}
 	}

@@ -115,6 +115,7 @@ func (r *results) markdown(o options) string {
 	}
 
 	r.fleetIdleMarkdown(&s, o)
+	r.pullMarkdown(&s)
 	r.cohortsMarkdown(&s)
 
 	fmt.Fprintf(&s, "Reproduce, from the repository root, as root on the Docker host:\n\n    %s\n", o.reproduceAs)

@@ -65,6 +65,20 @@ func rollRollcall(ctx context.Context, b *bench, c rollConfig) (time.Duration, e
 	if _, err := b.apply(ctx, journal, files[0]); err != nil {
 		return 0, fmt.Errorf("set up v1: %w", err)
 	}
+	d, err := b.timedApply(ctx, dir, prefix, journal, files[1], c.String())
+	if err != nil {
+		return 0, fmt.Errorf("roll to v2: %w", err)
+	}
+	if n, _, err := b.healthyCount(ctx, prefix+".managed=true"); err != nil || n != c.replicas {
+		return 0, fmt.Errorf("after apply: %d healthy containers, want %d (%v)", n, c.replicas, err)
+	}
+	return d, nil
+}
+
+// timedApply is the timed apply of a rollcall trial (of prefix, in dir):
+// with -trace, through a counting proxy, and the trace of it logged as
+// what.
+func (b *bench) timedApply(ctx context.Context, dir, prefix, journal, file, what string) (time.Duration, error) {
 	var px *proxy
 	var extra []string
 	t := &trace{}
@@ -80,22 +94,16 @@ func rollRollcall(ctx context.Context, b *bench, c rollConfig) (time.Duration, e
 		extra = []string{"--docker-host", "unix://" + filepath.Join(dir, "docker.sock")}
 	}
 	t0 := time.Now()
-	d, err := b.apply(ctx, journal, files[1], extra...)
+	d, err := b.apply(ctx, journal, file, extra...)
 	if px != nil {
 		time.Sleep(200 * time.Millisecond) // the last events
 		t.add(t0, "apply v2 starts")
 		t.add(t0.Add(d), "apply v2 exits")
 		t.addCalls(px, t0)
 		t.addJournal(journal)
-		t.print(b, fmt.Sprintf("rollcall apply, %s (through the proxy)", c), t0)
+		t.print(b, fmt.Sprintf("rollcall apply, %s (through the proxy)", what), t0)
 	}
-	if err != nil {
-		return 0, fmt.Errorf("roll to v2: %w", err)
-	}
-	if n, _, err := b.healthyCount(ctx, prefix+".managed=true"); err != nil || n != c.replicas {
-		return 0, fmt.Errorf("after apply: %d healthy containers, want %d (%v)", n, c.replicas, err)
-	}
-	return d, nil
+	return d, err
 }
 
 // apply runs rollcall apply on file and returns how long the process ran.
@@ -199,6 +207,7 @@ type limitRoll struct {
 	base string
 	c    rollConfig
 	old  []string // v1's container IDs, by slot
+	to   string   // the image v2 is; "" is the run's demoapp v2
 }
 
 // limitSetUp starts c.replicas v1 containers named after base on b's
@@ -221,7 +230,11 @@ func (b *bench) limitSetUp(ctx context.Context, base string, c rollConfig) (*lim
 }
 
 func (l *limitRoll) spec(v string) *containerSpec {
-	conf := l.b.demoConfig(l.b.tag(v, false))
+	image := l.b.tag(v, false)
+	if v == "v2" && l.to != "" {
+		image = l.to
+	}
+	conf := l.b.demoConfig(image)
 	conf.Labels["rollbench.trial"] = l.base
 	return &containerSpec{config: conf}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rollcall/rollcall/engine/demo"
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/moby"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/source"
@@ -20,11 +21,11 @@ import (
 
 // newDemoCmd is `rollcall demo`: the embedded default.
 func newDemoCmd(e env, g *globals) *cobra.Command {
-	var clean, simulated, headless bool
+	var clean, simulated, headless, withRegistry bool
 	var hosts int
 	o := consoleOpts{}
 	c := &cobra.Command{
-		Use:   "demo [--clean] [--simulated] [--hosts N [--headless]]",
+		Use:   "demo [--clean] [--simulated | --registry] [--hosts N [--headless]]",
 		Short: "Stage an out-of-date demo state and open the console on it",
 		Long:  demoLong(demo.Prefix, false),
 		Args:  cobra.NoArgs,
@@ -32,6 +33,8 @@ func newDemoCmd(e env, g *globals) *cobra.Command {
 			ctx := c.Context()
 			usage := func(err error) error { return &usageError{err: err, command: c.CommandPath()} }
 			switch {
+			case withRegistry && (simulated || clean || c.Flags().Changed("hosts")):
+				return usage(errors.New("--registry stages the one-host demo on a Docker engine: it goes with neither --simulated, --clean nor --hosts"))
 			case c.Flags().Changed("hosts") && (hosts < minDemoHosts || hosts > maxDemoHosts):
 				return usage(fmt.Errorf("--hosts %d: the demo runs on %d to %d simulated hosts", hosts, minDemoHosts, maxDemoHosts))
 			case clean:
@@ -45,6 +48,24 @@ func newDemoCmd(e env, g *globals) *cobra.Command {
 			}
 			client, closeClient, why := demoEngine(ctx, e, g, simulated)
 			defer closeClient()
+			var registry string
+			if withRegistry {
+				if why != "" {
+					return fmt.Errorf("demo --registry pushes and pulls through a Docker engine, and %s", why)
+				}
+				if _, ok := client.(*moby.Moby); !ok {
+					return errors.New("demo --registry pushes and pulls through a Docker engine, and this engine is not one")
+				}
+				// The registry lives in this process: it goes when the
+				// demo ends, and demo --clean removes what was pulled from it.
+				reg, err := demo.StartRegistry()
+				if err != nil {
+					return err
+				}
+				defer reg.Close()
+				registry = reg.Host
+				fmt.Fprintf(e.stderr, "the demo's registry serves on %s (in this process, until the demo ends)\n", registry)
+			}
 			prefix := demoPrefix(g)
 			dg := *g
 			dg.prefix = prefix
@@ -75,7 +96,7 @@ func newDemoCmd(e env, g *globals) *cobra.Command {
 				return withHint(fmt.Errorf("journal: %w", err), "pass --journal PATH")
 			}
 			defer j.Close()
-			path, err := demo.Stage(ctx, client, demo.StageOptions{Prefix: prefix, Dir: demo.Dir(prefix), Lock: lock, Journal: j, Log: e.stderr})
+			path, err := demo.Stage(ctx, client, demo.StageOptions{Prefix: prefix, Dir: demo.Dir(prefix), Lock: lock, Journal: j, Log: e.stderr, Registry: registry})
 			if err != nil {
 				return err
 			}
@@ -85,6 +106,7 @@ func newDemoCmd(e env, g *globals) *cobra.Command {
 	}
 	c.Flags().BoolVar(&clean, "clean", false, "remove all the demo made: its containers under its prefix, its images, its desired files and its state files (with --hosts too)")
 	c.Flags().BoolVar(&simulated, "simulated", false, "use the in-memory fake engine even when a Docker engine answers")
+	c.Flags().BoolVar(&withRegistry, "registry", false, "serve a registry of the demo's own on 127.0.0.1 in this process, push the demo's images to it, and run web from it: its roll begins with a pull")
 	c.Flags().BoolVar(&o.watch, "watch", false, "open the console read-only")
 	c.Flags().BoolVar(&o.auto, "auto", false, "let the roll run by itself")
 	c.Flags().IntVar(&hosts, "hosts", 0, fmt.Sprintf("stage the demo on N simulated engines (%d-%d, the in-memory fake) and open the console of several hosts on them", minDemoHosts, maxDemoHosts))
@@ -127,7 +149,13 @@ engine, and the header says "simulated"; a simulated run keeps its journal, stat
 locks in a folder of its own that goes when it ends. demo --clean removes
 all the demo made: its containers, its images (the tags above and their
 older builds), its desired files, the several-host demo's too, and its
-state files.
+state files, and the copies of the images pulled from a demo's registry.
+
+demo --registry serves a registry of its own on 127.0.0.1 (a port the
+system picks; the engine pulls from loopback over plain HTTP), pushes the
+images there, and runs web from it (127.0.0.1:PORT/ and the v1 tag):
+staging pulls v1, and the roll to v2 begins with its pull, before anything
+of web starts or stops. The registry lives in this process and goes with it.
 Staging, the console and --clean all take the host lock of the prefix, so
 the demo never acts under another rollcall; and they never touch anything
 but containers labelled %s.managed=true.

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rollcall/rollcall/engine/demo"
@@ -43,4 +44,25 @@ func TestDemoSimulatedLeavesNothing(t *testing.T) {
 		}
 	}
 	t.Logf("exit %d\n%s", res.code, res.stderr)
+}
+
+// TestDemoRegistryNeedsADockerEngine: demo --registry pushes and pulls
+// through a Docker engine; with the simulated one it is refused before
+// anything is staged, and the registry never starts.
+func TestDemoRegistryNeedsADockerEngine(t *testing.T) {
+	h := newHarness(t, nil)
+	res := h.run("", "--prefix", "rctest-demo-reg", "demo", "--registry", "--simulated")
+	if res.code != 1 {
+		t.Errorf("demo --registry --simulated exits %d, want 1\n%s", res.code, res.stderr)
+	}
+	mustContain(t, "demo --registry --simulated", res.stderr, "--registry stages the one-host demo on a Docker engine", "rollcall demo --help")
+	// The harness's engine is the in-memory fake: no Docker engine.
+	res = h.run("", "--prefix", "rctest-demo-reg", "demo", "--registry")
+	if res.code != 1 {
+		t.Errorf("demo --registry on the fake engine exits %d, want 1\n%s", res.code, res.stderr)
+	}
+	mustContain(t, "demo --registry on the fake engine", res.stderr, "demo --registry pushes and pulls through a Docker engine")
+	if strings.Contains(res.stderr, "the demo's registry serves") || strings.Contains(res.stderr, "starting the out-of-date state") {
+		t.Errorf("demo --registry on the fake engine went on:\n%s", res.stderr)
+	}
 }

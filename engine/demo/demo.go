@@ -68,20 +68,24 @@ func workloadYAML(name, image, version string, replicas int, restart string) str
 `, name, image, version, replicas, restart)
 }
 
-// startYAML is the out-of-date state the demo starts from.
-func startYAML(prefix string, img Images) string {
+// startYAML is the out-of-date state the demo starts from: web and old-api
+// run web.V1, worker img.V2. web is img, or img in the demo's registry
+// (demo --registry): then only web's next image, web.V2, is not on the
+// engine once staged, and its pull is the first step of the roll.
+func startYAML(prefix string, img, web Images) string {
 	return "prefix: " + prefix + "\nworkloads:\n" +
-		workloadYAML("web", img.V1, "1", 3, "unless-stopped") +
+		workloadYAML("web", web.V1, "1", 3, "unless-stopped") +
 		workloadYAML("worker", img.V2, "2", 2, `"no"`) +
-		workloadYAML("old-api", img.V1, "1", 1, "unless-stopped")
+		workloadYAML("old-api", web.V1, "1", 1, "unless-stopped")
 }
 
-// desiredYAML is the desired state the console opens on.
-func desiredYAML(prefix string, img Images) string {
+// desiredYAML is the desired state the console opens on (web as in
+// startYAML).
+func desiredYAML(prefix string, img, web Images) string {
 	return `# rollcall demo: the desired state. Edit it while the console runs:
 # rollcall re-reads it on save and keeps the last good state on a mistake.
 prefix: ` + prefix + "\nworkloads:\n" +
-		workloadYAML("web", img.V2, "2", 3, "unless-stopped") +
+		workloadYAML("web", web.V2, "2", 3, "unless-stopped") +
 		workloadYAML("worker", img.V2, "2", 2, "unless-stopped")
 }
 
@@ -121,6 +125,11 @@ type StageOptions struct {
 	Executable string
 	// Images are the tags the demo runs; none means DefaultImages.
 	Images Images
+	// Registry, when set ("127.0.0.1:port", the demo's own, StartRegistry),
+	// is where web's images come from: on the moby adapter Stage pushes
+	// Images there after building them and takes the registry tags off
+	// the engine, so web's start state and its roll each begin with a pull.
+	Registry string
 }
 
 // Stage builds the images (real engine), converges the starting state with
@@ -140,16 +149,25 @@ func Stage(ctx context.Context, c docker.Client, opts StageOptions) (string, err
 		return "", errors.New("stage the demo: the host lock is required")
 	}
 	prefix, log, img := opts.Prefix, opts.Log, opts.Images.orDefault()
+	web := img
+	if opts.Registry != "" {
+		web = img.InRegistry(opts.Registry)
+	}
 	if m, ok := c.(*moby.Moby); ok {
 		if err := buildImages(ctx, m, opts.Executable, img, log); err != nil {
 			return "", err
 		}
+		if opts.Registry != "" {
+			if _, err := pushImages(ctx, m, opts.Registry, img, log); err != nil {
+				return "", err
+			}
+		}
 	}
-	start, err := spec.Parse("demo start state", []byte(startYAML(prefix, img)))
+	start, err := spec.Parse("demo start state", []byte(startYAML(prefix, img, web)))
 	if err != nil {
 		return "", fmt.Errorf("demo start state: %w", err) // a bug in this file
 	}
-	desired := desiredYAML(prefix, img)
+	desired := desiredYAML(prefix, img, web)
 	if _, err := spec.Parse("demo desired state", []byte(desired)); err != nil {
 		return "", fmt.Errorf("demo desired state: %w", err)
 	}
@@ -290,9 +308,10 @@ func cleanContainers(ctx context.Context, c docker.Client, prefix string) (int, 
 }
 
 // cleanImages removes the tags img names, then the images labelled as
-// built for one of them that no tag names any more (older builds). An
-// image that still carries another tag (someone tagged it) is not the
-// demo's alone, and stays.
+// built for one of them that no tag names any more (older builds), and
+// their tags as copies in a registry on loopback (demo --registry's:
+// "127.0.0.1:port/" and the tag). An image that still carries another tag
+// (someone tagged it) is not the demo's alone, and stays.
 func cleanImages(ctx context.Context, r imageRemover, img Images) ([]string, error) {
 	var removed []string
 	var errs []error
@@ -311,8 +330,23 @@ func cleanImages(ctx context.Context, r imageRemover, img Images) ([]string, err
 			continue
 		}
 		for _, i := range imgs {
-			if len(i.RepoTags) > 0 {
-				continue
+			// The copies of tag a demo --registry pulled from its own
+			// registry (whose port went with its process) are the demo's.
+			others := 0
+			for _, t := range i.RepoTags {
+				if !registryCopyOf(t, tag) {
+					others++
+					continue
+				}
+				switch err := r.RemoveImage(ctx, t); {
+				case err == nil:
+					removed = append(removed, t)
+				case !errors.Is(err, docker.ErrNotFound):
+					errs = append(errs, err)
+				}
+			}
+			if others > 0 || len(i.RepoTags) > 0 {
+				continue // someone else's tag; or its last tag went, and the image with it
 			}
 			switch err := r.RemoveImage(ctx, i.ID); {
 			case err == nil:

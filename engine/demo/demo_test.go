@@ -69,7 +69,7 @@ func TestDemoOnFakeConvergesStepByStep(t *testing.T) {
 }
 
 func TestDemoFilesParse(t *testing.T) {
-	for name, text := range map[string]string{"start": startYAML(Prefix, DefaultImages), "desired": desiredYAML(Prefix, DefaultImages)} {
+	for name, text := range map[string]string{"start": startYAML(Prefix, DefaultImages, DefaultImages), "desired": desiredYAML(Prefix, DefaultImages, DefaultImages)} {
 		d, err := spec.Parse(name, []byte(text))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)

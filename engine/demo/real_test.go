@@ -18,7 +18,9 @@ import (
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/dockertest"
 	"github.com/rollcall/rollcall/engine/docker/moby"
+	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/engine/spec"
 )
 
 func TestMain(m *testing.M) { os.Exit(dockertest.Main(m)) }
@@ -129,6 +131,129 @@ func TestDemoOnRealEngine(t *testing.T) {
 	}
 }
 
+// TestDemoWithARegistryOnRealEngine: demo --registry pushes the demo's
+// images to a registry of its own on loopback, takes the registry tags off
+// the engine, stages web from the registry (its start state pulled), and
+// the plan of the desired state begins web's roll with the pull of v2 from
+// the registry, alone: nothing of web starts or stops before. Clean removes
+// the copies pulled from the registry with the rest. Per-run tags and
+// prefix, as TestDemoOnRealEngine: the demo's own tags are never touched.
+func TestDemoWithARegistryOnRealEngine(t *testing.T) {
+	m := dockertest.Engine(t)
+	prefix := dockertest.Prefix(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
+	defer cancel()
+	demoTags := func() map[string]string {
+		ids := map[string]string{}
+		for _, tag := range []string{ImageV1, ImageV2} {
+			img, err := m.ImageInspect(ctx, tag)
+			if err != nil && !errors.Is(err, docker.ErrNotFound) {
+				t.Fatal(err)
+			}
+			ids[tag] = img.ID
+		}
+		return ids
+	}
+	before := demoTags()
+	img := Images{V1: dockertest.ImageTag("demoapp", "demoreg-v1"), V2: dockertest.ImageTag("demoapp", "demoreg-v2")}
+	if err := buildImages(ctx, dockertest.ImageBuilder(t), dockertest.DemoappBinary(t), img, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := StartRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+	// Stage pushes only on the bare adapter, and the guard wraps it: push
+	// here, as Stage would.
+	remote, err := pushImages(ctx, m, reg.Host, img, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { // what a failed run left
+		for _, ref := range []string{remote.V1, remote.V2} {
+			dockertest.RemoveLocal(t, ref)
+		}
+	})
+	if remote != img.InRegistry(reg.Host) || !strings.HasPrefix(remote.V2, "127.0.0.1:") {
+		t.Fatalf("pushed as %+v, want %+v on 127.0.0.1", remote, img.InRegistry(reg.Host))
+	}
+	for _, ref := range []string{remote.V1, remote.V2} {
+		if _, err := m.ImageInspect(ctx, ref); !errors.Is(err, docker.ErrNotFound) {
+			t.Fatalf("the engine has %s after the push (%v): the pull would not be needed", ref, err)
+		}
+	}
+	info, err := m.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := session.AcquireLock(info, prefix, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	g := &guard{Client: m, prefix: prefix, t: t, img: img}
+	dir := t.TempDir()
+	path, err := Stage(ctx, g, StageOptions{Prefix: prefix, Dir: dir, Lock: lock, Images: img, Registry: reg.Host})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := m.List(ctx, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs {
+		want := remote.V1
+		if c.Labels[docker.WorkloadLabel(prefix)] == "worker" {
+			want = img.V2
+		}
+		if c.Image != want {
+			t.Errorf("%s runs %s, want %s", c.Name, c.Image, want)
+		}
+	}
+	if len(cs) != 6 {
+		t.Fatalf("listed %d containers under the prefix; want 3 web + 2 worker + 1 old-api", len(cs))
+	}
+	if _, err := m.ImageInspect(ctx, remote.V2); !errors.Is(err, docker.ErrNotFound) {
+		t.Fatalf("the engine has %s once staged (%v): the console would show no pull", remote.V2, err)
+	}
+
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desired, err := spec.Parse(path, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := reconcile.Diff(spec.Resolve(ctx, desired, m), &reconcile.Observed{Now: time.Now(), Containers: cs})
+	var web []string
+	for _, s := range plan.Steps() {
+		if s.Workload == "web" && s.Action != reconcile.ActWait {
+			web = append(web, string(s.Action)+" "+s.Container)
+		}
+	}
+	if want := []string{"pull " + remote.V2}; !slices.Equal(web, want) {
+		t.Fatalf("web's steps in the plan: %q, want only %q\n%s", web, want, plan)
+	}
+
+	out, err := Clean(ctx, g, CleanOptions{Prefix: prefix, Dir: dir, Images: img})
+	if err != nil || out.Containers != 6 {
+		t.Fatalf("clean removed %d, err %v; want 6", out.Containers, err)
+	}
+	for _, ref := range []string{img.V1, img.V2, remote.V1} {
+		if i, err := m.ImageInspect(ctx, ref); !errors.Is(err, docker.ErrNotFound) {
+			t.Errorf("clean left the image %s: %+v, %v", ref, i, err)
+		}
+	}
+	if !slices.Contains(out.Images, remote.V1) {
+		t.Errorf("clean said it removed %q, want %s among them", out.Images, remote.V1)
+	}
+	if after := demoTags(); !maps.Equal(after, before) {
+		t.Errorf("the demo's own tags (tag → image ID) went from %v to %v: the test touched them", before, after)
+	}
+}
+
 // ImagesLabelled lists through the engine.
 func (g *guard) ImagesLabelled(ctx context.Context, label string) ([]docker.Image, error) {
 	return g.Client.(*moby.Moby).ImagesLabelled(ctx, label)
@@ -138,7 +263,7 @@ func (g *guard) ImagesLabelled(ctx context.Context, label string) ([]docker.Imag
 // images labelled as built for them.
 func (g *guard) RemoveImage(ctx context.Context, ref string) error {
 	m := g.Client.(*moby.Moby)
-	ours := ref == g.img.V1 || ref == g.img.V2
+	ours := ref == g.img.V1 || ref == g.img.V2 || registryCopyOf(ref, g.img.V1) || registryCopyOf(ref, g.img.V2)
 	for _, tag := range []string{g.img.V1, g.img.V2} {
 		imgs, err := m.ImagesLabelled(ctx, demoapp.TagLabel+"="+tag)
 		if err != nil {

@@ -18,7 +18,7 @@ func TestDemoFirstPlanShowsEveryStep(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	f, _, _ := staged(t, 20*time.Millisecond)
-	desired, err := spec.Parse("demo desired state", []byte(desiredYAML(Prefix, DefaultImages)))
+	desired, err := spec.Parse("demo desired state", []byte(desiredYAML(Prefix, DefaultImages, DefaultImages)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -124,21 +124,15 @@ func (r *Registry) basicAuth(next http.Handler) http.Handler {
 }
 
 // Push pushes the engine's image local (a tag it has) to the registry as
-// repo:tag ("team/app:v1"), with the docker command line, through the door
+// repo:tag ("team/app:v1"), through the engine (moby.PushImage, as the
+// demo pushes), through the door
 // that needs no credentials, and returns the reference to pull it by:
 // Host/repo:tag. The engine keeps local; RemoveLocal takes it away.
 func (r *Registry) Push(t testing.TB, local, repoTag string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
-	via := r.pushHost + "/" + repoTag
-	if _, err := CLI(ctx, "tag", local, via); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := CLI(ctx, "push", via); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := CLI(ctx, "rmi", via); err != nil {
+	if err := Engine(t).PushImage(ctx, local, r.pushHost+"/"+repoTag); err != nil {
 		t.Fatal(err)
 	}
 	ref := r.Host + "/" + repoTag
