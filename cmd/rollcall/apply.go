@@ -143,7 +143,7 @@ func runApply(ctx context.Context, e env, g *globals, o applyOpts) error {
 		defer cancel()
 	}
 	prog := &progress{out: out}
-	if e.terminal(e.stderr) {
+	if liveTerminal(e, out) {
 		prog.live = &liveLines{} // one line per pull, rewritten in place
 	}
 	s := session.New(session.Options{

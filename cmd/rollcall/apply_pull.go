@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/colorprofile"
+
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/session"
@@ -40,6 +42,14 @@ const (
 	autowrapOff = "\x1b[?7l"
 	autowrapOn  = "\x1b[?7h"
 )
+
+// liveTerminal reports whether apply's progress goes to a terminal that
+// moves its cursor: not a pipe or a file, and not one whose profile strips
+// every escape sequence (TERM=dumb).
+func liveTerminal(e env, out screen) bool {
+	w, ok := out.w.(*colorprofile.Writer)
+	return ok && e.terminal(e.stderr) && w.Profile > colorprofile.NoTTY
+}
 
 // erase is what takes the drawn lines off the screen, leaving the cursor
 // at the start of the first.
