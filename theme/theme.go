@@ -178,7 +178,8 @@ func New(n Name) Styles {
 			"restart": fg(p.Restart).Bold(true),
 			"update":  fg(p.Update).Bold(true),
 			"stop":    fg(p.Stop).Bold(true),
-			"canary":  fg(p.Roll).Bold(true), // a phase of the roll
+			"canary":  fg(p.Roll).Bold(true),   // a phase of the roll
+			"pull":    fg(p.Accent).Bold(true), // fetches, touches nothing that serves
 			"wait":    fg(p.Wait),
 		},
 	}

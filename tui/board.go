@@ -190,6 +190,7 @@ type stepRow struct {
 	until      time.Time
 	wait       reconcile.WaitKind // a wait's kind: what its countdown is
 	retryAt    time.Time          // failed in auto mode: tried again then
+	pull       *pullRow           // a pull step: its progress or its failure's kind; nil for any other step
 	hay        string
 }
 
@@ -274,6 +275,10 @@ func newBoard(s session.Snapshot) board {
 		b.doing = sanitize(string(r.Step.Action) + " " + r.Step.Target())
 		if r.Drain != nil { // "draining web-0-73f3 (pre_stop ran, 3s left)"
 			b.doing += " · " + sanitize(r.Drain.Text(s.At))
+		}
+		if r.Step.Action == reconcile.ActPull && r.Pull != nil { // "pull web · 40% · 2/4 layers · 1.6/4.0 MiB"
+			p := r.Pull.PullProgress
+			b.doing += " · " + pullFigures(&p)
 		}
 	}
 	if r := s.Running; r != nil && !inPlan[r.Step.Key()] {
@@ -476,6 +481,7 @@ func stepOf(st reconcile.Step, s session.Snapshot) stepRow {
 			}
 		}
 	}
+	row.pull = pullOf(st, s)
 	row.hay = strings.ToLower(row.action + " " + row.target + " " + row.container + " " + row.reason)
 	return row
 }

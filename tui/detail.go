@@ -155,6 +155,18 @@ func (p *detailPane) stepLines(f frame, s *stepRow, w int) (string, []string) {
 		label = "then (once the wait before it ends)"
 	}
 	out := []string{st.StatusStyle(s.status).Render(label) + " " + st.Action(s.action).Render(s.action) + " " + s.target}
+	// A pull's bar, or its failure's kind and next try, first: the
+	// engine's and the registry's words follow, as data, in the error.
+	if r := s.pull; r != nil && r.pulling {
+		out = append(out, "  "+st.Action("pull").Render(pullGlyph+" pulling")+" "+pullBar(f.ink, r.progress, min(max(w/4, 10), 30), false)+" "+pullFigures(r.progress))
+	}
+	if r := s.pull; r != nil && r.kind != "" {
+		kind := "  " + st.Bad.Render(pullGlyph+" "+pullKindWords(r.kind))
+		if !s.retryAt.IsZero() && s.status == theme.Failed {
+			kind += st.Muted.Render(" · retry " + countdown(f.now, s.retryAt))
+		}
+		out = append(out, kind, "  "+st.Muted.Render("t tries it again now"))
+	}
 	if s.container != "" {
 		out = append(out, "  "+st.Muted.Render("container "+s.container))
 	}
@@ -167,7 +179,7 @@ func (p *detailPane) stepLines(f frame, s *stepRow, w int) (string, []string) {
 	if s.err != "" {
 		out = append(out, wrapIndent(st.Bad.Render("error "+s.err), w)...)
 	}
-	if !s.retryAt.IsZero() && s.status == theme.Failed {
+	if !s.retryAt.IsZero() && s.status == theme.Failed && (s.pull == nil || s.pull.kind == "") {
 		out = append(out, "  "+st.Muted.Render("retry "+countdown(f.now, s.retryAt)))
 	}
 	if r, _ := stepSlot(f.b, s); r != nil {

@@ -361,3 +361,56 @@ func proxyDown() session.Snapshot {
 		Cause: "dial tcp 127.0.0.1:2019: connect: connection refused"}
 	return s
 }
+
+// pullImage is the image web is desired on in the pull fixtures: in a
+// registry, not on the engine yet.
+const pullImage = "127.0.0.1:5000/team/web:v3"
+
+// pullStepOf is the pull step of web, as Diff plans it while its image
+// is not on the engine.
+func pullStepOf() reconcile.Step {
+	why := reconcile.Reason{Kind: reconcile.ReasonPull, Image: pullImage}
+	return reconcile.Step{Action: reconcile.ActPull, Workload: "web", Slot: reconcile.NoSlot, Container: pullImage,
+		Why: why, Reason: why.String()}
+}
+
+// pulling: web ×3 serve web:v2; its desired image, in a registry, is
+// being pulled: 2 of 4 layers, 1.6 of 4.0 MiB. Nothing of web starts or
+// stops before.
+func pulling() session.Snapshot {
+	s := converged()
+	s.Seq, s.Mode, s.Steady = 61, session.ModeAuto, false
+	s.Progress = session.Progress{Ready: 1, Total: 4} // web's 3 slots are stale until the image is there
+	for i := range 3 {
+		v := &s.Slots[i]
+		v.Desired = &session.DesiredSlot{Image: pullImage, Version: "3", Hash: "4444dddd1e2f3a4b", Limits: limits()}
+		v.Ready = false
+		v.Containers[0].Relation, v.Containers[0].Serves = reconcile.RelStale, true
+		v.Containers[0].Drift = []reconcile.Drift{{Field: reconcile.DriftImage, Have: "web:v2", Want: pullImage}}
+	}
+	pull := pullStepOf()
+	s.Plan = reconcile.Plan{Workloads: []reconcile.WorkloadPlan{
+		{Name: "web", Changes: []string{"~ image: web:v2 → " + pullImage, "~ version: 2 → 3"}, Steps: []reconcile.Step{pull}},
+	}}
+	s.Steps[pull.Key()] = session.StepStatus{State: session.StepRunning, At: t0.Add(-3 * time.Second)}
+	run := session.StepRun{Step: pull, Since: t0.Add(-3 * time.Second), Pull: &reconcile.PullProgress{Step: pull,
+		PullProgress: docker.PullProgress{Ref: pullImage, Layers: 4, LayersDone: 2, Bytes: 4 << 20, BytesDone: 1677722}}}
+	s.Running, s.RunningSteps = &run, []session.StepRun{run}
+	s.Next = pull.Key()
+	return s
+}
+
+// pullFailed: the pull of web's image failed, unauthorized (the registry
+// wants credentials the engine was not given); it goes again in 12s.
+// Every web container still serves web:v2.
+func pullFailed() session.Snapshot {
+	s := pulling()
+	s.Seq = 62
+	pull := pullStepOf()
+	s.Running, s.RunningSteps = nil, nil
+	const err = "pull web: pull " + pullImage + ": unauthorized: Head \"http://127.0.0.1:5000/v2/team/web/manifests/v3\": no basic auth credentials"
+	s.Steps[pull.Key()] = session.StepStatus{State: session.StepFailed, Err: err, At: t0.Add(-2 * time.Second), RetryAt: t0.Add(12 * time.Second)}
+	s.Recent = []session.StepResult{{Step: pull, Mode: session.ModeAuto, Began: t0.Add(-3 * time.Second), Duration: 640 * time.Millisecond,
+		Err: err, PullKind: docker.PullUnauthorized}}
+	return s
+}

@@ -44,6 +44,11 @@ func TestGolden(t *testing.T) {
 		{name: "quit_mid_step", theme: theme.Dark, snap: midRoll(), keys: []string{"q"}},
 		{name: "proxied", theme: theme.Dark, snap: proxied()},
 		{name: "proxy_down", theme: theme.Dark, snap: proxyDown()},
+		{name: "pulling", theme: theme.Dark, snap: pulling()},
+		{name: "pull_failed", theme: theme.Dark, snap: pullFailed()},
+		{name: "pull_failed_detail", theme: theme.Dark, snap: pullFailed(), keys: []string{"tab"}},
+		{name: "pulling_detail", theme: theme.Dark, snap: pulling(), keys: []string{"tab"}},
+		{name: "pulling_mono", theme: theme.Mono, snap: pulling()},
 	} {
 		ss := tc.sizes
 		if ss == nil {

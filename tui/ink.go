@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 
+	"charm.land/bubbles/v2/progress"
 	"charm.land/lipgloss/v2"
 
 	"github.com/rollcall/rollcall/theme"
@@ -51,6 +52,9 @@ type inks struct {
 	muted, ok, warn, bad, heading, change, note, rule, next, column ink
 	status                                                          map[theme.Status]ink
 	action                                                          map[string]ink
+	// bar is a pull's progress bar in the theme's colours (Bubbles'
+	// progress, drawn with ViewAs: static, no animation frames).
+	bar progress.Model
 }
 
 func inksOf(st *theme.Styles) inks {
@@ -65,9 +69,12 @@ func inksOf(st *theme.Styles) inks {
 		theme.Failed, theme.Skipped, theme.Waiting} {
 		k.status[s] = inkOf(st.StatusStyle(s))
 	}
-	for _, a := range []string{"start", "stop", "roll", "restart", "update", "wait", "canary"} {
+	for _, a := range []string{"start", "stop", "roll", "restart", "update", "wait", "canary", "pull"} {
 		k.action[a] = inkOf(st.Action(a))
 	}
+	k.bar = progress.New(progress.WithoutPercentage(), progress.WithFillCharacters('█', '░'),
+		progress.WithColors(st.Action("pull").GetForeground()))
+	k.bar.EmptyColor = st.Muted.GetForeground()
 	return k
 }
 

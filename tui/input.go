@@ -109,7 +109,7 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			body: "Puts " + shown + "'s current spec on hold and stops its new containers wherever an older one still serves the slot, at once, even while paused. A slot that finished its roll keeps its new container.",
 			yes:  session.Rollback{Workload: w}, declined: "declined: " + shown + " is not rolled back"}
 	case key.Matches(msg, k.Retry):
-		m.retrySelected()
+		cmd = m.retrySelected()
 	case key.Matches(msg, k.Pin):
 		w, shown := m.selectedWorkload()
 		if w == "" {
@@ -242,26 +242,32 @@ func (m *Model) approveSelected() tea.Cmd {
 
 // retrySelected asks to lift the hold of the selected workload (t): the
 // spec a rollback put on hold starts again under the usual rules. A
-// workload with nothing on hold is told so, and nothing is asked.
-func (m *Model) retrySelected() {
+// failed pull, waiting out its backoff, is tried again at once, unasked
+// (a pull touches nothing that serves). A workload with nothing on hold
+// is told so, and nothing is asked.
+func (m *Model) retrySelected() tea.Cmd {
 	w, shown := m.selectedWorkload()
 	if w == "" {
 		m.flash = "select a slot or step of the workload whose hold to lift"
-		return
+		return nil
 	}
 	hashes := m.board.header.held[w]
+	if _, pinned := m.board.header.pinned[w]; len(hashes) == 0 && !pinned && m.board.pullFailed(w) {
+		m.flash = "retry " + shown + ": its pull goes again now"
+		return m.send(session.Retry{Workload: w})
+	}
 	if rev, pinned := m.board.header.pinned[w]; pinned && len(hashes) == 0 {
 		m.dialog = &dialog{title: "Retry " + shown + "?",
 			body: "Lifts the pin of " + shown + " to revision " + strconv.Itoa(rev) + ": its desired spec rolls in again under the usual rules, in step mode once approved. Journaled.",
 			yes:  session.Retry{Workload: w}, declined: "declined: " + shown + " stays pinned"}
-		return
+		return nil
 	}
 	if len(hashes) == 0 && m.retryCanary(w, shown) {
-		return
+		return nil
 	}
 	if len(hashes) == 0 {
 		m.flash = shown + " has no spec on hold: nothing to retry"
-		return
+		return nil
 	}
 	specs := make([]string, len(hashes))
 	for i, h := range hashes {
@@ -271,6 +277,7 @@ func (m *Model) retrySelected() {
 	m.dialog = &dialog{title: "Retry " + shown + "?",
 		body: "Lifts the hold on " + shown + " spec " + spec + " (rolled back): it starts again under the usual rules, in step mode once approved. Journaled.",
 		yes:  session.Retry{Workload: w}, declined: "declined: " + shown + " stays on hold"}
+	return nil
 }
 
 // toggleSkip skips the selected step, or un-skips it when skipped.

@@ -383,8 +383,11 @@ func (p *planPane) stepLine(f frame, s *stepRow, cursor, next, sel bool, cols pl
 	if cols.container > 0 {
 		lead += cols.container + 1
 	}
+	// A pull's bar and figures, or its failure's kind, go in front of
+	// its reason's first line (not wrapped with it: the bar is one piece).
+	pl := s.pull.lead(k, w-lead, sel)
 	var more []string // the reason's lines after its first
-	if room := w - lead; wrap && width(reason) > room && room >= 16 {
+	if room := w - lead - width(pl); wrap && width(reason) > room && room >= 16 {
 		parts := wrapWords(reason, room)
 		reason, more = parts[0], parts[1:]
 	}
@@ -394,7 +397,7 @@ func (p *planPane) stepLine(f frame, s *stepRow, cursor, next, sel bool, cols pl
 		if cols.container > 0 {
 			text += fit(clipLeft(s.container, cols.container), cols.container) + " "
 		}
-		out := []string{st.Console.Selected.Render(fit(text+reason, w))}
+		out := []string{st.Console.Selected.Render(fit(text+pl+reason, w))}
 		for _, m := range more {
 			out = append(out, st.Console.Selected.Render(fit(pad+m, w)))
 		}
@@ -423,7 +426,7 @@ func (p *planPane) stepLine(f frame, s *stepRow, cursor, next, sel bool, cols pl
 	if next {
 		g = k.next.paint(g)
 	}
-	out := []string{g + body + rs(reason)} // block fits it to the width
+	out := []string{g + body + pl + rs(reason)} // block fits it to the width
 	for _, m := range more {
 		out = append(out, pad+rs(m))
 	}

@@ -143,6 +143,9 @@ func runApply(ctx context.Context, e env, g *globals, o applyOpts) error {
 		defer cancel()
 	}
 	prog := &progress{out: out}
+	if liveTerminal(e, out) {
+		prog.live = &liveLines{} // one line per pull, rewritten in place
+	}
 	s := session.New(session.Options{
 		Client: client, Source: source, Mode: session.ModeAuto, Prefix: g.prefix,
 		Journal: j, JournalMode: "apply", Lock: lock, Now: e.now, StateDir: g.stateDir(),
@@ -154,13 +157,16 @@ func runApply(ctx context.Context, e env, g *globals, o applyOpts) error {
 	defer abandonOn(e.abandon, s)() // a second signal cuts the step in flight short
 	res := session.Converge(runCtx, s)
 	final := applyFinal(res, o.timeout)
+	prog.endLive()
 	if res.Converged {
 		out.printf("%s\n", out.render(out.st.OK, out.st.Glyphs.Done+" "+termSafe(final)))
 	} else {
 		out.printf("%s\n", out.render(out.st.Bad, out.st.Glyphs.Failed+" "+termSafe(final)))
 	}
 	if o.asJSON {
-		if werr := writeJSON(e.stdout, newApplyDoc(d, res, final, prog.canaryResult)); werr != nil {
+		doc := newApplyDoc(d, res, final, prog.canaryResult)
+		prog.pullDocs(&doc)
+		if werr := writeJSON(e.stdout, doc); werr != nil {
 			return fmt.Errorf("write outcome: %w", werr)
 		}
 	}
@@ -272,6 +278,13 @@ type progress struct {
 	// (canaryRun); canaryEnded are those ended, in order, for apply --json.
 	canary      map[string]*canaryRun
 	canaryEnded []*canaryRun
+
+	// live is the pulls in flight as lines rewritten in place, on a
+	// terminal; nil prints a line per progress event (apply_pull.go).
+	// Under mu, with lastPull (each pull's last progress) and pullEnds.
+	live     *liveLines
+	lastPull map[string]docker.PullProgress
+	pullEnds []pullEnd
 }
 
 func (p *progress) Enabled(context.Context, slog.Level) bool { return true }
@@ -318,7 +331,8 @@ func (p *progress) event(e session.Event) {
 	case session.EventWaiting:
 		text = line(st.Glyphs.Waiting, p.out.render(st.Muted, termSafe(s.Reason)))
 	case session.EventPulling:
-		text = line(st.Glyphs.Running, p.out.render(st.Muted, pullText(*e.Pull)))
+		p.pulling(s, *e.Pull, line(st.Glyphs.Running, p.out.render(st.Muted, pullText(*e.Pull))))
+		return
 	case session.EventDraining, session.EventDrained:
 		d := e.Drain
 		what := "draining"
@@ -346,6 +360,9 @@ func (p *progress) event(e session.Event) {
 		text = line(p.out.render(st.Bad, st.Glyphs.Failed), p.out.render(st.Bad, e.Duration.Round(time.Millisecond).String()+": "+termSafe(e.Err.Error())))
 	default:
 		return
+	}
+	if s.Action == reconcile.ActPull && (e.Kind == session.EventStepDone || e.Kind == session.EventStepFailed) {
+		p.pullEnded(s)
 	}
 	p.print(text)
 }
@@ -379,6 +396,11 @@ func (p *progress) Handle(_ context.Context, r slog.Record) error {
 func (p *progress) print(text string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.live != nil && p.live.drawn > 0 { // above the pulls' lines
+		erase := p.live.erase()
+		p.out.printf("%s%s%s\n%s", erase, p.prefix, text, p.live.draw())
+		return
+	}
 	p.out.printf("%s%s\n", p.prefix, text)
 }
 

@@ -64,7 +64,7 @@ import (
 //	      ],
 //	      "steps": [             in the order apply runs them
 //	        {
-//	          "action":       "start"|"roll"|"restart"|"update"|"stop"|"canary"|"wait",
+//	          "action":       "pull"|"start"|"roll"|"restart"|"update"|"stop"|"canary"|"wait",
 //	          "workload":     string,
 //	          "slot":         int|null   (null: the container has no readable slot),
 //	          "container":    string     (for start: the name it will get),
@@ -391,7 +391,16 @@ func writeJSON(w io.Writer, v any) error {
 //	                         rate 0..1, a ratio, or a count); 0 for a pass,
 //	        "window_ms": int  the window compared, from the step's start,
 //	        "canary": cohort, "stable": cohort  each {"requests": int, "errors": int,
-//	                         "error_rate": float, "p50_ms": float, "p95_ms": float}}}
+//	                         "error_rate": float, "p50_ms": float, "p95_ms": float}},
+//	     "pull": object|null  a pull step's own part, null for every other step:
+//	       {"image": string  the reference pulled,
+//	        "kind": ""|"not-found"|"unauthorized"|"unreachable"|"rate-limited"|"no-space"|"other":
+//	                         why it failed ("" when it did not); the engine's and the
+//	                         registry's words are in the step's error,
+//	        "layers": int, "layers_done": int, "bytes": int, "bytes_done": int:
+//	                         its last progress as the engine reported it (bytes are
+//	                         known as each layer's download begins; 0s before any
+//	                         report, and with hosts:)}}
 //	  ],
 //	  "pending": [step]      the last plan's steps when not converged, else []
 //	  "rollout": string      with hosts: the rollout's ID, on every journal line of it
@@ -439,6 +448,19 @@ type resultDoc struct {
 	Error      string        `json:"error"`
 	DurationMS int64         `json:"duration_ms"`
 	Judgement  *judgementDoc `json:"judgement"`
+	Pull       *pullDoc      `json:"pull"`
+
+	key string // the step's key: pullDocs finds its progress by it
+}
+
+// pullDoc is a pull step's own part of apply --json (resultDoc.Pull).
+type pullDoc struct {
+	Image      string `json:"image"`
+	Kind       string `json:"kind"`
+	Layers     int    `json:"layers"`
+	LayersDone int    `json:"layers_done"`
+	Bytes      int64  `json:"bytes"`
+	BytesDone  int64  `json:"bytes_done"`
 }
 
 // judgementDoc is a canary step's last judgement (resultDoc.Judgement):
@@ -472,7 +494,8 @@ func newApplyDoc(d *spec.Desired, res session.Outcome, summary string, judged fu
 		}
 	}
 	for _, r := range res.Steps {
-		rd := resultDoc{stepDoc: newStepDoc(r.Step), Result: journal.ResultOK, DurationMS: r.Duration.Milliseconds()}
+		rd := resultDoc{stepDoc: newStepDoc(r.Step), Result: journal.ResultOK, DurationMS: r.Duration.Milliseconds(),
+			Pull: newPullDoc(r), key: r.Step.Key()}
 		switch {
 		case r.Step.Canary != nil && r.Judgement != nil:
 			rd.Judgement = newJudgementDoc(*r.Step.Canary, *r.Judgement) // the step's own

@@ -17,6 +17,11 @@ import (
 // changed, and no workload of it runs that image any more.
 var errPullUnneeded = errors.New("cancelled: the desired state no longer needs this image")
 
+// errPullSessionEnded is why a pull in flight is cancelled as the session
+// ends (q in the console, a signal to apply or the agent): the journal
+// says so.
+var errPullSessionEnded = errors.New("cancelled: the session ended (q or a signal)")
+
 // pullState is the pull steps in flight (DESIGN §3 Images): each runs
 // under a context of its own, so that a desired change that no longer
 // needs its image cancels it, and reports its progress to the loop.
@@ -103,8 +108,11 @@ func (l *loop) pullRun(parent context.Context, s reconcile.Step) (context.Contex
 		p.c = make(chan reconcile.PullProgress, 8)
 		p.cancels, p.cancelled, p.said = map[string]context.CancelCauseFunc{}, map[string]bool{}, map[string]int{}
 	}
-	ctx, cancel := context.WithCancelCause(parent)
-	p.cancels[s.Key()] = cancel
+	// Not a child of parent's cancellation, which would carry no cause:
+	// the end of parent cancels it with errPullSessionEnded.
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
+	stop := context.AfterFunc(parent, func() { cancel(errPullSessionEnded) })
+	p.cancels[s.Key()] = func(cause error) { stop(); cancel(cause) }
 	c := p.c
 	return ctx, func(pp reconcile.PullProgress) {
 		for { // never blocks: with the loop busy, the oldest report goes, so the last one always reaches it

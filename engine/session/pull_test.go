@@ -244,13 +244,17 @@ func TestEndingSessionCancelsItsPull(t *testing.T) {
 		t.Fatal(err)
 	}
 	var lines []string
+	var why string
 	for _, e := range es {
 		if e.Action == string(reconcile.ActPull) {
-			lines = append(lines, e.Result)
+			lines, why = append(lines, e.Result), e.Error
 		}
 	}
 	if want := []string{journal.ResultStarted, journal.ResultInterrupted}; !slices.Equal(lines, want) {
 		t.Fatalf("journal's pull lines %q, want %q", lines, want)
+	}
+	if !strings.Contains(why, "the session ended") {
+		t.Fatalf("journal's interrupted pull says %q: want why (the session ended)", why)
 	}
 	if m := f.Mutations(); len(m) != 1 || m[0] != "pull:reg/web:v3!fail" {
 		t.Fatalf("mutations %q, want the cancelled pull alone", m)
