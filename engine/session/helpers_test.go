@@ -125,6 +125,12 @@ func (h *harness) withJournal() string {
 func (h *harness) start() *harness {
 	h.t.Helper()
 	h.s = New(h.opts)
+	return h.run()
+}
+
+// run runs h.s until the test ends, and checks that it returns then.
+func (h *harness) run() *harness {
+	h.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	h.done = make(chan error, 1)
 	go func() { h.done <- h.s.Run(ctx) }()

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"context"
 	"sync"
 	"testing"
 	"time"
@@ -94,20 +93,7 @@ func (h *harness) startGated() *lockGate {
 			return d
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	h.done = make(chan error, 1)
-	go func() { h.done <- h.s.Run(ctx) }()
-	h.t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-h.done:
-			if err != nil {
-				h.t.Errorf("Run: %v", err)
-			}
-		case <-time.After(waitLimit):
-			h.t.Errorf("Run did not return after cancel")
-		}
-	})
+	h.run()
 	h.t.Cleanup(g.open) // first: a test that failed early lets the worker go
 	select {
 	case <-g.ran:
