@@ -234,23 +234,8 @@ func TestRealEngineCanarySplitThroughCaddy(t *testing.T) {
 		}
 	}
 	defer endSession()
-	var last session.Snapshot
-	await := func(what string, limit time.Duration, cond func(session.Snapshot) bool) {
-		t.Helper()
-		deadline := time.After(limit)
-		for {
-			select {
-			case last = <-s.Snapshots():
-				if cond(last) {
-					return
-				}
-			case <-time.After(time.Second):
-				s.Do(session.Refresh{})
-			case <-deadline:
-				t.Fatalf("waiting for %s: gave up; plan:\n%s", what, last.Plan)
-			}
-		}
-	}
+	w := &sessionWatch{t: t, s: s}
+	await := w.await
 	stepOf := func(action reconcile.Action) func(session.Snapshot) bool {
 		return func(sn session.Snapshot) bool {
 			for _, st := range sn.Plan.Executable() {
@@ -262,12 +247,12 @@ func TestRealEngineCanarySplitThroughCaddy(t *testing.T) {
 		}
 	}
 	keyOf := func(action reconcile.Action) reconcile.Step {
-		for _, st := range last.Plan.Executable() {
+		for _, st := range w.last.Plan.Executable() {
 			if st.Action == action {
 				return st
 			}
 		}
-		t.Fatalf("no %s step in the plan:\n%s", action, last.Plan)
+		t.Fatalf("no %s step in the plan:\n%s", action, w.last.Plan)
 		return reconcile.Step{}
 	}
 	await("the canary's start", time.Minute, stepOf(reconcile.ActStart))
@@ -275,7 +260,7 @@ func TestRealEngineCanarySplitThroughCaddy(t *testing.T) {
 	s.Do(session.ApproveStep{Key: start.Key()})
 	await("the canary healthy, its first step waiting for approval", 2*time.Minute, stepOf(reconcile.ActCanary))
 	step := keyOf(reconcile.ActCanary)
-	for _, c := range last.Containers {
+	for _, c := range w.last.Containers {
 		if c.Name == start.Container && (c.State != docker.StateRunning || c.Health != docker.HealthHealthy) {
 			t.Fatalf("canary %s %s %s, want running and healthy before its step", c.Name, c.State, c.Health)
 		}
@@ -325,7 +310,7 @@ func TestRealEngineCanarySplitThroughCaddy(t *testing.T) {
 			j.Verdict, j.Check, j.SplitLosses)
 	}
 	lostNote := false
-	for _, n := range last.Notes {
+	for _, n := range w.last.Notes {
 		lostNote = lostNote || strings.Contains(n.Text, "split lost at the proxy")
 	}
 	if !lostNote {

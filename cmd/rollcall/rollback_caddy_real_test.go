@@ -73,23 +73,8 @@ func TestRealEngineOperatorRollbackThroughCaddy(t *testing.T) {
 			t.Errorf("session: %v", err)
 		}
 	}()
-	var last session.Snapshot
-	await := func(what string, limit time.Duration, cond func(session.Snapshot) bool) {
-		t.Helper()
-		deadline := time.After(limit)
-		for {
-			select {
-			case last = <-s.Snapshots():
-				if cond(last) {
-					return
-				}
-			case <-time.After(time.Second):
-				s.Do(session.Refresh{})
-			case <-deadline:
-				t.Fatalf("waiting for %s: gave up; plan:\n%s", what, last.Plan)
-			}
-		}
-	}
+	w := &sessionWatch{t: t, s: s}
+	await := w.await
 	var start reconcile.Step
 	await("the start of v2", time.Minute, func(sn session.Snapshot) bool {
 		for _, st := range sn.Plan.Executable() {
@@ -170,5 +155,31 @@ func TestRealEngineOperatorRollbackThroughCaddy(t *testing.T) {
 	}
 	if _, err := m.Inspect(ctx, newID); err == nil {
 		t.Errorf("the new container %s is still there after the rollback", start.Container)
+	}
+}
+
+// sessionWatch follows a session's snapshots in a real-engine test: await
+// waits, bounded, for one that meets cond, asking for a refresh each
+// second that brings none; last is the latest seen.
+type sessionWatch struct {
+	t    *testing.T
+	s    *session.Session
+	last session.Snapshot
+}
+
+func (w *sessionWatch) await(what string, limit time.Duration, cond func(session.Snapshot) bool) {
+	w.t.Helper()
+	deadline := time.After(limit)
+	for {
+		select {
+		case w.last = <-w.s.Snapshots():
+			if cond(w.last) {
+				return
+			}
+		case <-time.After(time.Second):
+			w.s.Do(session.Refresh{})
+		case <-deadline:
+			w.t.Fatalf("waiting for %s: gave up; plan:\n%s", what, w.last.Plan)
+		}
 	}
 }
