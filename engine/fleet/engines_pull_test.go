@@ -9,7 +9,6 @@ import (
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/dockertest"
 	"github.com/rollcall/rollcall/engine/fleet"
-	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -37,34 +36,11 @@ func TestFleetPullsOnRealEnginesBeforeWaveZero(t *testing.T) {
 	reg.ServeTo(t, engines[0])
 	reg.ServeTo(t, engines[1])
 	dial := func(ctx context.Context, h *spec.Host) (docker.Client, error) { return clients[h.Name], nil }
-	src := &source{text: realFleetYAML(prefix, v1, engines), ch: make(chan struct{}, 1)}
-	f := fleet.New(fleet.Options{Source: src, Dial: dial, Mode: session.ModeAuto, User: "tester",
-		LockDir: t.TempDir(), Settle: -1})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- f.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	rf := startRealFleet(t, realFleetYAML(prefix, v1, engines), dial)
+	src := rf.src
 	await := func(what string, cond func(fleet.Snapshot) bool) fleet.Snapshot {
 		t.Helper()
-		deadline := time.After(3 * time.Minute)
-		var last fleet.Snapshot
-		for {
-			select {
-			case s := <-f.Snapshots():
-				last = s
-				if cond(s) {
-					return s
-				}
-			case <-deadline:
-				t.Fatalf("waiting for %s: gave up; blocked %q, phase %s, waves %+v, notes %v", what, last.Blocked,
-					fleet.PhaseName(last.Decision.Phase), last.Decision.Waves, last.Notes)
-			}
-		}
+		return rf.await(what, 3*time.Minute, cond)
 	}
 	runs := func(s fleet.Snapshot, img string) bool {
 		for _, h := range s.Hosts {
@@ -117,7 +93,7 @@ func TestFleetPullsOnRealEnginesBeforeWaveZero(t *testing.T) {
 	// Nothing touched anywhere: each engine runs its v1 container still,
 	// asked of the engines themselves.
 	for _, e := range engines {
-		cs, err := clients[e.Name].List(ctx, prefix)
+		cs, err := clients[e.Name].List(t.Context(), prefix)
 		if err != nil {
 			t.Fatal(err)
 		}
