@@ -236,7 +236,10 @@ type stepDoc struct {
 	Wait        string     `json:"wait"`
 	Until       *time.Time `json:"until"`
 	Downtime    bool       `json:"downtime"`
-	Canary      *canaryDoc `json:"canary"`
+	// StopFirst is why a downtime step's slot goes down: chosen,
+	// host-port, data or slot-volume; "" otherwise.
+	StopFirst string     `json:"stop_first,omitempty"`
+	Canary    *canaryDoc `json:"canary"`
 }
 
 // canaryDoc is a canary step's own part (stepDoc.Canary).
@@ -334,6 +337,9 @@ func newStepDoc(s reconcile.Step) stepDoc {
 	sd := stepDoc{Action: string(s.Action), Workload: s.Workload, Slot: slotPtr(s.Slot),
 		Container: s.Container, ContainerID: s.ContainerID, Reason: s.Reason, Wait: string(s.Wait), Until: timePtr(s.Until), Downtime: s.Downtime,
 		Canary: newCanaryDoc(s.Canary)}
+	if s.Why.Kind == reconcile.ReasonStopFirst {
+		sd.StopFirst = string(s.Why.StopFirst)
+	}
 	return sd
 }
 

@@ -126,6 +126,8 @@ type Image struct {
 	// RepoDigests are the registry digests the image is known by
 	// ("repo@sha256:…"): what a `pull: always` compares with the registry's.
 	RepoDigests []string
+	// Volumes are the targets the image declares VOLUME at, sorted.
+	Volumes []string
 }
 
 // EngineInfo describes the engine a client talks to.
@@ -184,6 +186,32 @@ type CreateSpec struct {
 	// Aliases are the container's DNS aliases on each network, by network
 	// name. The engine's default bridge takes none.
 	Aliases map[string][]string
+	// Mounts are the container's binds, volumes and tmpfs; Volumes the
+	// named volumes among them that are created first when missing (with
+	// their labels) or, external, must exist. ReadOnly mounts the root
+	// filesystem read-only.
+	Mounts   []Mount
+	Volumes  []VolumeSpec
+	ReadOnly bool
+}
+
+// Mount is one mount of a container.
+type Mount struct {
+	Type     string // "bind", "volume" or "tmpfs"
+	Source   string // bind: the host path (which must exist); volume: its name
+	Target   string
+	ReadOnly bool
+	Size     int64 // tmpfs: bytes; 0: the engine's default
+}
+
+// VolumeSpec is a named volume a container needs.
+type VolumeSpec struct {
+	Name       string
+	Driver     string
+	DriverOpts map[string]string
+	Labels     map[string]string
+	// External: made outside rollcall; a missing one is an error, never created.
+	External bool
 }
 
 // Event is one engine event about a managed container.

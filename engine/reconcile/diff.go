@@ -191,6 +191,7 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 	wp.Steps = make([]Step, 0, est)
 
 	order := w.EffectiveOrder()
+	stopFirst, stopFirstWhat := w.StopFirst()
 	blueGreen := w.Update.Strategy == spec.StrategyBlueGreen
 	continueOnFailure := w.Update.FailureAction == spec.FailureContinue
 	var inFlight []string // the slots mid-roll, as "web/0"
@@ -294,7 +295,7 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 				inFlight = append(inFlight, slotName(w.Name, i))
 				for k, c := range s.stale {
 					add(Step{Action: ActRoll, Workload: w.Name, Slot: i, Container: c.Name, ContainerID: c.ID, Grace: w.StopGrace, Downtime: true,
-						Why: Reason{Kind: ReasonStopFirst, Drift: s.drift[k], Image: w.Image}})
+						Why: Reason{Kind: ReasonStopFirst, Drift: s.drift[k], Image: w.Image, StopFirst: stopFirst, StopFirstWhat: stopFirstWhat}})
 				}
 			default:
 				inFlight = append(inFlight, slotName(w.Name, i))

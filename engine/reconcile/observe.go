@@ -223,7 +223,11 @@ func CreateSpec(prefix string, w *spec.Resolved, slot int) *docker.CreateSpec {
 			Timeout: w.Healthcheck.Timeout, Retries: w.Healthcheck.Retries, StartPeriod: w.Healthcheck.StartPeriod,
 		}
 	}
+	mounts, volumes := createMounts(prefix, w, slot)
 	return &docker.CreateSpec{
+		Mounts:      mounts,
+		Volumes:     volumes,
+		ReadOnly:    w.ReadOnly,
 		Name:        ContainerName(prefix, w.Name, slot, w.Hash),
 		Image:       w.Image,
 		Command:     append([]string(nil), w.Command...),

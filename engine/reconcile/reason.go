@@ -99,6 +99,12 @@ type Reason struct {
 	// registry's tag moved to; "" for an image the engine lacks.
 	Digest string
 
+	// StopFirst is, for a stop-first roll, why the slot goes down, and
+	// StopFirstWhat what it is about: the volume or bind that one replica
+	// writes ("volume pgdata"), the target of the slot's own volume.
+	StopFirst     spec.StopFirstCause
+	StopFirstWhat string
+
 	Workload string // extra: the workload no longer desired
 	Spec     string // rolled back: the spec hash on hold
 
@@ -123,7 +129,7 @@ func (r Reason) String() string {
 	case ReasonCanaryStart:
 		return fmt.Sprintf("canary: %s; %s keeps serving until the canary passed", staleWhy(r.Drift, r.Image), r.Serving)
 	case ReasonStopFirst:
-		return "stop-first: slot down until the new container is healthy; " + staleWhy(r.Drift, r.Image)
+		return "stop-first" + stopFirstWhy(r.StopFirst, r.StopFirstWhat) + ": slot down until the new container is healthy; " + staleWhy(r.Drift, r.Image)
 	case ReasonReplaced:
 		if r.Pending {
 			return staleWhy(r.Drift, r.Image) + "; once " + r.Serving + " is healthy"
@@ -276,3 +282,17 @@ func (s *Step) explain() { s.Reason = s.Why.String() }
 
 // explain writes the failure's words from its Why.
 func (f *Failure) explain() { f.Reason = f.Why.String() }
+
+// stopFirstWhy is why a roll is stop-first, in words: " (one replica
+// writes volume pgdata)"; "" when the file chose it or says nothing.
+func stopFirstWhy(c spec.StopFirstCause, what string) string {
+	switch c {
+	case spec.StopFirstHostPort:
+		return " (a fixed host port)"
+	case spec.StopFirstData:
+		return " (one replica writes " + what + ")"
+	case spec.StopFirstSlotVolume:
+		return " (the slot keeps its volume at " + what + ")"
+	}
+	return ""
+}

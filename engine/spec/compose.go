@@ -157,8 +157,14 @@ func (c *composeMap) load(dir string, env composetypes.Mapping) (err error) {
 		ConfigFiles: []composetypes.ConfigFile{{Filename: c.l.file, Content: c.data}},
 		Environment: env,
 	}, func(o *composeloader.Options) {
-		// The project name names nothing in rollcall; it only has to be valid.
-		o.SetProjectName("rollcall", true)
+		// The project name names the volumes (<project>_<key>), as compose
+		// names them: COMPOSE_PROJECT_NAME, else the file's name:, else
+		// the directory's name.
+		if p := env["COMPOSE_PROJECT_NAME"]; p != "" {
+			o.SetProjectName(p, true)
+		} else {
+			o.SetProjectName(composeloader.NormalizeProjectName(filepath.Base(dir)), false)
+		}
 		o.Interpolate.Substitute = c.substitute
 		// env_file and label_file are read by resolveFiles, include and
 		// extends files checked by guard first: compose-go's own reads

@@ -54,6 +54,10 @@ func (c *composeMap) document() *yaml.Node {
 			workloads.Content = append(workloads.Content, placeAt(strNode(name), k, sv), w)
 		}
 	}
+	if volumes := c.volumes(); volumes != nil {
+		k, _ := c.raw.find("volumes")
+		root.Content = append(root.Content, placeAt(strNode("volumes"), k), placeAt(volumes, k))
+	}
 	c.warnIgnored()
 	c.warnUnset()
 	if k, _ := c.raw.get("version"); k != nil {
@@ -187,6 +191,12 @@ func (c *composeMap) service(name string, s composetypes.ServiceConfig) *yaml.No
 		if update := c.update(name, s.Deploy.UpdateConfig, replicas); update != nil {
 			add("update", update, "deploy", "update_config")
 		}
+	}
+	if mounts := c.mounts(name, s); mounts != nil {
+		add("volumes", mounts, "volumes")
+	}
+	if s.ReadOnly {
+		add("read_only", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"}, "read_only")
 	}
 	return w
 }

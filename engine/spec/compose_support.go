@@ -62,6 +62,11 @@ var acceptedPaths = []tree.Path{
 	"services.*.healthcheck.test",
 	"services.*.build",
 	"services.*.profiles",
+	"services.*.volumes", // mapped (compose_mounts.go), options rollcall leaves out warned of there
+	"services.*.tmpfs",
+	"services.*.read_only",
+	"services.*.configs",
+	"services.*.secrets",
 	"networks", "volumes", "configs", "secrets", "models",
 }
 
@@ -78,8 +83,6 @@ var acceptedSubtrees = func() []composeloader.UnsupportedAttributePattern {
 // ignoredHints say what to do instead of a field rollcall ignores, by its
 // path below the service.
 var ignoredHints = map[string]string{
-	"volumes":                                "rollcall runs replicas side by side and mounts nothing; keep state outside the containers",
-	"tmpfs":                                  "rollcall mounts nothing",
 	"depends_on":                             "rollcall starts every workload on its own; let each one wait for what it needs",
 	"links":                                  "put the workloads on one network and use its DNS",
 	"entrypoint":                             "set it in the image, or write the whole command line in command",

@@ -38,7 +38,12 @@ func TestParseComposeMapsRealWorldFiles(t *testing.T) {
 		}
 		return out
 	}
+	unsupportedVolumes := map[string]*Volume{
+		"app-data": {Key: "app-data", Name: "unsupported_app-data", Line: 65, Col: 3},
+		"db-data":  {Key: "db-data", Name: "unsupported_db-data", Line: 66, Col: 3},
+	}
 	for _, tc := range []struct {
+		volumes  map[string]*Volume
 		name     string
 		dir      string
 		environ  []string
@@ -61,7 +66,7 @@ func TestParseComposeMapsRealWorldFiles(t *testing.T) {
 				Resources: Resources{NanoCPUs: 500_000_000, Memory: 256 << 20},
 				StopGrace: 20 * time.Second,
 				Networks:  []string{"traefik_edge"},
-				Update: UpdatePolicy{Strategy: StrategyRolling, Parallelism: 1, Order: OrderStartFirst, MinReady: DefaultMinReady,
+				Update: UpdatePolicy{Strategy: StrategyRolling, Parallelism: 1, Order: OrderStartFirst, OrderSet: true, MinReady: DefaultMinReady,
 					HealthDeadline: 45 * time.Second, FailureAction: FailureRollback},
 			}),
 			"worker": withDefaults(Workload{
@@ -73,7 +78,7 @@ func TestParseComposeMapsRealWorldFiles(t *testing.T) {
 				StopSignal:  "SIGINT",
 				StopGrace:   20 * time.Second,
 				Networks:    []string{"traefik_edge"},
-				Update: UpdatePolicy{Strategy: StrategyRolling, Parallelism: 2, Order: OrderStopFirst, MinReady: DefaultMinReady,
+				Update: UpdatePolicy{Strategy: StrategyRolling, Parallelism: 2, Order: OrderStopFirst, OrderSet: true, MinReady: DefaultMinReady,
 					HealthDeadline: DefaultHealthDeadline, FailureAction: FailurePause},
 			}),
 		},
@@ -118,24 +123,31 @@ func TestParseComposeMapsRealWorldFiles(t *testing.T) {
 				Healthcheck: &Healthcheck{Test: []string{"CMD", "/app", "-health"}},
 				Networks:    []string{"backend"},
 				Aliases:     map[string][]string{"backend": {"api"}},
+				Mounts: []Mount{
+					{Type: MountVolume, Source: "app-data", Volume: "unsupported_app-data", Def: unsupportedVolumes["app-data"], Target: "/srv/data", Line: 15, Col: 9},
+					{Type: MountBind, Source: testdataAbs("compose/unsupported/app.conf"), Target: "/app_config", ReadOnly: true, Line: 31, Col: 15},
+					{Type: MountBind, Source: testdataAbs("compose/unsupported/db_password.txt"), Target: "/run/secrets/db_password", ReadOnly: true, Line: 30, Col: 15},
+				},
 			}),
 			"db": withDefaults(Workload{
 				Name: "db", Image: "postgres:16",
 				Environment: map[string]string{"POSTGRES_PASSWORD_FILE": "/run/secrets/db_password"},
 				Ports:       []Port{{HostIP: "127.0.0.1", HostPort: 5432, ContainerPort: 5432, Proto: "tcp"}},
 				Networks:    []string{"backend"},
+				Mounts: []Mount{{Type: MountVolume, Source: "db-data", Volume: "unsupported_db-data", Def: unsupportedVolumes["db-data"],
+					Target: "/var/lib/postgresql/data", Line: 54, Col: 9}},
 			}),
 		},
+		volumes: unsupportedVolumes,
 		warnings: []string{
 			"version",
 			"services.app.container_name", "services.app.entrypoint", "services.app.user", "services.app.working_dir",
-			"services.app.privileged", "services.app.cap_add", "services.app.volumes", "services.app.depends_on",
+			"services.app.privileged", "services.app.cap_add", "services.app.depends_on",
 			"services.app.logging", "services.app.ports[].app_protocol", "services.app.networks.backend",
-			"services.app.secrets", "services.app.configs",
 			"services.app.healthcheck.start_interval", "services.app.deploy.placement", "services.app.deploy.rollback_config",
 			"services.app.deploy.restart_policy", "services.app.deploy.update_config.delay",
 			"services.app.deploy.resources.limits.pids",
-			"services.db.volumes", "services.db.ports[0]", "services.db.networks.backend",
+			"services.db.ports[0]", "services.db.networks.backend",
 			"services.adminer", // left out by its profile; its own volumes are not reported
 		},
 	}} {
@@ -147,7 +159,7 @@ func TestParseComposeMapsRealWorldFiles(t *testing.T) {
 			if d.Prefix != tc.prefix || d.Source != composeFile(tc.dir) {
 				t.Errorf("prefix %q source %q", d.Prefix, d.Source)
 			}
-			want := &Desired{Source: d.Source, Prefix: tc.prefix, Workloads: tc.want, Warnings: d.Warnings}
+			want := &Desired{Source: d.Source, Prefix: tc.prefix, Workloads: tc.want, Volumes: tc.volumes, Warnings: d.Warnings}
 			if !reflect.DeepEqual(d, want) {
 				t.Errorf("got\n%s\nwant\n%s", dump(d), dump(want))
 			}
@@ -174,7 +186,7 @@ func TestComposeWarningsPointAtTheField(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][2]int{
-		"version": {3, 1}, "services.app.volumes": {14, 5}, "services.app.deploy.placement": {37, 7},
+		"version": {3, 1}, "services.app.depends_on": {16, 5}, "services.app.deploy.placement": {37, 7},
 		"services.app.networks.backend": {28, 7}, "services.db.ports[0]": {56, 9}, "services.adminer": {59, 3},
 	}
 	for _, w := range d.Warnings {
@@ -420,4 +432,13 @@ func TestComposePreStopIsOneHook(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "services.web.pre_stop: 2 hooks") || !strings.Contains(err.Error(), ":5:7:") {
 		t.Errorf("two hooks: err = %v", err)
 	}
+}
+
+// testdataAbs is a path under testdata, absolute, as a bind source is.
+func testdataAbs(rel string) string {
+	abs, err := filepath.Abs(filepath.Join("testdata", rel))
+	if err != nil {
+		panic(err)
+	}
+	return abs
 }

@@ -10,14 +10,15 @@ import (
 // Hash is the spec hash: it covers every field that needs a new container
 // (image reference and the image ID it resolved to, version, command,
 // environment, labels, ports, healthcheck, stop signal, networks with their
-// aliases, pre_stop). It leaves out replicas, resources and the restart
+// aliases, pre_stop, mounts and a read-only root). It leaves out replicas, resources and the restart
 // policy, which change in place, the stop grace period, which is passed at
 // stop time, and the update policy (drain included).
 //
 // pre_stop is in because it is kept in a label at create: a container whose
 // label holds another command is not what the desired state asks for. It is
-// left out of the encoding when empty, and so are the aliases, so adding the
-// fields changed no hash of a workload that uses neither. Networks are
+// left out of the encoding when empty, and so are the aliases, the mounts
+// and read_only, so adding the fields changed no hash of a workload that
+// uses none of them. Networks are
 // encoded with their aliases, so the one-off hash change of a workload with
 // networks rolls its containers onto the workload-name alias they lacked.
 //
@@ -47,6 +48,26 @@ func Hash(w *Workload, imageID string) string {
 		networks = append(networks, network{n, a})
 	}
 	sort.Slice(networks, func(i, j int) bool { return networks[i].Name < networks[j].Name })
+	// Mounts by target, each as what the container sees: a bind's host
+	// path, a volume's engine name (the slot's own: "", named per slot at
+	// create). What a bind-mounted file holds is not in it: a changed file
+	// rolls nothing.
+	type mount struct {
+		Type     MountType
+		Source   string `json:",omitempty"`
+		Target   string
+		ReadOnly bool  `json:",omitempty"`
+		Size     int64 `json:",omitempty"`
+	}
+	var mounts []mount
+	for _, m := range w.Mounts {
+		src := m.Source
+		if m.Type == MountVolume {
+			src = m.Volume
+		}
+		mounts = append(mounts, mount{m.Type, src, m.Target, m.ReadOnly, m.Size})
+	}
+	sort.Slice(mounts, func(i, j int) bool { return mounts[i].Target < mounts[j].Target })
 	// A struct with fixed field order gives a canonical encoding.
 	canon := struct {
 		Image       string
@@ -60,7 +81,9 @@ func Hash(w *Workload, imageID string) string {
 		StopSignal  string
 		Networks    []network
 		PreStop     []string `json:",omitempty"`
-	}{w.Image, imageID, w.Version, w.Command, env, labels, w.Ports, w.Healthcheck, w.StopSignal, networks, w.PreStop}
+		Mounts      []mount  `json:",omitempty"`
+		ReadOnly    bool     `json:",omitempty"`
+	}{w.Image, imageID, w.Version, w.Command, env, labels, w.Ports, w.Healthcheck, w.StopSignal, networks, w.PreStop, mounts, w.ReadOnly}
 	b, err := json.Marshal(canon)
 	if err != nil {
 		panic("spec: hash: " + err.Error()) // plain data always marshals

@@ -150,8 +150,11 @@ func (l *loader) document(root *yaml.Node) *Desired {
 		l.fail(root, "", "expected a mapping with a workloads key, got %s", describe(root))
 		return d
 	}
-	var workloads, hosts, fleet *field
-	for _, f := range l.fields(root, "", []string{"prefix", "workloads", "proxy", "hosts", "fleet", "notify", "registry_poll"}) {
+	var workloads, hosts, fleet, volumes *field
+	for _, f := range l.fields(root, "", []string{"prefix", "workloads", "proxy", "hosts", "fleet", "notify", "registry_poll", "volumes"}) {
+		if f.name == "volumes" {
+			volumes = &f
+		}
 		switch f.name {
 		case "registry_poll":
 			d.RegistryPoll = l.registryPoll(f)
@@ -178,6 +181,10 @@ func (l *loader) document(root *yaml.Node) *Desired {
 		}
 	}
 	d.Prefix = l.prefix
+	if volumes != nil {
+		// Read after the prefix, which names them.
+		d.Volumes = l.readVolumes(*volumes)
+	}
 	switch {
 	case workloads == nil:
 		l.fail(root, stopAllHint, "no workloads key")
@@ -210,6 +217,8 @@ func (l *loader) document(root *yaml.Node) *Desired {
 		l.readHosts(*hosts, d)
 	}
 	l.checkContainers(d, workloads)
+	l.checkMounts(d)
+	l.checkBindSources(d)
 	l.readFleet(fleet, d)
 	return d
 }

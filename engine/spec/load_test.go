@@ -32,6 +32,12 @@ func defaultUpdate() UpdatePolicy {
 		MinReady: 5 * time.Second, HealthDeadline: 60 * time.Second, FailureAction: FailurePause}
 }
 
+// withOrderSet is u with update.order written in the file.
+func withOrderSet(u UpdatePolicy) UpdatePolicy {
+	u.OrderSet = true
+	return u
+}
+
 func withDrain(u UpdatePolicy, d time.Duration) UpdatePolicy {
 	u.Drain = d
 	return u
@@ -63,7 +69,7 @@ func TestLoadDesignExampleParsesToExactStruct(t *testing.T) {
 			Networks:   []string{"front"},
 			PreStop:    []string{"/demoapp", "-drain"},
 			Pull:       PullMissing,
-			Update:     withCanary(withDrain(defaultUpdate(), 5*time.Second)),
+			Update:     withOrderSet(withCanary(withDrain(defaultUpdate(), 5*time.Second))),
 		}},
 		Proxy: &Proxy{CaddyAdmin: "http://127.0.0.1:2019"},
 	}
@@ -194,7 +200,7 @@ func TestParseAccepts(t *testing.T) {
 		{"update.drain", doc("    update: {drain: 2500ms}\n"),
 			func(d *Desired) any { return d.Workloads["web"].Update.Drain }, 2500 * time.Millisecond},
 		{"update fields", doc("    update: {strategy: blue-green, parallelism: 2, order: stop-first, min_ready: 0s, health_deadline: 1m30s, failure_action: rollback}\n"),
-			func(d *Desired) any { return d.Workloads["web"].Update }, UpdatePolicy{StrategyBlueGreen, 2, OrderStopFirst, 0, 90 * time.Second, FailureRollback, 0, nil}},
+			func(d *Desired) any { return d.Workloads["web"].Update }, UpdatePolicy{StrategyBlueGreen, 2, OrderStopFirst, true, 0, 90 * time.Second, FailureRollback, 0, nil}},
 		{"a null value counts as absent", doc("    replicas:\n    update: ~\n"),
 			func(d *Desired) any { return [2]any{d.Workloads["web"].Replicas, d.Workloads["web"].Update} }, [2]any{1, defaultUpdate()}},
 		{"replicas 0 keeps the workload", doc("    replicas: 0\n"),

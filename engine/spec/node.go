@@ -22,6 +22,9 @@ type loader struct {
 	// canaries are the update.canary keys read, for the check that the
 	// document names the proxy they need (checkCanaryProxy).
 	canaries []field
+	// binds are the bind sources read, looked for once the document is
+	// read (checkBindSources).
+	binds []bindCheck
 }
 
 // problem is a message and hint not yet tied to a position; the pure

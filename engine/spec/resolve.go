@@ -39,6 +39,11 @@ type Resolved struct {
 	// where the tag points (a *docker.PullError): the engine's image is
 	// kept ("cannot tell" is not "moved"), and the plan says so.
 	RegistryErr error
+	// ImageVolumes are the targets the image declares VOLUME at and no
+	// mount of the workload covers: each slot keeps a volume of its own
+	// there (SlotVolumeName), so a roll carries the data to the
+	// replacement, as compose's recreate does.
+	ImageVolumes []string
 }
 
 // ErrPullFirst is the Err of a workload whose image is pulled first.
@@ -133,6 +138,7 @@ func Resolve(ctx context.Context, d *Desired, images ImageLookup) *ResolvedDesir
 			r.Err = fmt.Errorf("image %s: not on the engine: %w", w.Image, ErrPullFirst)
 		}
 		if r.Err == nil {
+			r.ImageVolumes = slotVolumes(w, in.img.Volumes)
 			r.ImageID = in.img.ID
 			r.Hash = Hash(w, in.img.ID)
 		}

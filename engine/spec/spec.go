@@ -64,6 +64,9 @@ type Desired struct {
 	// Host names the host this desired state is for, in the copy ForHost
 	// makes; "" otherwise.
 	Host string
+	// Volumes are the named volumes the workloads mount, by the key the
+	// file gives them (mounts.go); nil for none.
+	Volumes map[string]*Volume
 	// Warnings are findings that do not stop a load but deserve a look,
 	// e.g. a CMD-SHELL healthcheck, which a scratch image cannot run.
 	Warnings []*Error
@@ -106,6 +109,10 @@ type Workload struct {
 	// Pull is the pull policy: PullMissing, PullAlways or PullNever.
 	Pull   string
 	Update UpdatePolicy
+	// Mounts are the workload's volumes and tmpfs (mounts.go), in file
+	// order; ReadOnly mounts the image's filesystem read-only.
+	Mounts   []Mount
+	ReadOnly bool
 }
 
 // Port is one published port, from "[[HOST_IP:]HOST_PORT:]CONTAINER_PORT[/PROTO]".
@@ -134,9 +141,12 @@ type Resources struct {
 
 // UpdatePolicy says how a workload rolls.
 type UpdatePolicy struct {
-	Strategy       string
-	Parallelism    int
-	Order          string
+	Strategy    string
+	Parallelism int
+	Order       string
+	// OrderSet says the file wrote update.order: a stop-first rule for
+	// data (Workload.StopFirst) gives way to an explicit start-first.
+	OrderSet       bool
 	MinReady       time.Duration
 	HealthDeadline time.Duration
 	FailureAction  string
@@ -212,11 +222,11 @@ func (w *Workload) FixedHostPort() bool {
 	return false
 }
 
-// EffectiveOrder is the order actually used: stop-first when chosen, or when
-// a fixed host port forces it.
+// EffectiveOrder is the order the file's workload rolls in: stop-first
+// when StopFirst gives a cause.
 func (w *Workload) EffectiveOrder() string {
-	if w.FixedHostPort() {
+	if c, _ := w.StopFirst(); c != "" {
 		return OrderStopFirst
 	}
-	return w.Update.Order
+	return OrderStartFirst
 }

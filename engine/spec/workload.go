@@ -12,7 +12,8 @@ import (
 
 var (
 	workloadKeys = []string{"image", "version", "replicas", "command", "environment", "labels", "ports",
-		"healthcheck", "resources", "stop_signal", "stop_grace_period", "restart", "networks", "pre_stop", "pull", "update"}
+		"healthcheck", "resources", "stop_signal", "stop_grace_period", "restart", "networks", "pre_stop", "pull", "update",
+		"volumes", "tmpfs", "read_only"}
 	healthcheckKeys = []string{"test", "interval", "timeout", "retries", "start_period", "disable"}
 	resourcesKeys   = []string{"cpus", "memory"}
 	updateKeys      = []string{"strategy", "parallelism", "order", "min_ready", "health_deadline", "failure_action", "drain", "canary"}
@@ -99,6 +100,12 @@ func (l *loader) workload(f field) (*Workload, []binding) {
 			}
 		case "update":
 			l.update(g, &w.Update)
+		case "volumes":
+			w.Mounts = append(w.Mounts, l.mounts(g)...)
+		case "tmpfs":
+			w.Mounts = append(w.Mounts, l.tmpfs(g)...)
+		case "read_only":
+			w.ReadOnly, _ = l.boolean(g.val, g.path)
 		}
 	}
 	if !imageKey {
@@ -482,7 +489,7 @@ func (l *loader) update(f field, u *UpdatePolicy) {
 			}
 		case "order":
 			if s, ok := l.oneOf(g.val, g.path, OrderStartFirst, OrderStopFirst); ok {
-				u.Order = s
+				u.Order, u.OrderSet = s, true
 			}
 		case "min_ready":
 			if d, ok := l.boundedDuration(g.val, g.path); ok {

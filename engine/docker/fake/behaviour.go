@@ -41,6 +41,9 @@ type Behaviour struct {
 	// with a healthcheck unhealthy one probe interval later, as a pre_stop
 	// that drains does.
 	ExecDrains bool
+	// Volumes are the targets the image declares VOLUME at, as
+	// ImageInspect reports them.
+	Volumes []string
 }
 
 // AddImage makes the image id available under ref, with the behaviour its

@@ -244,7 +244,7 @@ func (f *Engine) ImageInspect(ctx context.Context, ref string) (_ docker.Image, 
 	if !ok {
 		return docker.Image{}, fmt.Errorf("image %s: %w", ref, docker.ErrNotFound)
 	}
-	img := docker.Image{ID: id, RepoDigests: slices.Clone(f.reg.pulled[id])}
+	img := docker.Image{ID: id, RepoDigests: slices.Clone(f.reg.pulled[id]), Volumes: slices.Sorted(slices.Values(f.behaviours[id].Volumes))}
 	for tag, tid := range f.tags {
 		if tid == id {
 			img.RepoTags = append(img.RepoTags, tag)

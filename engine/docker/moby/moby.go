@@ -257,7 +257,11 @@ func (m *Moby) ImageInspect(ctx context.Context, ref string) (docker.Image, erro
 	if err != nil {
 		return docker.Image{}, fmt.Errorf("inspect image %s: %w", ref, engineErr(err))
 	}
-	return docker.Image{ID: r.ID, RepoTags: slices.Clone(r.RepoTags), RepoDigests: slices.Clone(r.RepoDigests)}, nil
+	img := docker.Image{ID: r.ID, RepoTags: slices.Clone(r.RepoTags), RepoDigests: slices.Clone(r.RepoDigests)}
+	if r.Config != nil {
+		img.Volumes = imageVolumes(r.Config.Volumes)
+	}
+	return img, nil
 }
 
 // Create creates spec.Name and starts it. Every field that the image could
@@ -268,6 +272,9 @@ func (m *Moby) ImageInspect(ctx context.Context, ref string) (docker.Image, erro
 func (m *Moby) Create(ctx context.Context, spec docker.CreateSpec) (string, error) {
 	opts, err := createOptions(spec)
 	if err != nil {
+		return "", fmt.Errorf("create %s: %w", spec.Name, err)
+	}
+	if err := m.ensureVolumes(ctx, spec.Volumes); err != nil {
 		return "", fmt.Errorf("create %s: %w", spec.Name, err)
 	}
 	res, err := m.cli.ContainerCreate(ctx, opts)
@@ -354,9 +361,11 @@ func createOptions(spec docker.CreateSpec) (client.ContainerCreateOptions, error
 		return client.ContainerCreateOptions{}, err
 	}
 	host := &container.HostConfig{
-		RestartPolicy: restart,
-		Resources:     memoryResources(spec.Limits),
+		RestartPolicy:  restart,
+		Resources:      memoryResources(spec.Limits),
+		ReadonlyRootfs: spec.ReadOnly,
 	}
+	hostMounts(host, spec.Mounts)
 
 	if len(spec.Ports) > 0 {
 		cfg.ExposedPorts = network.PortSet{}

@@ -1,0 +1,543 @@
+package spec
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// MountType is what a mount puts at its target.
+type MountType string
+
+const (
+	MountBind   MountType = "bind"   // a host path
+	MountVolume MountType = "volume" // a named volume, or the slot's own (SlotVolume)
+	MountTmpfs  MountType = "tmpfs"  // memory, empty at each start
+)
+
+// Mount is one entry of a workload's volumes (or tmpfs).
+type Mount struct {
+	Type MountType
+	// Source is, for a bind mount, the host path, absolute and clean; for a
+	// volume, the key of the document's top-level volumes it names, ""
+	// for the slot's own volume (an anonymous volume in the file, which
+	// rollcall keeps per slot so that a roll does not lose it).
+	Source string
+	// Volume is the engine's name of a named volume (Volume.Name); "" for
+	// the other types and for the slot's own volume.
+	Volume string
+	// Def is the top-level volume a named volume's mount names (its
+	// driver, options, external); nil for the other mounts.
+	Def      *Volume
+	Target   string // absolute path in the container
+	ReadOnly bool
+	Size     int64 // tmpfs: bytes; 0: the engine's default
+
+	Line, Col int // where the file has it, for findings
+}
+
+// Volume is one entry of the document's top-level volumes: a named volume
+// the workloads mount. rollcall creates one that is missing (with its
+// managed label), never removes one, and never changes one that exists.
+type Volume struct {
+	Key        string // as the file names it
+	Name       string // the engine's name: name:, else <prefix>_<key> (compose: <project>_<key>)
+	Driver     string // "" for the engine's default
+	DriverOpts map[string]string
+	// External says the volume is made outside rollcall: it must exist,
+	// and rollcall never creates it.
+	External bool
+	Line     int
+	Col      int
+}
+
+// StopFirstCause says why a workload's slots go down while they roll: the
+// old container is stopped before its replacement starts. "" rolls
+// start-first.
+type StopFirstCause string
+
+const (
+	StopFirstChosen   StopFirstCause = "chosen"    // update.order: stop-first
+	StopFirstHostPort StopFirstCause = "host-port" // a fixed host port: two containers cannot bind it
+	// StopFirstData: one replica writes a named volume or a bind mount;
+	// two writers on one data directory corrupt it. update.order:
+	// start-first in the file turns it off.
+	StopFirstData StopFirstCause = "data"
+	// StopFirstSlotVolume: the slot keeps its own volume (an anonymous
+	// volume of the file, or a VOLUME of the image) across rolls, and old
+	// and new would write it together. update.order: start-first in the
+	// file turns it off.
+	StopFirstSlotVolume StopFirstCause = "slot-volume"
+)
+
+// String is the cause in words, for the plan: "one replica writes volume
+// pgdata".
+func (c StopFirstCause) String() string {
+	switch c {
+	case StopFirstChosen:
+		return "update.order: stop-first"
+	case StopFirstHostPort:
+		return "a fixed host port"
+	case StopFirstData:
+		return "one replica writes its data"
+	case StopFirstSlotVolume:
+		return "the slot keeps its volume"
+	}
+	return string(c)
+}
+
+// StopFirst says why the workload rolls stop-first, as far as the file
+// tells ("" when it rolls start-first); Resolved.StopFirst adds what the
+// image declares.
+func (w *Workload) StopFirst() (StopFirstCause, string) {
+	switch {
+	case w.FixedHostPort():
+		return StopFirstHostPort, ""
+	case w.Update.Order == OrderStopFirst:
+		return StopFirstChosen, ""
+	case w.Update.OrderSet:
+		return "", ""
+	}
+	for _, m := range w.Mounts {
+		if m.Type == MountVolume && m.Source == "" && !m.ReadOnly {
+			return StopFirstSlotVolume, m.Target
+		}
+	}
+	if w.Replicas <= 1 {
+		for _, m := range w.Mounts {
+			if (m.Type == MountVolume || m.Type == MountBind) && !m.ReadOnly {
+				return StopFirstData, m.what()
+			}
+		}
+	}
+	return "", ""
+}
+
+// what names a mount in the plan's words: "volume pgdata", "bind /srv/x".
+func (m Mount) what() string {
+	switch {
+	case m.Type == MountVolume && m.Source != "":
+		return "volume " + m.Source
+	case m.Type == MountBind:
+		return "bind " + m.Source
+	}
+	return string(m.Type) + " " + m.Target
+}
+
+// SlotVolumeName is the engine's name of a slot's own volume at target:
+// <prefix>_<workload>_<slot>_<target with '/' as '-'>, e.g.
+// rollcall_db_0_var-lib-postgresql-data. It depends on nothing but the
+// slot, so every container the slot ever has mounts the same volume.
+func SlotVolumeName(prefix, workload string, slot int, target string) string {
+	t := strings.Trim(volumeUnsafeRE.ReplaceAllString(filepath.Clean(target), "-"), "-")
+	if t == "" {
+		t = "root"
+	}
+	return fmt.Sprintf("%s_%s_%d_%s", prefix, workload, slot, t)
+}
+
+var volumeUnsafeRE = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
+
+// volumeNameRE is the engine's rule for a volume name.
+var volumeNameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
+
+var (
+	volumeKeys    = []string{"name", "driver", "driver_opts", "external"}
+	mountKeys     = []string{"type", "source", "target", "read_only", "size"}
+	mountTypes    = []string{string(MountBind), string(MountVolume), string(MountTmpfs)}
+	mountLongHint = "e.g. pgdata:/var/lib/postgresql/data, ./nginx.conf:/etc/nginx/nginx.conf:ro, or {type: tmpfs, target: /tmp}"
+)
+
+// readVolumes reads the top-level volumes: key -> {name, driver,
+// driver_opts, external}, or null for the defaults.
+func (l *loader) readVolumes(f field) map[string]*Volume {
+	if isNull(f.val) {
+		return nil
+	}
+	if !l.mapping(f.val, f.path) {
+		return nil
+	}
+	out := map[string]*Volume{}
+	for _, g := range l.fields(f.val, f.path, nil) {
+		v := &Volume{Key: g.name, Name: l.prefix + "_" + g.name, Line: g.key.Line, Col: g.key.Column}
+		if !volumeNameRE.MatchString(g.name) {
+			l.fail(g.key, "letters, digits, '_', '.' and '-', starting with a letter or digit", "%s: invalid volume key %q", g.path, g.name)
+			continue
+		}
+		if !isNull(g.val) && l.mapping(g.val, g.path) {
+			for _, h := range l.fields(g.val, g.path, volumeKeys) {
+				if isNull(h.val) {
+					continue
+				}
+				switch h.name {
+				case "name":
+					if s, ok := l.str(h.val, h.path); ok && !volumeNameRE.MatchString(s) {
+						l.fail(h.val, "letters, digits, '_', '.' and '-', starting with a letter or digit", "%s: invalid volume name %q", h.path, s)
+					} else if ok {
+						v.Name = s
+					}
+				case "driver":
+					v.Driver, _ = l.str(h.val, h.path)
+				case "driver_opts":
+					v.DriverOpts = l.keyValues(h, true)
+				case "external":
+					v.External, _ = l.boolean(h.val, h.path)
+				}
+			}
+		}
+		if v.External && (v.Driver != "" || len(v.DriverOpts) > 0) {
+			l.fail(g.key, "rollcall never creates an external volume; drop driver and driver_opts", "%s: external with a driver", g.path)
+		}
+		out[g.name] = v
+	}
+	return out
+}
+
+// mounts reads a workload's volumes: short "SOURCE:TARGET[:ro|rw]", a bare
+// "TARGET" (the slot's own volume), or long {type, source, target,
+// read_only, size}.
+func (l *loader) mounts(f field) []Mount {
+	items, ok := l.list(f.val, f.path)
+	if !ok {
+		return nil
+	}
+	var out []Mount
+	for i, item := range items {
+		path := index(f.path, i)
+		var m Mount
+		var ok bool
+		if item.Kind == yaml.ScalarNode {
+			m, ok = l.shortMount(item, path)
+		} else {
+			m, ok = l.longMount(item, path)
+		}
+		if !ok {
+			continue
+		}
+		m.Line, m.Col = item.Line, item.Column
+		out = append(out, m)
+	}
+	return out
+}
+
+func (l *loader) shortMount(n *yaml.Node, path string) (Mount, bool) {
+	s, ok := l.str(n, path)
+	if !ok {
+		return Mount{}, false
+	}
+	parts := strings.Split(s, ":")
+	m := Mount{Type: MountVolume}
+	switch len(parts) {
+	case 1:
+		m.Target = parts[0]
+	case 2, 3:
+		m.Source, m.Target = parts[0], parts[1]
+		if len(parts) == 3 {
+			switch parts[2] {
+			case "ro":
+				m.ReadOnly = true
+			case "rw":
+			default:
+				l.fail(n, "the mode is ro or rw", "%s: mode %q: rollcall honours ro and rw", path, parts[2])
+				return Mount{}, false
+			}
+		}
+		if m.Source == "" {
+			l.fail(n, mountLongHint, "%s: empty source in %q", path, s)
+			return Mount{}, false
+		}
+		if isHostPath(m.Source) {
+			m.Type = MountBind
+		}
+	default:
+		l.fail(n, mountLongHint, "%s: %q is not SOURCE:TARGET[:ro]", path, s)
+		return Mount{}, false
+	}
+	return l.checkMount(n, path, m)
+}
+
+// isHostPath says a short syntax source is a host path, as compose reads
+// it: an absolute or relative path, or one from the home directory.
+func isHostPath(s string) bool {
+	return strings.HasPrefix(s, "/") || strings.HasPrefix(s, ".") || strings.HasPrefix(s, "~")
+}
+
+func (l *loader) longMount(n *yaml.Node, path string) (Mount, bool) {
+	if !l.mapping(n, path) {
+		return Mount{}, false
+	}
+	var m Mount
+	var typeNode, sizeNode *yaml.Node
+	for _, g := range l.fields(n, path, mountKeys) {
+		if isNull(g.val) {
+			continue
+		}
+		switch g.name {
+		case "type":
+			if t, ok := l.oneOf(g.val, g.path, mountTypes...); ok {
+				m.Type = MountType(t)
+				typeNode = g.val
+			}
+		case "source":
+			m.Source, _ = l.str(g.val, g.path)
+		case "target":
+			m.Target, _ = l.str(g.val, g.path)
+		case "read_only":
+			m.ReadOnly, _ = l.boolean(g.val, g.path)
+		case "size":
+			sizeNode = g.val
+			if b, ok := l.size(g.val, g.path); ok {
+				m.Size = b
+			}
+		}
+	}
+	if typeNode == nil {
+		l.fail(n, "type is bind, volume or tmpfs", "%s: type is required", path)
+		return Mount{}, false
+	}
+	if sizeNode != nil && m.Type != MountTmpfs {
+		l.fail(sizeNode, "size is a tmpfs's", "%s: size on a %s mount", path, m.Type)
+		return Mount{}, false
+	}
+	return l.checkMount(n, path, m)
+}
+
+// checkMount checks a mount read in either syntax and resolves a bind
+// source against the file's directory.
+func (l *loader) checkMount(n *yaml.Node, path string, m Mount) (Mount, bool) {
+	if m.Target == "" || !strings.HasPrefix(m.Target, "/") {
+		l.fail(n, "the target is an absolute path in the container", "%s: target %q is not an absolute path", path, m.Target)
+		return Mount{}, false
+	}
+	m.Target = filepath.Clean(m.Target)
+	if m.Target == "/" {
+		l.fail(n, "mount below /, e.g. /data", "%s: target / would cover the whole image", path)
+		return Mount{}, false
+	}
+	switch m.Type {
+	case MountTmpfs:
+		if m.Source != "" {
+			l.fail(n, "a tmpfs has no source", "%s: tmpfs with source %q", path, m.Source)
+			return Mount{}, false
+		}
+	case MountBind:
+		src, ok := l.bindSource(n, path, m.Source)
+		if !ok {
+			return Mount{}, false
+		}
+		m.Source = src
+	case MountVolume:
+		if m.Source != "" && !volumeNameRE.MatchString(m.Source) {
+			l.fail(n, "a volume source is a key of the top-level volumes; a host path starts with /, ./ or ../", "%s: invalid volume %q", path, m.Source)
+			return Mount{}, false
+		}
+	}
+	return m, true
+}
+
+// bindSource makes a bind source absolute, relative to the file's
+// directory, and checks that it exists here: the engine would create a
+// missing one as an empty directory, and a config file would be a
+// directory. The path is this machine's: with hosts:, each host's own
+// path, which its engine checks at create (the check is left out).
+func (l *loader) bindSource(n *yaml.Node, path, src string) (string, bool) {
+	if src == "" {
+		l.fail(n, "the source is a host path", "%s: bind mount without a source", path)
+		return "", false
+	}
+	if strings.HasPrefix(src, "~") {
+		home, err := os.UserHomeDir()
+		if err != nil || (src != "~" && !strings.HasPrefix(src, "~/")) {
+			l.fail(n, "write the path from / instead", "%s: cannot expand %q", path, src)
+			return "", false
+		}
+		src = filepath.Join(home, strings.TrimPrefix(src, "~"))
+	}
+	if !filepath.IsAbs(src) {
+		if strings.Contains(l.file, "://") || strings.HasPrefix(l.file, "<") {
+			l.fail(n, "write the host path from /", "%s: relative bind source %q in a file that is not on this machine's disk", path, src)
+			return "", false
+		}
+		abs, err := filepath.Abs(filepath.Join(filepath.Dir(l.file), src))
+		if err != nil {
+			l.fail(n, "write the host path from /", "%s: cannot resolve %q: %v", path, src, err)
+			return "", false
+		}
+		src = abs
+	}
+	src = filepath.Clean(src)
+	l.binds = append(l.binds, bindCheck{n, path, src})
+	return src, true
+}
+
+// bindCheck is a bind source to look for once the document is read (and
+// it is known whether it names hosts).
+type bindCheck struct {
+	n         *yaml.Node
+	path, src string
+}
+
+// checkBindSources looks for every bind source on this machine, unless the
+// document names hosts, whose engines have paths of their own.
+func (l *loader) checkBindSources(d *Desired) {
+	if len(d.Hosts) > 0 {
+		return
+	}
+	for _, b := range l.binds {
+		if _, err := os.Stat(b.src); err != nil {
+			hint := "create it first: the engine would make a missing source an empty directory"
+			if !os.IsNotExist(err) {
+				hint = ""
+			}
+			l.fail(b.n, hint, "%s: bind source %s: %v", b.path, b.src, errorWords(err))
+		}
+	}
+}
+
+// errorWords is an os error without the path it repeats.
+func errorWords(err error) string {
+	if pe, ok := err.(*os.PathError); ok {
+		if os.IsNotExist(err) {
+			return "does not exist"
+		}
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// tmpfs reads the tmpfs key: one target, or a list of them.
+func (l *loader) tmpfs(f field) []Mount {
+	var nodes []*yaml.Node
+	if f.val.Kind == yaml.ScalarNode {
+		nodes = []*yaml.Node{f.val}
+	} else if items, ok := l.list(f.val, f.path); ok {
+		nodes = items
+	}
+	var out []Mount
+	for i, n := range nodes {
+		path := index(f.path, i)
+		s, ok := l.str(n, path)
+		if !ok {
+			continue
+		}
+		target, opts, _ := strings.Cut(s, ":")
+		m := Mount{Type: MountTmpfs, Target: target}
+		for _, o := range strings.Split(opts, ",") {
+			k, v, _ := strings.Cut(o, "=")
+			switch {
+			case o == "":
+			case k == "size":
+				if b, p := parseSize(v); p != nil {
+					l.fail(n, p.hint, "%s: %s", path, p.msg)
+					ok = false
+				} else {
+					m.Size = b
+				}
+			default:
+				l.fail(n, "rollcall honours size=, e.g. /tmp:size=64m", "%s: tmpfs option %q", path, o)
+				ok = false
+			}
+		}
+		if !ok {
+			continue
+		}
+		if m, ok := l.checkMount(n, path, m); ok {
+			m.Line, m.Col = n.Line, n.Column
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// size reads a size as memory does, without its floor.
+func (l *loader) size(n *yaml.Node, path string) (int64, bool) {
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!int" {
+		var b int64
+		if err := n.Decode(&b); err != nil || b < 0 {
+			l.fail(n, "", "%s: %s is out of range", path, n.Value)
+			return 0, false
+		}
+		return b, true
+	}
+	s, ok := l.str(n, path)
+	if !ok {
+		return 0, false
+	}
+	b, p := parseSize(s)
+	if p != nil {
+		l.fail(n, p.hint, "%s: %s", path, p.msg)
+		return 0, false
+	}
+	return b, true
+}
+
+// checkMounts ties every workload's named volumes to the top-level
+// volumes, and finds two mounts at one target.
+func (l *loader) checkMounts(d *Desired) {
+	for _, name := range d.Names() {
+		w := d.Workloads[name]
+		targets := map[string]bool{}
+		for i := range w.Mounts {
+			m := &w.Mounts[i]
+			at := &yaml.Node{Line: m.Line, Column: m.Col}
+			if targets[m.Target] {
+				l.fail(at, "one mount per target", "%s.volumes: %s is mounted twice", name, m.Target)
+			}
+			targets[m.Target] = true
+			if m.Type != MountVolume || m.Source == "" {
+				continue
+			}
+			v, ok := d.Volumes[m.Source]
+			if !ok {
+				hint := fmt.Sprintf("declare it at the top level: volumes: {%s: {}}", m.Source)
+				if len(d.Volumes) > 0 {
+					hint += "; declared: " + strings.Join(slices.Sorted(maps.Keys(d.Volumes)), ", ")
+				}
+				l.fail(at, hint, "%s.volumes: volume %q is not declared", name, m.Source)
+				continue
+			}
+			m.Volume, m.Def = v.Name, v
+		}
+	}
+}
+
+// slotVolumes are the image's VOLUME targets that no mount of w covers,
+// sorted.
+func slotVolumes(w *Workload, declared []string) []string {
+	var out []string
+	for _, t := range declared {
+		t = filepath.Clean(t)
+		if !slices.ContainsFunc(w.Mounts, func(m Mount) bool { return m.Target == t }) && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// StopFirst says why the resolved workload rolls stop-first: the file's
+// causes (Workload.StopFirst), then the image's VOLUMEs, which each slot
+// keeps (unless the file says start-first).
+func (r *Resolved) StopFirst() (StopFirstCause, string) {
+	if c, what := r.Workload.StopFirst(); c != "" || r.Update.OrderSet {
+		return c, what
+	}
+	if len(r.ImageVolumes) > 0 {
+		return StopFirstSlotVolume, r.ImageVolumes[0]
+	}
+	return "", ""
+}
+
+// EffectiveOrder is the order the resolved workload rolls in.
+func (r *Resolved) EffectiveOrder() string {
+	if c, _ := r.StopFirst(); c != "" {
+		return OrderStopFirst
+	}
+	return OrderStartFirst
+}
