@@ -84,6 +84,7 @@ type config struct {
 	fetch           string // -fetch URL: one request, then exit
 	method          string
 	data            string
+	journal         string // -journal FILE: a line per start, served on /journal
 }
 
 // usageHead is what -help says before the switches.
@@ -149,12 +150,35 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	hostname, _ := os.Hostname()
+	if cfg.journal != "" {
+		if err := appendLine(cfg.journal, cfg.version+" "+hostname); err != nil {
+			fmt.Fprintln(stderr, "demoapp: journal:", err)
+			return 1
+		}
+	}
 	a := newApp(cfg, hostname, time.Now(), stderr)
 	if err := serve(ctx, ln, a, stdout, serveOptions{graceful: cfg.graceful}); err != nil {
 		fmt.Fprintln(stderr, "demoapp:", err)
 		return 1
 	}
 	return 0
+}
+
+// appendLine appends line to the file at path, creating it, and syncs it.
+func appendLine(path, line string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(line + "\n"); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // parseFlags parses args; errors and usage go to errOut.
@@ -203,6 +227,7 @@ func newFlagSet(cfg *config, errOut io.Writer) *flag.FlagSet {
 	fs.StringVar(&cfg.fetch, "fetch", "", "send one request to this http URL, print the answer's status and body and exit 0, or 1 with no answer (refused, timed out after 3s)")
 	fs.StringVar(&cfg.method, "method", http.MethodGet, "the method of -fetch")
 	fs.StringVar(&cfg.data, "data", "", "the body of -fetch, sent as application/json")
+	fs.StringVar(&cfg.journal, "journal", "", "append \"<version> <hostname>\" to this file at each start (exit 1 if it cannot) and serve the file on GET /journal: data that must outlive the container")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usageHead)
 		fs.PrintDefaults()
@@ -277,6 +302,13 @@ func (a *app) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		fmt.Fprintf(w, "%s %s\n", a.cfg.version, a.hostname)
+	case "/journal":
+		b, err := os.ReadFile(a.cfg.journal)
+		if a.cfg.journal == "" || err != nil {
+			http.Error(w, "no journal", http.StatusNotFound)
+			return
+		}
+		w.Write(b)
 	case "/healthz":
 		ok, why := a.healthy()
 		if !ok {

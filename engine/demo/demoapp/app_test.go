@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -544,5 +545,27 @@ func TestFetch(t *testing.T) {
 	errOut.Reset()
 	if code := Main([]string{"-fetch", "http://" + addr + "/config/"}, &out, &errOut); code != 1 || out.Len() != 0 || !strings.Contains(errOut.String(), "refused") {
 		t.Errorf("-fetch of a closed port: exit %d, stdout %q, stderr %q; want 1, nothing, connection refused", code, out.String(), errOut.String())
+	}
+}
+
+// -journal appends a line per start and serves the file: the data a
+// volume test checks outlives the container.
+func TestJournalKeepsALinePerStart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal")
+	for _, v := range []string{"v1", "v2"} {
+		if err := appendLine(path, v+" host"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := newApp(config{journal: path}, "host", time.Now(), io.Discard)
+	rec := httptest.NewRecorder()
+	a.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/journal", nil))
+	if rec.Code != http.StatusOK || rec.Body.String() != "v1 host\nv2 host\n" {
+		t.Errorf("GET /journal: %d %q", rec.Code, rec.Body.String())
+	}
+	rec = httptest.NewRecorder()
+	newApp(config{}, "host", time.Now(), io.Discard).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/journal", nil))
+	if rec.Code != http.StatusNotFound {
+		t.Errorf("without -journal: %d", rec.Code)
 	}
 }
