@@ -184,6 +184,7 @@ type CreateSpec struct {
 	// Aliases are the container's DNS aliases on each network, by network
 	// name. The engine's default bridge takes none.
 	Aliases map[string][]string
+	Options ContainerOptions // options.go
 }
 
 // Event is one engine event about a managed container.
