@@ -106,6 +106,8 @@ type Workload struct {
 	// Pull is the pull policy: PullMissing, PullAlways or PullNever.
 	Pull   string
 	Update UpdatePolicy
+	// Options are the create options beyond these (options.go).
+	Options Options
 }
 
 // Port is one published port, from "[[HOST_IP:]HOST_PORT:]CONTAINER_PORT[/PROTO]".
@@ -213,9 +215,10 @@ func (w *Workload) FixedHostPort() bool {
 }
 
 // EffectiveOrder is the order actually used: stop-first when chosen, or when
-// a fixed host port forces it.
+// a fixed host port forces it, or host networking (where every port the
+// container binds is a host port).
 func (w *Workload) EffectiveOrder() string {
-	if w.FixedHostPort() {
+	if w.FixedHostPort() || w.Options.NetworkMode == NetworkHost {
 		return OrderStopFirst
 	}
 	return w.Update.Order
