@@ -43,7 +43,7 @@ type Options struct {
 	// NetworkMode is "", NetworkHost or NetworkNone. With either, the
 	// workload lists no networks and publishes no ports.
 	NetworkMode string   `json:",omitempty"`
-	Devices     []string `json:",omitempty"` // "host:container:perms"
+	Devices     []string `json:",omitempty"` // "host:container:perms", all three
 	GroupAdd    []string `json:",omitempty"`
 }
 
@@ -180,13 +180,16 @@ func (l *loader) option(w *Workload, f field) {
 	case "network_mode":
 		o.NetworkMode = l.networkMode(f)
 	case "devices":
-		o.Devices = l.stringList(f, func(n *yaml.Node, path, s string) bool {
-			if p := checkDevice(s); p != nil {
+		for _, s := range l.stringList(f, func(n *yaml.Node, path, s string) bool {
+			if _, p := device(s); p != nil {
 				l.fail(n, p.hint, "%s: %s", path, p.msg)
 				return false
 			}
 			return true
-		})
+		}) {
+			d, _ := device(s)
+			o.Devices = append(o.Devices, d)
+		}
 	case "group_add":
 		items, ok := l.list(f.val, f.path)
 		for i := 0; ok && i < len(items); i++ {
@@ -492,23 +495,35 @@ func (l *loader) networkMode(f field) string {
 	return ""
 }
 
-// checkDevice checks "host[:container[:perms]]": absolute paths, and
-// permissions some of r, w and m.
-func checkDevice(s string) *problem {
+// device reads "host[:container[:perms]]", absolute paths and
+// permissions some of r, w and m, in the one form "host:container:perms"
+// (the container path defaults to the host's, the permissions to rwm, as
+// with docker run --device), so that the two spellings of one device have
+// one hash.
+func device(s string) (string, *problem) {
 	const hint = "host[:container[:perms]], e.g. /dev/fuse or /dev/sda:/dev/xvda:r"
 	parts := strings.Split(s, ":")
 	if len(parts) > 3 {
-		return &problem{fmt.Sprintf("invalid device %q", s), hint}
+		return "", &problem{fmt.Sprintf("invalid device %q", s), hint}
 	}
 	for i, p := range parts[:min(2, len(parts))] {
 		if !strings.HasPrefix(p, "/") && !(i == 1 && p == "") {
-			return &problem{fmt.Sprintf("device %q: %q is not an absolute path", s, p), hint}
+			return "", &problem{fmt.Sprintf("device %q: %q is not an absolute path", s, p), hint}
 		}
 	}
 	if len(parts) == 3 && (parts[2] == "" || strings.Trim(parts[2], "rwm") != "") {
-		return &problem{fmt.Sprintf("device %q: permissions %q", s, parts[2]), "some of r (read), w (write) and m (mknod)"}
+		return "", &problem{fmt.Sprintf("device %q: permissions %q", s, parts[2]), "some of r (read), w (write) and m (mknod)"}
 	}
-	return nil
+	for len(parts) < 3 {
+		parts = append(parts, "")
+	}
+	if parts[1] == "" {
+		parts[1] = parts[0]
+	}
+	if parts[2] == "" {
+		parts[2] = "rwm"
+	}
+	return strings.Join(parts, ":"), nil
 }
 
 // checkOptions checks the options against the rest of the workload f

@@ -46,7 +46,7 @@ func TestParseReadsEveryOption(t *testing.T) {
 		LogDriver:   "json-file",
 		LogOptions:  map[string]string{"max-size": "10m", "max-file": "3"},
 		Expose:      []string{"9000/tcp", "53/udp"},
-		Devices:     []string{"/dev/fuse", "/dev/sda:/dev/xvda:r"},
+		Devices:     []string{"/dev/fuse:/dev/fuse:rwm", "/dev/sda:/dev/xvda:r"},
 		GroupAdd:    []string{"audio", "44"},
 	}
 	if got := d.Workloads["web"].Options; !reflect.DeepEqual(got, want) {
