@@ -70,3 +70,7 @@ func desiredNetworks(w *spec.Workload) []string {
 	}
 	return w.Networks
 }
+
+// PrivilegedNote is the plan tree's line under a workload whose containers
+// run privileged (WorkloadPlan.Privileged).
+const PrivilegedNote = "privileged: its containers get every capability and device of the host"

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/rollcall/rollcall/engine/docker"
@@ -64,4 +65,26 @@ func TestSpecDiffOptions(t *testing.T) {
 		lines = append(lines, fc.String())
 	}
 	equalStrings(t, lines, []string{`~ entrypoint: [] → ["/tini", "--"]`, "~ networks: [default] → [host]"})
+}
+
+// A plan that acts on a privileged workload says so, typed and in its
+// tree; one that does not act on it has no block for it at all.
+func TestPlanShowsPrivileged(t *testing.T) {
+	d := resolved(workload("web", 1, func(w *spec.Workload) { w.Options.Privileged = true }), workload("api", 1))
+	p := Diff(d, observed())
+	text := ""
+	for _, l := range p.Tree() {
+		text += l.Text() + "\n"
+	}
+	for _, wp := range p.Workloads {
+		if wp.Privileged != (wp.Name == "web") {
+			t.Errorf("%s: Privileged %v", wp.Name, wp.Privileged)
+		}
+	}
+	if n := strings.Count(text, PrivilegedNote); n != 1 {
+		t.Errorf("the tree says privileged %d times, want once:\n%s", n, text)
+	}
+	if p := Diff(d, observed(fresh(d, "web", 0), fresh(d, "api", 0))); len(p.Workloads) != 0 {
+		t.Errorf("a converged privileged workload is in the plan: %+v", p.Workloads)
+	}
 }
