@@ -113,3 +113,46 @@ func TestComposeOptionErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestComposeAndRollcallYAMLAgreeOnOptions: the options written in either
+// format give one workload and one spec hash, whichever form each is
+// written in (a device's short form, extra_hosts as a mapping or a list).
+func TestComposeAndRollcallYAMLAgreeOnOptions(t *testing.T) {
+	fromCompose, err := ParseCompose(filepath.Join(t.TempDir(), "compose.yaml"), []byte(`
+services:
+  web:
+    image: app:v2
+    entrypoint: ["/tini", "--"]
+    user: app
+    cap_drop: [ALL]
+    init: true
+    shm_size: 1g
+    ulimits: {nofile: 4096}
+    extra_hosts: {db: 10.0.0.5}
+    logging: {driver: local}
+    devices: [/dev/fuse]
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromYAML := mustParse(t, `
+workloads:
+  web:
+    image: app:v2
+    entrypoint: /tini --
+    user: app
+    cap_drop: [ALL]
+    init: true
+    shm_size: 1G
+    ulimits: {nofile: {soft: 4096, hard: 4096}}
+    extra_hosts: ["db:10.0.0.5"]
+    logging: {driver: local}
+    devices: ["/dev/fuse:/dev/fuse"]
+`)
+	if !reflect.DeepEqual(fromCompose.Workloads, fromYAML.Workloads) || len(fromCompose.Warnings) != 0 {
+		t.Errorf("compose:\n%s\nrollcall.yaml:\n%s\nwarnings: %v", dump(fromCompose), dump(fromYAML), ErrorList(fromCompose.Warnings))
+	}
+	if Hash(fromCompose.Workloads["web"], "sha256:1") != Hash(fromYAML.Workloads["web"], "sha256:1") {
+		t.Error("the two give different spec hashes")
+	}
+}
