@@ -186,6 +186,7 @@ type CreateSpec struct {
 	// Aliases are the container's DNS aliases on each network, by network
 	// name. The engine's default bridge takes none.
 	Aliases map[string][]string
+	Options ContainerOptions // options.go
 	// Mounts are the container's binds, volumes and tmpfs; Volumes the
 	// named volumes among them that are created first when missing (with
 	// their labels) or, external, must exist. ReadOnly mounts the root

@@ -416,6 +416,7 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 	}
 	if len(wp.Steps) > 0 || len(wp.Failures) > 0 {
 		wp.Changes = specChanges(prefix, w, slots, surplus, orphans, recreate)
+		wp.Privileged = w.Options.Privileged // options.go
 	}
 	return wp, slotStates(states, len(cs), prefix, w, slots, surplus, orphans, wp.Held, wp.Steps, o)
 }

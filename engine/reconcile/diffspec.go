@@ -77,8 +77,8 @@ func SpecDiff(prefix string, w *spec.Resolved, c docker.ContainerDetail, showVal
 		}
 		change("command", argv(cfg.Cmd), argv(want))
 	}
-	if cfg.ImageKnown {
-		change("entrypoint", argv(cfg.Entrypoint), argv(cfg.ImageEntrypoint))
+	if cfg.ImageKnown || w.Options.Entrypoint != nil {
+		change("entrypoint", argv(cfg.Entrypoint), argv(desiredEntrypoint(w.Workload, cfg)))
 	}
 	out = append(out, envChanges(w.Environment, cfg, showValues)...)
 	change("ports", portsText(cfg.Ports), portsText(desiredPorts(w.Ports)))
@@ -88,7 +88,7 @@ func SpecDiff(prefix string, w *spec.Resolved, c docker.ContainerDetail, showVal
 	change("limits", cpuMemText(c.Limits), cpuMemText(want))
 	change("restart", normRestart(c.Limits.Restart), want.Restart)
 	change("stop_signal", orDefault(cfg.StopSignal, spec.DefaultStopSignal), orDefault(w.StopSignal, spec.DefaultStopSignal))
-	change("networks", networksText(cfg.Networks), networksText(w.Networks))
+	change("networks", networksText(cfg.Networks), networksText(desiredNetworks(w.Workload)))
 	change("pre_stop", preStopText(c.Labels[docker.PreStopLabel(prefix)]), preStopText(preStopLabel(w.Workload)))
 	return out
 }

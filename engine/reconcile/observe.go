@@ -240,6 +240,7 @@ func CreateSpec(prefix string, w *spec.Resolved, slot int) *docker.CreateSpec {
 		Limits:      DesiredLimits(w.Workload),
 		Networks:    append([]string(nil), w.Networks...),
 		Aliases:     networkAliases(w.Workload),
+		Options:     containerOptions(w.Workload, slot), // options.go
 	}
 }
 

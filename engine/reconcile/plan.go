@@ -174,6 +174,9 @@ type WorkloadPlan struct {
 	// runs or waits.
 	Held     []int
 	HeldSpec string
+	// Privileged is set when the workload's containers run privileged
+	// (spec.Options.Privileged) and the plan acts on it: the tree says so.
+	Privileged bool
 }
 
 // Plan is the whole reconcile plan, ordered deterministically.
@@ -360,6 +363,9 @@ func (p Plan) Tree() []TreeLine {
 		}
 		for _, c := range w.Changes {
 			nest(Span{Text: c, Tone: ToneChange})
+		}
+		if w.Privileged {
+			nest(Span{Text: PrivilegedNote, Tone: ToneNote})
 		}
 		for _, f := range w.Failures {
 			nest(Span{Text: "! " + f.Text(), Tone: ToneBad})

@@ -289,6 +289,8 @@ func stopFirstWhy(c spec.StopFirstCause, what string) string {
 	switch c {
 	case spec.StopFirstHostPort:
 		return " (a fixed host port)"
+	case spec.StopFirstHostNetwork:
+		return " (network_mode: host)"
 	case spec.StopFirstData:
 		return " (one replica writes " + what + ")"
 	case spec.StopFirstSlotVolume:

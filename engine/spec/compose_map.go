@@ -184,6 +184,7 @@ func (c *composeMap) service(name string, s composetypes.ServiceConfig) *yaml.No
 			add("pre_stop", listNode(s.PreStop[0].Command, raw), "pre_stop")
 		}
 	}
+	c.options(name, s, add) // compose_options.go
 	if pull := c.pullPolicy(name, s.PullPolicy); pull != "" {
 		add("pull", strNode(pull), "pull_policy")
 	}

@@ -47,6 +47,15 @@ var supportedAttributes = append([]tree.Path{
 	"services.*.cpus",
 	"services.*.mem_limit",
 	"services.*.pull_policy",
+	// The create options (compose_options.go); the lists and mappings
+	// among them are in acceptedPaths.
+	"services.*.user",
+	"services.*.working_dir",
+	"services.*.hostname",
+	"services.*.privileged",
+	"services.*.init",
+	"services.*.shm_size",
+	"services.*.network_mode",
 }, acceptedPaths...)
 
 // acceptedPaths are attributes taken whole, whatever they hold: values
@@ -67,6 +76,19 @@ var acceptedPaths = []tree.Path{
 	"services.*.read_only",
 	"services.*.configs",
 	"services.*.secrets",
+	"services.*.entrypoint",
+	"services.*.cap_add",
+	"services.*.cap_drop",
+	"services.*.security_opt",
+	"services.*.ulimits",
+	"services.*.sysctls",
+	"services.*.extra_hosts",
+	"services.*.dns",
+	"services.*.dns_search",
+	"services.*.logging",
+	"services.*.expose",
+	"services.*.devices",
+	"services.*.group_add",
 	"networks", "volumes", "configs", "secrets", "models",
 }
 
@@ -85,14 +107,7 @@ var acceptedSubtrees = func() []composeloader.UnsupportedAttributePattern {
 var ignoredHints = map[string]string{
 	"depends_on":                             "rollcall starts every workload on its own; let each one wait for what it needs",
 	"links":                                  "put the workloads on one network and use its DNS",
-	"entrypoint":                             "set it in the image, or write the whole command line in command",
 	"container_name":                         "rollcall names each container <prefix>-<workload>-<slot>-<hash>",
-	"hostname":                               "rollcall leaves the hostname to the engine",
-	"user":                                   "set USER in the image",
-	"working_dir":                            "set WORKDIR in the image",
-	"privileged":                             "rollcall runs no privileged containers",
-	"network_mode":                           "list networks by name in networks",
-	"expose":                                 "publish what must be reached in ports",
 	"deploy.placement":                       "a Swarm setting: rollcall runs on one host",
 	"deploy.mode":                            "a Swarm setting: rollcall runs replicated workloads only",
 	"deploy.endpoint_mode":                   "a Swarm setting: rollcall runs on one host",

@@ -113,7 +113,7 @@ func TestParseComposeMapsRealWorldFiles(t *testing.T) {
 		warnings: []string{"variable REGISTRY is not set", "variable LOG_LEVEL is not set", "variable SENTRY_DSN is not set",
 			"services.api.environment.FROM_SHELL", "services.api.environment.NOT_IN_SHELL"},
 	}, {
-		name:   "every field rollcall cannot honour is named",
+		name:   "every field rollcall cannot honour is named; the create options are honoured",
 		dir:    "unsupported",
 		prefix: DefaultPrefix,
 		want: map[string]*Workload{
@@ -128,6 +128,8 @@ func TestParseComposeMapsRealWorldFiles(t *testing.T) {
 					{Type: MountBind, Source: testdataAbs("compose/unsupported/app.conf"), Target: "/app_config", ReadOnly: true, Line: 31, Col: 15},
 					{Type: MountBind, Source: testdataAbs("compose/unsupported/db_password.txt"), Target: "/run/secrets/db_password", ReadOnly: true, Line: 30, Col: 15},
 				},
+				Options: Options{Entrypoint: []string{"/docker-entrypoint.sh"}, User: "1000:1000", WorkingDir: "/srv",
+					Privileged: true, CapAdd: []string{"NET_ADMIN"}, LogDriver: "json-file", LogOptions: map[string]string{"max-size": "10m"}},
 			}),
 			"db": withDefaults(Workload{
 				Name: "db", Image: "postgres:16",
@@ -141,9 +143,8 @@ func TestParseComposeMapsRealWorldFiles(t *testing.T) {
 		volumes: unsupportedVolumes,
 		warnings: []string{
 			"version",
-			"services.app.container_name", "services.app.entrypoint", "services.app.user", "services.app.working_dir",
-			"services.app.privileged", "services.app.cap_add", "services.app.depends_on",
-			"services.app.logging", "services.app.ports[].app_protocol", "services.app.networks.backend",
+			"services.app.container_name", "services.app.depends_on",
+			"services.app.ports[].app_protocol", "services.app.networks.backend",
 			"services.app.healthcheck.start_interval", "services.app.deploy.placement", "services.app.deploy.rollback_config",
 			"services.app.deploy.restart_policy", "services.app.deploy.update_config.delay",
 			"services.app.deploy.resources.limits.pids",

@@ -22,6 +22,9 @@ import (
 // encoded with their aliases, so the one-off hash change of a workload with
 // networks rolls its containers onto the workload-name alias they lacked.
 //
+// The create options (options.go) are in the same way: left out when
+// none is set, so a workload without options kept its hash.
+//
 // The resolved image ID is part of the hash (DESIGN §4 names containers
 // <prefix>-<workload>-<slot>-<hash[:8]>): a tag rebuilt to a new image then
 // gets a new container name, so old and new can live side by side in one slot.
@@ -83,7 +86,8 @@ func Hash(w *Workload, imageID string) string {
 		PreStop     []string `json:",omitempty"`
 		Mounts      []mount  `json:",omitempty"`
 		ReadOnly    bool     `json:",omitempty"`
-	}{w.Image, imageID, w.Version, w.Command, env, labels, w.Ports, w.Healthcheck, w.StopSignal, networks, w.PreStop, mounts, w.ReadOnly}
+		Options     *Options `json:",omitempty"`
+	}{w.Image, imageID, w.Version, w.Command, env, labels, w.Ports, w.Healthcheck, w.StopSignal, networks, w.PreStop, mounts, w.ReadOnly, hashOptions(w)}
 	b, err := json.Marshal(canon)
 	if err != nil {
 		panic("spec: hash: " + err.Error()) // plain data always marshals

@@ -65,6 +65,9 @@ type StopFirstCause string
 const (
 	StopFirstChosen   StopFirstCause = "chosen"    // update.order: stop-first
 	StopFirstHostPort StopFirstCause = "host-port" // a fixed host port: two containers cannot bind it
+	// StopFirstHostNetwork: network_mode host, where every port the
+	// container binds is a host port.
+	StopFirstHostNetwork StopFirstCause = "host-network"
 	// StopFirstData: one replica writes a named volume or a bind mount;
 	// two writers on one data directory corrupt it. update.order:
 	// start-first in the file turns it off.
@@ -84,6 +87,8 @@ func (c StopFirstCause) String() string {
 		return "update.order: stop-first"
 	case StopFirstHostPort:
 		return "a fixed host port"
+	case StopFirstHostNetwork:
+		return "network_mode: host"
 	case StopFirstData:
 		return "one replica writes its data"
 	case StopFirstSlotVolume:
@@ -99,6 +104,8 @@ func (w *Workload) StopFirst() (StopFirstCause, string) {
 	switch {
 	case w.FixedHostPort():
 		return StopFirstHostPort, ""
+	case w.Options.NetworkMode == NetworkHost:
+		return StopFirstHostNetwork, ""
 	case w.Update.Order == OrderStopFirst:
 		return StopFirstChosen, ""
 	case w.Update.OrderSet:
@@ -292,9 +299,7 @@ func (l *loader) longMount(n *yaml.Node, path string) (Mount, bool) {
 			m.ReadOnly, _ = l.boolean(g.val, g.path)
 		case "size":
 			sizeNode = g.val
-			if b, ok := l.size(g.val, g.path); ok {
-				m.Size = b
-			}
+			m.Size = l.size(g)
 		}
 	}
 	if typeNode == nil {
@@ -453,28 +458,6 @@ func (l *loader) tmpfs(f field) []Mount {
 		}
 	}
 	return out
-}
-
-// size reads a size as memory does, without its floor.
-func (l *loader) size(n *yaml.Node, path string) (int64, bool) {
-	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!int" {
-		var b int64
-		if err := n.Decode(&b); err != nil || b < 0 {
-			l.fail(n, "", "%s: %s is out of range", path, n.Value)
-			return 0, false
-		}
-		return b, true
-	}
-	s, ok := l.str(n, path)
-	if !ok {
-		return 0, false
-	}
-	b, p := parseSize(s)
-	if p != nil {
-		l.fail(n, p.hint, "%s: %s", path, p.msg)
-		return 0, false
-	}
-	return b, true
 }
 
 // checkMounts ties every workload's named volumes to the top-level

@@ -113,6 +113,8 @@ type Workload struct {
 	// order; ReadOnly mounts the image's filesystem read-only.
 	Mounts   []Mount
 	ReadOnly bool
+	// Options are the create options beyond these (options.go).
+	Options Options
 }
 
 // Port is one published port, from "[[HOST_IP:]HOST_PORT:]CONTAINER_PORT[/PROTO]".

@@ -106,8 +106,12 @@ func (l *loader) workload(f field) (*Workload, []binding) {
 			w.Mounts = append(w.Mounts, l.tmpfs(g)...)
 		case "read_only":
 			w.ReadOnly, _ = l.boolean(g.val, g.path)
+		case "entrypoint", "user", "working_dir", "hostname", "cap_add", "cap_drop", "security_opt", "privileged", "init", "shm_size",
+			"ulimits", "sysctls", "extra_hosts", "dns", "dns_search", "logging", "expose", "network_mode", "devices", "group_add":
+			l.option(w, g) // options.go
 		}
 	}
+	l.checkOptions(f, w)
 	if !imageKey {
 		l.fail(f.key, "e.g. `image: nginx:1.27`", "%s: image is required", f.name)
 	}

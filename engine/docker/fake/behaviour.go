@@ -150,6 +150,9 @@ func (f *Engine) newContainer(spec docker.CreateSpec, imageID string, now time.T
 		}
 	}
 	networks := spec.Networks
+	if m := spec.Options.NetworkMode; m != "" {
+		networks = []string{m}
+	}
 	if len(networks) == 0 {
 		networks = []string{fakeBridge}
 	}

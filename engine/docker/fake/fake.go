@@ -228,6 +228,10 @@ func (c *fakeContainer) config() docker.ContainerConfig {
 	docker.SortPortSpecs(cfg.Ports)
 	cfg.Networks = slices.Clone(s.Networks)
 	slices.Sort(cfg.Networks)
+	cfg.Entrypoint = slices.Clone(s.Options.Entrypoint)
+	if m := s.Options.NetworkMode; m != "" {
+		cfg.Networks = []string{m} // as the engine reports host and none
+	}
 	return cfg
 }
 

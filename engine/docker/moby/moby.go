@@ -388,6 +388,9 @@ func createOptions(spec docker.CreateSpec) (client.ContainerCreateOptions, error
 			first: endpoint(spec.Aliases[first]),
 		}}
 	}
+	if err := applyOptions(cfg, host, spec.Options); err != nil {
+		return client.ContainerCreateOptions{}, err
+	}
 	return client.ContainerCreateOptions{
 		Name:             spec.Name,
 		Config:           cfg,
