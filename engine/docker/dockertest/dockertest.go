@@ -160,6 +160,13 @@ func Prefix(t testing.TB) string {
 		if err := sweepNetworks(ctx, func(name, labels string) bool { return ofPrefix(p, name, labels) }); err != nil {
 			t.Errorf("cleanup: networks of %s: %v", p, err)
 		}
+		// A volume's name is <prefix>_<key> (or the slot's own,
+		// <prefix>_<workload>_<slot>_<target>).
+		if err := sweepVolumes(ctx, func(name, labels string) bool {
+			return strings.HasPrefix(name, p+"_") || ofPrefix(p, "", labels)
+		}); err != nil {
+			t.Errorf("cleanup: volumes of %s: %v", p, err)
+		}
 		mu.Lock()
 		delete(prefixes, p) // free again for -count > 1
 		mu.Unlock()
@@ -259,6 +266,31 @@ func buildLocked(t testing.TB, m *moby.Moby, tag, version string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
 	id, err := demoapp.BuildImage(ctx, runBuilder{m}, bin, tag, version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// DemoappImageWithVolume builds the demoapp image of version under tag,
+// declaring VOLUME at target, as database images do; Main removes it.
+func DemoappImageWithVolume(t testing.TB, tag, version, target string) string {
+	t.Helper()
+	m := Engine(t)
+	mu.Lock()
+	defer mu.Unlock()
+	bin, err := demoappBinaryLocked()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := demoapp.ImageFiles(bin, version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files["Dockerfile"] = fmt.Appendf(files["Dockerfile"], "VOLUME %s\n", target)
+	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+	defer cancel()
+	id, err := runBuilder{m}.BuildImage(ctx, tag, files)
 	if err != nil {
 		t.Fatal(err)
 	}

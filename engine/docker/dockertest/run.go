@@ -307,6 +307,26 @@ func sweepNetworks(ctx context.Context, of func(names, labels string) bool) erro
 	return sweepListed(ctx, []string{"network", "ls"}, "{{.Name}}", []string{"network", "rm"}, of)
 }
 
+// sweepVolumes removes the volumes of whose name or labels of says yes
+// to: rollcall never removes a volume, so a test removes its own.
+func sweepVolumes(ctx context.Context, of func(names, labels string) bool) error {
+	out, err := CLI(ctx, "volume", "ls", "--format", "{{.Name}}\t{{.Labels}}")
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, line := range lines(out) {
+		name, labels, _ := strings.Cut(line, "\t")
+		if of(name, labels) {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return ignoreGone(CLI(ctx, append([]string{"volume", "rm"}, names...)...))
+}
+
 // sweepListed lists with the docker CLI's list command, by ID, name and
 // labels, and hands the IDs that of says yes to to its remove command.
 func sweepListed(ctx context.Context, list []string, name string, remove []string, of func(names, labels string) bool) error {
