@@ -108,6 +108,10 @@ type ContainerConfig struct {
 	StopSignal  string
 	Ports       []PortSpec // the bindings asked for at create (HostPort 0: ephemeral), sorted
 	Networks    []string   // sorted
+	// Mounts are the mounts asked for at create, as the engine keeps
+	// them; ReadOnly the read-only root.
+	Mounts   []Mount
+	ReadOnly bool
 
 	// The defaults of the image the container was created from, to tell
 	// what the create set from what the image supplies. ImageKnown is false

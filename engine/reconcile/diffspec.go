@@ -90,6 +90,7 @@ func SpecDiff(prefix string, w *spec.Resolved, c docker.ContainerDetail, showVal
 	change("stop_signal", orDefault(cfg.StopSignal, spec.DefaultStopSignal), orDefault(w.StopSignal, spec.DefaultStopSignal))
 	change("networks", networksText(cfg.Networks), networksText(desiredNetworks(w.Workload)))
 	change("pre_stop", preStopText(c.Labels[docker.PreStopLabel(prefix)]), preStopText(preStopLabel(w.Workload)))
+	out = append(out, mountChanges(prefix, w, c)...)
 	return out
 }
 

@@ -1,8 +1,11 @@
 package reconcile
 
 import (
+	"cmp"
 	"maps"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/spec"
@@ -45,4 +48,55 @@ func createMounts(prefix string, w *spec.Resolved, slot int) ([]docker.Mount, []
 		slotVolume(t, false)
 	}
 	return mounts, needs
+}
+
+// mountChanges compares the mounts container c was created with and the
+// ones its slot asks for now, a line per target: "+ mount /data: volume
+// shop_pgdata", "~ mount /etc/app.conf: bind /a ro → bind /b ro", and the
+// read-only root.
+func mountChanges(prefix string, w *spec.Resolved, c docker.ContainerDetail) []FieldChange {
+	slot, err := strconv.Atoi(c.Labels[docker.SlotLabel(prefix)])
+	if err != nil {
+		return nil
+	}
+	want, _ := createMounts(prefix, w, slot)
+	have := map[string]string{}
+	for _, m := range c.Config.Mounts {
+		have[m.Target] = mountText(m)
+	}
+	wanted := map[string]string{}
+	for _, m := range want {
+		wanted[m.Target] = mountText(m)
+	}
+	var out []FieldChange
+	for _, t := range slices.Sorted(maps.Keys(wanted)) {
+		switch old, ok := have[t]; {
+		case !ok:
+			out = append(out, FieldChange{Field: "mount", Key: t, Kind: "+", New: wanted[t]})
+		case old != wanted[t]:
+			out = append(out, FieldChange{Field: "mount", Key: t, Kind: "~", Old: old, New: wanted[t]})
+		}
+	}
+	for _, t := range slices.Sorted(maps.Keys(have)) {
+		if _, ok := wanted[t]; !ok {
+			out = append(out, FieldChange{Field: "mount", Key: t, Kind: "-", Old: have[t]})
+		}
+	}
+	if c.Config.ReadOnly != w.ReadOnly {
+		out = append(out, FieldChange{Field: "read_only", Kind: "~", Old: strconv.FormatBool(c.Config.ReadOnly), New: strconv.FormatBool(w.ReadOnly)})
+	}
+	return out
+}
+
+// mountText is a mount in the plan's words: "volume shop_pgdata", "bind
+// /etc/app.conf ro", "tmpfs 64M".
+func mountText(m docker.Mount) string {
+	s := cmp.Or(strings.TrimSpace(m.Type+" "+m.Source), m.Type)
+	if m.Size > 0 {
+		s += " " + strconv.FormatInt(m.Size>>10, 10) + "k"
+	}
+	if m.ReadOnly {
+		s += " ro"
+	}
+	return s
 }

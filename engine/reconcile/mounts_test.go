@@ -101,3 +101,31 @@ type volumeImages map[string][]string
 func (t volumeImages) ImageInspect(_ context.Context, ref string) (docker.Image, error) {
 	return docker.Image{ID: "id-" + ref, Volumes: t[ref]}, nil
 }
+
+// The field-by-field diff names each mount that changes, by its target.
+func TestSpecDiffNamesTheMounts(t *testing.T) {
+	d := resolved(workload("web", 1, func(w *spec.Workload) {
+		w.Mounts = []spec.Mount{
+			{Type: spec.MountBind, Source: "/etc/new.conf", Target: "/app.conf", ReadOnly: true},
+			{Type: spec.MountTmpfs, Target: "/tmp"},
+		}
+	}))
+	c := docker.ContainerDetail{Container: stale(d, "web", 0)}
+	c.Config.Mounts = []docker.Mount{
+		{Type: "bind", Source: "/etc/old.conf", Target: "/app.conf", ReadOnly: true},
+		{Type: "volume", Source: "x", Target: "/gone"},
+	}
+	c.Config.ReadOnly = true
+	var got []string
+	for _, fc := range SpecDiff(pfx, d.Workload("web"), c, false) {
+		if fc.Field == "mount" || fc.Field == "read_only" {
+			got = append(got, fc.String())
+		}
+	}
+	equalStrings(t, got, []string{
+		"~ mount /app.conf: bind /etc/old.conf ro → bind /etc/new.conf ro",
+		"+ mount /tmp: tmpfs",
+		"- mount /gone: volume x",
+		"~ read_only: true → false",
+	})
+}

@@ -228,6 +228,8 @@ func (c *fakeContainer) config() docker.ContainerConfig {
 	docker.SortPortSpecs(cfg.Ports)
 	cfg.Networks = slices.Clone(s.Networks)
 	slices.Sort(cfg.Networks)
+	cfg.Mounts = slices.Clone(s.Mounts)
+	cfg.ReadOnly = s.ReadOnly
 	cfg.Entrypoint = slices.Clone(s.Options.Entrypoint)
 	if m := s.Options.NetworkMode; m != "" {
 		cfg.Networks = []string{m} // as the engine reports host and none

@@ -240,6 +240,8 @@ func configFromInspect(r container.InspectResponse) docker.ContainerConfig {
 			}
 		}
 		docker.SortPortSpecs(cfg.Ports)
+		cfg.Mounts = mountsFromInspect(hc.Mounts)
+		cfg.ReadOnly = hc.ReadonlyRootfs
 	}
 	if ns := r.NetworkSettings; ns != nil {
 		for name := range ns.Networks {

@@ -55,6 +55,19 @@ func hostMounts(host *container.HostConfig, ms []docker.Mount) {
 	}
 }
 
+// mountsFromInspect are the mounts a container was created with.
+func mountsFromInspect(ms []mount.Mount) []docker.Mount {
+	var out []docker.Mount
+	for _, m := range ms {
+		dm := docker.Mount{Type: string(m.Type), Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly}
+		if m.TmpfsOptions != nil {
+			dm.Size = m.TmpfsOptions.SizeBytes
+		}
+		out = append(out, dm)
+	}
+	return out
+}
+
 // imageVolumes are the targets the image declares VOLUME at, sorted.
 func imageVolumes(vs map[string]struct{}) []string {
 	if len(vs) == 0 {
