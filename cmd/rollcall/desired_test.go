@@ -25,6 +25,7 @@ services:
     ports: ["8080"]
     healthcheck: {test: ["CMD", "/demoapp", "-health"], interval: 1s}
     deploy: {replicas: 2}
+    stdin_open: true
     volumes: [data:/data]
 volumes: {data: {}}
 `
@@ -59,7 +60,7 @@ func TestPlanReadsComposeFiles(t *testing.T) {
 			t.Fatalf("plan %v: exit %d, want 2\n%s", args, res.code, res.stderr)
 		}
 		mustContain(t, "plan", res.stdout, "web", "2 start")
-		mustContain(t, "warnings", res.stderr, ":6:13: warning: services.web.ports[0]: no host_ip", ":9:5: warning: services.web.volumes: ignored")
+		mustContain(t, "warnings", res.stderr, ":6:13: warning: services.web.ports[0]: no host_ip", ":9:5: warning: services.web.stdin_open: ignored")
 
 		doc := planDocOf(t, h.run("", append([]string{"plan", "--json"}, args...)...).stdout)
 		if doc.Prefix != "rctest" || doc.Source != args[1] || len(doc.Warnings) != 2 {
