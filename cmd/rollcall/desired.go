@@ -33,6 +33,8 @@ type desiredFlags struct {
 	file      string // -f: a rollcall.yaml, a compose file (by its name) or an http(s) URL
 	compose   string // --compose: a compose file, whatever its name
 	tokenFile string // --token-file: the bearer token of a URL source
+	// hostAccess: --allow-host-access, a URL's file may reach into the host
+	hostAccess bool
 }
 
 // fileFlag registers -f/--file, --compose and --token-file on a command
@@ -41,6 +43,7 @@ func fileFlag(c *cobra.Command, f *desiredFlags) {
 	c.Flags().StringVarP(&f.file, "file", "f", "", "desired state: a rollcall.yaml, a compose file (compose.yaml, docker-compose.yml, ...) or an http(s):// URL serving rollcall.yaml as YAML or JSON (default ./rollcall.yaml, else ./compose.yaml or another compose file name)")
 	c.Flags().StringVar(&f.compose, "compose", "", "desired state from a compose file, whatever its name")
 	c.Flags().StringVar(&f.tokenFile, "token-file", "", "with -f URL: a file holding a bearer token, sent as \"Authorization: Bearer ...\" and read again at each poll")
+	c.Flags().BoolVar(&f.hostAccess, "allow-host-access", false, "with -f URL: let the served file bind-mount host paths, run privileged, add devices or capabilities, or use the host's network (refused otherwise)")
 }
 
 // urlInterval is how often a URL source is polled; 0 is
@@ -60,6 +63,9 @@ type desiredSource struct {
 	path      string   // the file, or the URL
 	environ   []string // compose: what its variables are interpolated from
 	tokenFile string   // url: the bearer token's file, "" for none
+	// hostAccess: url, the served file may reach into the host
+	// (--allow-host-access)
+	hostAccess bool
 }
 
 // choose picks the desired source: --compose; else -f, a URL by its scheme
@@ -75,6 +81,12 @@ func (f desiredFlags) choose(e env) (desiredSource, error) {
 			return desiredSource{}, usageErr(errors.New("--token-file goes with -f http(s)://...: a file source has no token"))
 		}
 		src.tokenFile = f.tokenFile
+	}
+	if f.hostAccess {
+		if src.kind != sourceURL {
+			return desiredSource{}, usageErr(errors.New("--allow-host-access goes with -f http(s)://...: a file on this machine may reach into the host already"))
+		}
+		src.hostAccess = true
 	}
 	return src, nil
 }
@@ -112,7 +124,7 @@ func isURL(s string) bool { return strings.Contains(s, "://") }
 func (s desiredSource) open() (source.Source, error) {
 	switch s.kind {
 	case sourceURL:
-		src, err := source.URL(s.path, source.URLOptions{Interval: urlInterval, TokenFile: s.tokenFile})
+		src, err := source.URL(s.path, source.URLOptions{Interval: urlInterval, TokenFile: s.tokenFile, AllowHostAccess: s.hostAccess})
 		var terr *source.TokenFileError
 		if errors.As(err, &terr) {
 			return nil, withHint(err, "--token-file names a regular file holding the bearer token, on one line")

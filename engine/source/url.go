@@ -35,6 +35,11 @@ type URLOptions struct {
 	// Bearer TOKEN". It is read again at each poll, so a rotated token is
 	// used from the next poll on.
 	TokenFile string
+	// AllowHostAccess lets the served file reach into the host (bind
+	// mounts, privileged, devices, cap_add, host network, security_opt:
+	// spec.Workload.HostAccess); without it such a file is refused, since
+	// whoever controls the server would own the host.
+	AllowHostAccess bool
 }
 
 // MaxTokenBytes bounds a token file.
@@ -260,6 +265,11 @@ func (s *urlSource) fetch(ctx context.Context) (*spec.Desired, error) {
 	d, err := spec.Parse(s.name, body)
 	if err != nil {
 		return nil, err // an ErrorList, each entry located in the document
+	}
+	if !s.opts.AllowHostAccess {
+		if err := spec.CheckHostAccess(d); err != nil {
+			return nil, err
+		}
 	}
 	s.good, s.body, s.etag = d, body, resp.Header.Get("ETag")
 	return d, nil
