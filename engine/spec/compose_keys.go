@@ -34,7 +34,9 @@ type ComposeKey struct {
 // in silence; extension fields (x-*) other than x-rollcall are left alone.
 var ComposeKeys = []ComposeKey{
 	{"name", KeyHonoured, "the project name: named volumes are `<name>_<key>`, as in compose", false},
+	{"include", KeyHonoured, "compose's own: each file read bounded, at its reference's line:col when it cannot be", false},
 	{"services.*.image", KeyHonoured, "", false},
+	{"services.*.extends", KeyHonoured, "compose's own: its file read bounded, at its reference's line:col when it cannot be", false},
 	{"services.*.build", KeyMapped, "with `image:`, a warning: rollcall runs the image as tagged and builds nothing; without `image:`, refused", true},
 	{"services.*.profiles", KeyMapped, "a service its profiles leave out is left out, with a warning (rollcall has no `--profile`)", true},
 	{"services.*.scale", KeyHonoured, "replicas", false},
