@@ -2,6 +2,7 @@ package spec
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -464,5 +465,26 @@ func TestComposeTmpfsOptions(t *testing.T) {
 	var list ErrorList
 	if !errors.As(err, &list) || len(list) != 1 || list[0].Line != 6 || !strings.Contains(list[0].Msg, `services.web.tmpfs[1]: invalid size "lots"`) {
 		t.Errorf("got %v, want services.web.tmpfs[1]: invalid size at line 6", err)
+	}
+}
+
+// TestComposeWarnsOfOneShotJobs: a service another waits for to complete
+// is a job in compose; rollcall would start it again each time it exits,
+// and says so at the job.
+func TestComposeWarnsOfOneShotJobs(t *testing.T) {
+	src := "services:\n  migrate:\n    image: migrate\n    restart: \"no\"\n  api:\n    image: api\n" +
+		"    depends_on:\n      migrate: {condition: service_completed_successfully}\n  web:\n    image: web\n    depends_on: [api]\n"
+	d, err := ParseCompose(filepath.Join(t.TempDir(), "compose.yaml"), []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jobs []string
+	for _, w := range d.Warnings {
+		if strings.Contains(w.Msg, "one-shot job") {
+			jobs = append(jobs, fmt.Sprintf("%d:%d %s", w.Line, w.Col, w.Msg))
+		}
+	}
+	if len(jobs) != 1 || !strings.HasPrefix(jobs[0], "2:3 services.migrate: a one-shot job (services.api waits") {
+		t.Errorf("one-shot job warnings %q, want one at 2:3 for services.migrate", jobs)
 	}
 }
