@@ -173,8 +173,18 @@ func ComposeKeyTable() string {
 		if k.Whole {
 			path += " (whole)"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", path, k.Does, strings.ReplaceAll(k.Why, "|", `\|`))
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", path, k.Does, markdownCell(k.Why))
 	}
 	b.WriteString("| any other key | ignored | a warning at its line:col naming it; `x-*` extensions are left alone |\n")
 	return b.String()
+}
+
+// markdownCell escapes text for a table cell: '|' everywhere, and '<'
+// outside code spans, which markdown would read as the start of a tag.
+func markdownCell(s string) string {
+	parts := strings.Split(s, "`")
+	for i := 0; i < len(parts); i += 2 {
+		parts[i] = strings.ReplaceAll(parts[i], "<", `\<`)
+	}
+	return strings.ReplaceAll(strings.Join(parts, "`"), "|", `\|`)
 }
