@@ -255,6 +255,9 @@ func (c *composeMap) ports(service string, ports []composetypes.ServicePortConfi
 		}
 		if p.HostIP == "" {
 			every := fmt.Sprintf("0.0.0.0:%s:%d", p.Published, p.Target)
+			if p.Protocol != "" && p.Protocol != "tcp" {
+				every += "/" + p.Protocol
+			}
 			c.l.warn(placeAt(&yaml.Node{}, item), fmt.Sprintf("write %q to publish on every interface, as compose does", every),
 				"services.%s.ports[%d]: no host_ip: rollcall publishes on %s only, compose on every interface", service, i, DefaultHostIP)
 		}

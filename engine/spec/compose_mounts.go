@@ -6,6 +6,7 @@ import (
 	"path"
 	"slices"
 	"strconv"
+	"strings"
 
 	composetypes "github.com/compose-spec/compose-go/v2/types"
 	yaml "go.yaml.in/yaml/v3"
@@ -62,7 +63,9 @@ func (c *composeMap) mounts(service string, s composetypes.ServiceConfig) *yaml.
 	}
 	for i, t := range s.Tmpfs {
 		written = fmt.Sprintf("tmpfs[%d]", i)
-		item(c.itemAt(service, "tmpfs", i), "type", "tmpfs", "target", t)
+		at := c.itemAt(service, "tmpfs", i)
+		target, size := c.tmpfsOptions(service, i, at, t)
+		item(at, "type", "tmpfs", "target", target, "size", size)
 	}
 	for i, ref := range s.Configs {
 		def, ok := c.project.Configs[ref.Source]
@@ -111,17 +114,51 @@ func (c *composeMap) fileMount(service, kind string, i int, ref composetypes.Fil
 	item(at, "type", "bind", "source", def.File, "target", target, "read_only", true)
 }
 
+// tmpfsOptions reads an item of tmpfs:, "PATH[:OPTIONS]" as the engine
+// takes it (/run:size=16m,mode=1777): the target, and the size; an invalid
+// size is an error, the other options are warned of (the engine's defaults
+// apply).
+func (c *composeMap) tmpfsOptions(service string, i int, at *yaml.Node, t string) (target string, size int64) {
+	target, opts, _ := strings.Cut(t, ":")
+	var ignored []string
+	for _, o := range strings.Split(opts, ",") {
+		k, v, _ := strings.Cut(o, "=")
+		switch {
+		case o == "":
+		case k == "size":
+			n, p := parseSize(v)
+			if p != nil {
+				c.l.fail(at, p.hint, "services.%s.tmpfs[%d]: %s", service, i, p.msg)
+				continue
+			}
+			size = n
+		default:
+			ignored = append(ignored, o)
+		}
+	}
+	if len(ignored) > 0 {
+		c.l.warn(at, "the engine's defaults apply", "services.%s.tmpfs[%d]: %v ignored", service, i, ignored)
+	}
+	return target, size
+}
+
 // warnMountOptions warns of the mount options rollcall leaves to the engine.
 func (c *composeMap) warnMountOptions(service string, i int, at *yaml.Node, v composetypes.ServiceVolumeConfig) {
 	var ignored []string
 	if v.Consistency != "" {
 		ignored = append(ignored, "consistency")
 	}
-	if b := v.Bind; b != nil && (b.Propagation != "" || b.SELinux != "") {
-		ignored = append(ignored, "bind.propagation, bind.selinux")
+	if b := v.Bind; b != nil && b.Propagation != "" {
+		ignored = append(ignored, "bind.propagation")
 	}
-	if vo := v.Volume; vo != nil && (vo.NoCopy || vo.Subpath != "") {
-		ignored = append(ignored, "volume.nocopy, volume.subpath")
+	if b := v.Bind; b != nil && b.SELinux != "" {
+		ignored = append(ignored, "bind.selinux")
+	}
+	if vo := v.Volume; vo != nil && vo.NoCopy {
+		ignored = append(ignored, "volume.nocopy")
+	}
+	if vo := v.Volume; vo != nil && vo.Subpath != "" {
+		ignored = append(ignored, "volume.subpath")
 	}
 	if t := v.Tmpfs; t != nil && t.Mode != 0 {
 		ignored = append(ignored, "tmpfs.mode")

@@ -10,115 +10,9 @@ import (
 	composeloader "github.com/compose-spec/compose-go/v2/loader"
 	"github.com/compose-spec/compose-go/v2/template"
 	"github.com/compose-spec/compose-go/v2/tree"
+	composetypes "github.com/compose-spec/compose-go/v2/types"
 	yaml "go.yaml.in/yaml/v3"
 )
-
-// supportedAttributes are the compose attributes rollcall honours (see
-// ParseCompose). compose-go reports every other attribute the file sets,
-// including ones the specification gains later, so nothing is ignored in
-// silence. Extension fields (x-*) are never reported.
-var supportedAttributes = append([]tree.Path{
-	"name", // names nothing in rollcall, and changes nothing either
-	"services.*.image",
-	"services.*.scale",
-	"services.*.deploy.replicas",
-	"services.*.deploy.resources.limits.cpus",
-	"services.*.deploy.resources.limits.memory",
-	"services.*.deploy.update_config.parallelism",
-	"services.*.deploy.update_config.order",
-	"services.*.deploy.update_config.failure_action",
-	"services.*.deploy.update_config.monitor",
-	"services.*.healthcheck.interval",
-	"services.*.healthcheck.timeout",
-	"services.*.healthcheck.retries",
-	"services.*.healthcheck.start_period",
-	"services.*.healthcheck.disable",
-	"services.*.ports.[].target",
-	"services.*.ports.[].published",
-	"services.*.ports.[].host_ip",
-	"services.*.ports.[].protocol",
-	"services.*.ports.[].mode", // ingress or host: the same thing outside Swarm
-	"services.*.stop_signal",
-	"services.*.stop_grace_period",
-	"services.*.restart",
-	"services.*.networks.*", // the name; per-network options but aliases are reported
-	"services.*.networks.*.aliases",
-	"services.*.pre_stop.[].command", // user, privileged, working_dir and environment are reported
-	"services.*.cpus",
-	"services.*.mem_limit",
-	"services.*.pull_policy",
-	// The create options (compose_options.go); the lists and mappings
-	// among them are in acceptedPaths.
-	"services.*.user",
-	"services.*.working_dir",
-	"services.*.hostname",
-	"services.*.privileged",
-	"services.*.init",
-	"services.*.shm_size",
-	"services.*.network_mode",
-}, acceptedPaths...)
-
-// acceptedPaths are attributes taken whole, whatever they hold: values
-// rollcall maps as a whole, attributes the mapping handles itself (build,
-// profiles), and the top-level definitions, which do nothing until a
-// service refers to them (and a service's reference is what gets reported).
-var acceptedPaths = []tree.Path{
-	"services.*.command",
-	"services.*.environment",
-	"services.*.env_file",
-	"services.*.labels",
-	"services.*.label_file",
-	"services.*.healthcheck.test",
-	"services.*.build",
-	"services.*.profiles",
-	"services.*.volumes", // mapped (compose_mounts.go), options rollcall leaves out warned of there
-	"services.*.tmpfs",
-	"services.*.read_only",
-	"services.*.configs",
-	"services.*.secrets",
-	"services.*.entrypoint",
-	"services.*.cap_add",
-	"services.*.cap_drop",
-	"services.*.security_opt",
-	"services.*.ulimits",
-	"services.*.sysctls",
-	"services.*.extra_hosts",
-	"services.*.dns",
-	"services.*.dns_search",
-	"services.*.logging",
-	"services.*.expose",
-	"services.*.devices",
-	"services.*.group_add",
-	"networks", "volumes", "configs", "secrets", "models",
-}
-
-// acceptedSubtrees stops compose-go's walk at each accepted path, so
-// nothing under it is reported.
-var acceptedSubtrees = func() []composeloader.UnsupportedAttributePattern {
-	var out []composeloader.UnsupportedAttributePattern
-	for _, p := range acceptedPaths {
-		out = append(out, composeloader.UnsupportedAttributePattern{Path: p, Detect: func(any) bool { return false }})
-	}
-	return out
-}()
-
-// ignoredHints say what to do instead of a field rollcall ignores, by its
-// path below the service.
-var ignoredHints = map[string]string{
-	"depends_on":                             "rollcall starts every workload on its own; let each one wait for what it needs",
-	"links":                                  "put the workloads on one network and use its DNS",
-	"container_name":                         "rollcall names each container <prefix>-<workload>-<slot>-<hash>",
-	"deploy.placement":                       "a Swarm setting: rollcall runs on one host",
-	"deploy.mode":                            "a Swarm setting: rollcall runs replicated workloads only",
-	"deploy.endpoint_mode":                   "a Swarm setting: rollcall runs on one host",
-	"deploy.labels":                          "put container labels in labels",
-	"deploy.restart_policy":                  "use restart: instead",
-	"deploy.rollback_config":                 "rollcall rolls back by stopping the new container and keeping the old one: set deploy.update_config.failure_action: rollback",
-	"deploy.update_config.delay":             "rollcall waits for each new container to be healthy instead",
-	"deploy.update_config.max_failure_ratio": "failure_action applies at the first failure",
-	"deploy.resources.reservations":          "rollcall sets limits only",
-	"healthcheck.start_interval":             "start_period applies; probes run at interval throughout",
-}
 
 // unsupported is compose-go's report of the attributes outside
 // supportedAttributes; they become warnings once the project is loaded.
@@ -156,6 +50,7 @@ func (c *composeMap) warnIgnored() {
 		}
 		c.l.warn(placeAt(&yaml.Node{}, k, v), hint, "%s: ignored: rollcall does not honour it", shown)
 	}
+	c.warnJobs()
 	for _, name := range slices.Sorted(maps.Keys(c.project.DisabledServices)) {
 		k, v := c.raw.find("services", name)
 		c.l.warn(placeAt(&yaml.Node{}, k, v), "rollcall has no profiles; drop profiles: to run it",
@@ -200,5 +95,30 @@ func (c *composeMap) warnUnset() {
 		}
 		c.l.warn(at, fmt.Sprintf("set it in the environment or in .env, or give a default: ${%s:-value}", name),
 			"variable %s is not set: it reads as an empty string", name)
+	}
+}
+
+// warnJobs warns of each service another waits for to complete
+// (depends_on: condition: service_completed_successfully): a one-shot job
+// in compose, such as a migration. rollcall keeps every workload running:
+// it starts the job again each time it exits, whatever its restart says.
+func (c *composeMap) warnJobs() {
+	waiters := map[string][]string{}
+	for name, s := range c.project.Services {
+		for dep, d := range s.DependsOn {
+			if d.Condition == composetypes.ServiceConditionCompletedSuccessfully {
+				waiters[dep] = append(waiters[dep], "services."+name)
+			}
+		}
+	}
+	for _, job := range slices.Sorted(maps.Keys(waiters)) {
+		if _, ok := c.project.Services[job]; !ok {
+			continue
+		}
+		k, v := c.raw.find("services", job)
+		slices.Sort(waiters[job])
+		c.l.warn(placeAt(&yaml.Node{}, k, v), fmt.Sprintf("run it before the rollout (e.g. `docker compose run --rm %s`) and leave it out of the file", job),
+			"services.%s: a one-shot job (%s waits for it to complete): rollcall keeps every workload running and starts it again each time it exits",
+			job, strings.Join(waiters[job], ", "))
 	}
 }

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -442,4 +443,48 @@ func testdataAbs(rel string) string {
 		panic(err)
 	}
 	return abs
+}
+
+// TestComposeTmpfsOptions: an item of tmpfs: is PATH[:OPTIONS], as the
+// engine takes it: size is the mount's, other options are warned of, and
+// neither ends up in the target.
+func TestComposeTmpfsOptions(t *testing.T) {
+	src := "services:\n  web:\n    image: app\n    tmpfs:\n      - /tmp\n      - /run:size=16m,mode=1777\n"
+	d, err := ParseCompose(filepath.Join(t.TempDir(), "compose.yaml"), []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := d.Workloads["web"].Mounts
+	if len(got) != 2 || got[0].Target != "/tmp" || got[0].Size != 0 || got[1].Target != "/run" || got[1].Size != 16<<20 {
+		t.Errorf("mounts %+v, want /tmp and /run of 16 MiB", got)
+	}
+	if w := warned(d); !slices.Contains(w, "services.web.tmpfs[1]") {
+		t.Errorf("warnings %v, want one of services.web.tmpfs[1] (mode=1777)", w)
+	}
+	_, err = ParseCompose(filepath.Join(t.TempDir(), "compose.yaml"), []byte(strings.Replace(src, "16m", "lots", 1)), nil)
+	var list ErrorList
+	if !errors.As(err, &list) || len(list) != 1 || list[0].Line != 6 || !strings.Contains(list[0].Msg, `services.web.tmpfs[1]: invalid size "lots"`) {
+		t.Errorf("got %v, want services.web.tmpfs[1]: invalid size at line 6", err)
+	}
+}
+
+// TestComposeWarnsOfOneShotJobs: a service another waits for to complete
+// is a job in compose; rollcall would start it again each time it exits,
+// and says so at the job.
+func TestComposeWarnsOfOneShotJobs(t *testing.T) {
+	src := "services:\n  migrate:\n    image: migrate\n    restart: \"no\"\n  api:\n    image: api\n" +
+		"    depends_on:\n      migrate: {condition: service_completed_successfully}\n  web:\n    image: web\n    depends_on: [api]\n"
+	d, err := ParseCompose(filepath.Join(t.TempDir(), "compose.yaml"), []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jobs []string
+	for _, w := range d.Warnings {
+		if strings.Contains(w.Msg, "one-shot job") {
+			jobs = append(jobs, fmt.Sprintf("%d:%d %s", w.Line, w.Col, w.Msg))
+		}
+	}
+	if len(jobs) != 1 || !strings.HasPrefix(jobs[0], "2:3 services.migrate: a one-shot job (services.api waits") {
+		t.Errorf("one-shot job warnings %q, want one at 2:3 for services.migrate", jobs)
+	}
 }

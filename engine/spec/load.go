@@ -201,7 +201,7 @@ func (l *loader) document(root *yaml.Node) *Desired {
 		for _, f := range fields {
 			if !dnsLabelRE.MatchString(f.name) {
 				l.fail(f.key, "a workload name is a DNS label: 1-63 of a-z, 0-9 and '-', starting and ending with a letter or digit",
-					"invalid workload name %q", f.name)
+					"%s: invalid workload name %q", f.path, f.name)
 			}
 			if w, wports := l.workload(f); w != nil {
 				d.Workloads[f.name] = w

@@ -388,6 +388,10 @@ type bindCheck struct {
 	path, src string
 }
 
+// statBindSource is os.Stat; the corpus test (corpus_test.go) swaps it so
+// that its goldens do not depend on the machine's paths.
+var statBindSource = os.Stat
+
 // checkBindSources looks for every bind source on this machine, unless the
 // document names hosts, whose engines have paths of their own.
 func (l *loader) checkBindSources(d *Desired) {
@@ -395,7 +399,7 @@ func (l *loader) checkBindSources(d *Desired) {
 		return
 	}
 	for _, b := range l.binds {
-		if _, err := os.Stat(b.src); err != nil {
+		if _, err := statBindSource(b.src); err != nil {
 			hint := "create it first: the engine would make a missing source an empty directory"
 			if !os.IsNotExist(err) {
 				hint = ""

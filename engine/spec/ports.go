@@ -141,10 +141,24 @@ func (l *loader) checkHostPorts(bs []binding) {
 		}
 		for _, prev := range bs[:i] {
 			if b.overlaps(prev) {
-				l.fail(b.node, fmt.Sprintf(`only one container can bind a host port; use "%s::%d" for an ephemeral host port`, b.HostIP, b.ContainerPort),
+				l.fail(b.node, "only one container can bind a host port; "+ephemeralHint(b.Port),
 					"%s: host port %s:%d/%s is already used by %s (line %d)", b.path, b.HostIP, b.HostPort, b.Proto, prev.workload, prev.node.Line)
 				break
 			}
 		}
 	}
+}
+
+// ephemeralHint says how to publish p's container port on an ephemeral
+// host port instead: "127.0.0.1::80", "[::1]::80", "127.0.0.1::53/udp".
+func ephemeralHint(p Port) string {
+	ip := p.HostIP
+	if addr, err := netip.ParseAddr(ip); err == nil && addr.Is6() {
+		ip = "[" + ip + "]"
+	}
+	s := fmt.Sprintf("%s::%d", ip, p.ContainerPort)
+	if p.Proto != "" && p.Proto != "tcp" {
+		s += "/" + p.Proto
+	}
+	return fmt.Sprintf("use %q for an ephemeral host port", s)
 }

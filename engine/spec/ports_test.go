@@ -48,3 +48,20 @@ func TestParsePort(t *testing.T) {
 		})
 	}
 }
+
+// TestEphemeralHintIsAPortSpec: the hint is a port spec that parses back to
+// the same address, container port and protocol, IPv6 in brackets.
+func TestEphemeralHintIsAPortSpec(t *testing.T) {
+	for _, p := range []Port{
+		{HostIP: "127.0.0.1", HostPort: 80, ContainerPort: 80, Proto: "tcp"},
+		{HostIP: "::1", HostPort: 8080, ContainerPort: 80, Proto: "tcp"},
+		{HostIP: "127.0.0.1", HostPort: 53, ContainerPort: 53, Proto: "udp"},
+	} {
+		hint := ephemeralHint(p)
+		spec := hint[strings.Index(hint, `"`)+1 : strings.LastIndex(hint, `"`)]
+		got, prob := parsePort(spec)
+		if prob != nil || got.HostIP != p.HostIP || got.HostPort != 0 || got.ContainerPort != p.ContainerPort || got.Proto != p.Proto {
+			t.Errorf("%+v: hint %q parses to %+v, %v", p, hint, got, prob)
+		}
+	}
+}

@@ -116,7 +116,7 @@ func (l *loader) workload(f field) (*Workload, []binding) {
 		l.fail(f.key, "e.g. `image: nginx:1.27`", "%s: image is required", f.name)
 	}
 	for _, b := range ports {
-		ephemeral := fmt.Sprintf(`use "%s::%d" for an ephemeral host port`, b.HostIP, b.ContainerPort)
+		ephemeral := ephemeralHint(b.Port)
 		switch {
 		case b.HostPort == 0:
 		case w.Replicas > 1:
