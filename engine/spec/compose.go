@@ -82,7 +82,8 @@ func LoadCompose(path string, environ []string) (*Desired, error) {
 //
 // Whatever the file leaves out gets rollcall's defaults (spec.go), not
 // compose's: restart unless-stopped, order start-first. The project name
-// means nothing to rollcall. The label prefix is rollcall's unless the
+// names only the volumes and a build-only service's image, as in compose.
+// The label prefix is rollcall's unless the
 // top-level extension sets it; the proxy of rollcall.yaml goes there too:
 //
 //	x-rollcall:
@@ -92,8 +93,12 @@ func LoadCompose(path string, environ []string) (*Desired, error) {
 // The mapped document meets every rule of rollcall.yaml (see Parse), with
 // the same messages, located in the compose file: a service name must be a
 // DNS label, a fixed host port cannot go with replicas > 1, and so on. A
-// service with build: and no image: is an error, since rollcall builds
-// nothing. Every compose field rollcall cannot honour (volumes, depends_on,
+// service with build: and no image: runs the image compose builds for it,
+// <project>-<service> (the project name is COMPOSE_PROJECT_NAME, else the
+// file's name:, else the directory's), with a warning: rollcall builds
+// nothing, so it is built first (`docker compose build`), and it is never
+// pulled (Workload.BuildFirst; pull_policy: build does the same for a
+// service with image:). Every compose field rollcall cannot honour (volumes, depends_on,
 // entrypoint, user, deploy.placement, ...) is a warning that names the
 // service and the field; so are a service left out by its profiles, a
 // variable that is not set, a network that compose would create, and a
@@ -120,7 +125,7 @@ func ParseCompose(name string, data []byte, environ []string) (*Desired, error) 
 	if eerr != nil {
 		return nil, ErrorList{eerr}
 	}
-	c := &composeMap{l: l, raw: rawTree{raw}, data: data, pulled: newPulledIn(name, dir)}
+	c := &composeMap{l: l, raw: rawTree{raw}, data: data, pulled: newPulledIn(name, dir), buildFirst: map[string]bool{}}
 	// Every file the document pulls in is read through ReadFile, before
 	// compose-go sees it (compose_files.go).
 	c.pulled.checkPulledIn(raw, dir, env)
@@ -135,6 +140,11 @@ func ParseCompose(name string, data []byte, environ []string) (*Desired, error) 
 	}
 	root := c.document()
 	d := l.document(root)
+	for name := range c.buildFirst {
+		if w := d.Workloads[name]; w != nil {
+			w.BuildFirst = true
+		}
+	}
 	c.renamePaths()
 	if len(l.errs) > 0 {
 		return nil, l.errs.sorted()

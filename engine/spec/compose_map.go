@@ -32,6 +32,9 @@ type composeMap struct {
 	unset   []string // variables interpolated while not set, in order
 	ignored []composeloader.UnsupportedAttribute
 	pulled  *pulledIn // the files the document pulls in (compose_files.go)
+	// buildFirst are the services whose image is built, never pulled
+	// (Workload.BuildFirst): build only, or pull_policy: build.
+	buildFirst map[string]bool
 }
 
 // document builds the rollcall document: the prefix and proxy of x-rollcall, then one
@@ -102,8 +105,7 @@ func (c *composeMap) extension() []*yaml.Node {
 	return out
 }
 
-// service maps one compose service onto a workload; nil when it cannot be
-// one (build only).
+// service maps one compose service onto a workload.
 func (c *composeMap) service(name string, s composetypes.ServiceConfig) *yaml.Node {
 	at := func(keys ...string) (k, v *yaml.Node) {
 		return c.raw.find(append([]string{"services", name}, keys...)...)
@@ -112,12 +114,17 @@ func (c *composeMap) service(name string, s composetypes.ServiceConfig) *yaml.No
 	if s.Build != nil {
 		bk, bv := at("build")
 		if s.Image == "" {
-			c.l.fail(placeAt(&yaml.Node{}, bk, bv), "build and tag the image first (e.g. `docker compose build "+name+"`), then set `image:` to that tag",
-				"services.%s: build only: rollcall runs images and builds none", name)
-			return nil
+			// compose tags what it builds <project>-<service>
+			// (`docker compose build`): that image runs, and no registry
+			// has it (Workload.BuildFirst).
+			s.Image = c.project.Name + "-" + name
+			c.buildFirst[name] = true
+			c.l.warn(placeAt(&yaml.Node{}, bk, bv), "build it first: docker compose build "+name,
+				"services.%s: build only: rollcall builds nothing and runs compose's image %s, never pulled", name, s.Image)
+		} else {
+			c.l.warn(placeAt(&yaml.Node{}, bk, bv), "build it first: docker compose build "+name,
+				"services.%s.build: ignored: rollcall runs the image %s as tagged and builds nothing", name, s.Image)
 		}
-		c.l.warn(placeAt(&yaml.Node{}, bk, bv), "build it first, e.g. `docker compose build "+name+"`",
-			"services.%s.build: ignored: rollcall runs the image %s as tagged and builds nothing", name, s.Image)
 	}
 	w := placeAt(&yaml.Node{Kind: yaml.MappingNode}, svcVal, svcKey)
 	// add appends one field, placed at the compose attribute it comes from.

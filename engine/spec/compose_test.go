@@ -290,8 +290,6 @@ func TestParseComposeErrors(t *testing.T) {
 			line: 6, col: 25, msg: `services.web.deploy.update_config.failure_action: unknown value "explode"`, hint: "pause, rollback, continue"},
 		{name: "memory below the engine's minimum", src: "services:\n  web:\n    image: app\n    deploy: {resources: {limits: {memory: 1M}}}\n",
 			line: 4, col: 43, msg: "services.web.deploy.resources.limits.memory: 1048576 bytes is too small"},
-		{name: "build only", src: "services:\n  app:\n    build: .\n",
-			line: 3, col: 5, msg: "services.app: build only", hint: "docker compose build app"},
 		{name: "x-rollcall prefix", src: "x-rollcall:\n  prefix: Bad Prefix\nservices: {}\n",
 			line: 2, col: 11, msg: `x-rollcall.prefix: invalid label prefix "Bad Prefix"`},
 		{name: "x-rollcall unknown key", src: "x-rollcall:\n  prefx: shop\nservices: {}\n",

@@ -107,7 +107,12 @@ type Workload struct {
 	// container runs the one it was created with.
 	PreStop []string
 	// Pull is the pull policy: PullMissing, PullAlways or PullNever.
-	Pull   string
+	Pull string
+	// BuildFirst says the image is built, never pulled: a compose service
+	// with build: and no image: (its image is compose's <project>-<service>)
+	// or with pull_policy: build. An image the engine lacks is then an
+	// error wrapping ErrBuildFirst, not a pull. Not in the spec hash.
+	BuildFirst bool
 	Update UpdatePolicy
 	// Mounts are the workload's volumes and tmpfs (mounts.go), in file
 	// order; ReadOnly mounts the image's filesystem read-only.
