@@ -113,7 +113,7 @@ type Workload struct {
 	// or with pull_policy: build. An image the engine lacks is then an
 	// error wrapping ErrBuildFirst, not a pull. Not in the spec hash.
 	BuildFirst bool
-	Update UpdatePolicy
+	Update     UpdatePolicy
 	// Mounts are the workload's volumes and tmpfs (mounts.go), in file
 	// order; ReadOnly mounts the image's filesystem read-only.
 	Mounts   []Mount
