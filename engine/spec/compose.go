@@ -72,6 +72,7 @@ func LoadCompose(path string, environ []string) (*Desired, error) {
 //	deploy.update_config.order              update.order
 //	deploy.update_config.failure_action     update.failure_action
 //	deploy.update_config.monitor            update.health_deadline
+//	deploy.update_config.delay              update.delay
 //	stop_signal, stop_grace_period          the same
 //	restart                                 restart
 //	networks                                networks, by name: an external

@@ -428,6 +428,9 @@ func (c *composeMap) update(service string, u *composetypes.UpdateConfig, replic
 	if u.Monitor > 0 {
 		field("health_deadline", "monitor", durationNode(u.Monitor))
 	}
+	if u.Delay > 0 {
+		field("delay", "delay", durationNode(u.Delay))
+	}
 	if len(out.Content) == 0 {
 		return nil
 	}

@@ -130,6 +130,7 @@ func TestParseComposeMapsRealWorldFiles(t *testing.T) {
 				},
 				Options: Options{Entrypoint: []string{"/docker-entrypoint.sh"}, User: "1000:1000", WorkingDir: "/srv",
 					Privileged: true, CapAdd: []string{"NET_ADMIN"}, LogDriver: "json-file", LogOptions: map[string]string{"max-size": "10m"}},
+				Update: func() UpdatePolicy { u := defaultUpdate(); u.Delay = 10 * time.Second; return u }(), // update_config.delay
 			}),
 			"db": withDefaults(Workload{
 				Name: "db", Image: "postgres:16",
@@ -146,7 +147,7 @@ func TestParseComposeMapsRealWorldFiles(t *testing.T) {
 			"services.app.container_name", "services.app.depends_on",
 			"services.app.ports[].app_protocol", "services.app.networks.backend",
 			"services.app.healthcheck.start_interval", "services.app.deploy.placement", "services.app.deploy.rollback_config",
-			"services.app.deploy.restart_policy", "services.app.deploy.update_config.delay",
+			"services.app.deploy.restart_policy",
 			"services.app.deploy.resources.limits.pids",
 			"services.db.ports[0]", "services.db.networks.backend",
 			"services.adminer", // left out by its profile; its own volumes are not reported
@@ -218,7 +219,7 @@ services:
     deploy:
       replicas: 3
       resources: {limits: {cpus: "0.25", memory: 64M}}
-      update_config: {parallelism: 2, order: stop-first, failure_action: continue, monitor: 30s}
+      update_config: {parallelism: 2, order: stop-first, failure_action: continue, monitor: 30s, delay: 20s}
     stop_grace_period: 1m30s
     restart: on-failure:3
     networks: {front: {aliases: [www, shop]}}
@@ -236,7 +237,7 @@ workloads:
     healthcheck: {test: ["CMD", "/app", "-health"], interval: 1s, retries: 3}
     replicas: 3
     resources: {cpus: 0.25, memory: 64M}
-    update: {parallelism: 2, order: stop-first, failure_action: continue, health_deadline: 30s}
+    update: {parallelism: 2, order: stop-first, failure_action: continue, health_deadline: 30s, delay: 20s}
     stop_grace_period: 1m30s
     restart: on-failure:3
     networks: {front: {aliases: [www, shop]}}

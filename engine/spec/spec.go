@@ -160,6 +160,11 @@ type UpdatePolicy struct {
 	// Drain is how long a stop waits after pre_stop, cut short once the
 	// container reports unhealthy (or the proxy lets it go).
 	Drain time.Duration
+	// Delay is how long a slot waits, after the last slot of the workload
+	// finished rolling (its replacement became ready), before it starts
+	// rolling itself (update.delay, compose's update_config.delay); 0: no
+	// wait. First starts are not delayed.
+	Delay time.Duration
 	// Canary is update.canary (canary.go); nil when the workload has none.
 	// A canary needs the proxy (Desired.Proxy is then set).
 	Canary *Canary

@@ -16,7 +16,7 @@ var (
 		"volumes", "tmpfs", "read_only"}
 	healthcheckKeys = []string{"test", "interval", "timeout", "retries", "start_period", "disable"}
 	resourcesKeys   = []string{"cpus", "memory"}
-	updateKeys      = []string{"strategy", "parallelism", "order", "min_ready", "health_deadline", "failure_action", "drain", "canary"}
+	updateKeys      = []string{"strategy", "parallelism", "order", "min_ready", "health_deadline", "failure_action", "drain", "delay", "canary"}
 	networkKeys     = []string{"aliases"}
 )
 
@@ -512,6 +512,10 @@ func (l *loader) update(f field, u *UpdatePolicy) {
 		case "drain":
 			if d, ok := l.boundedDuration(g.val, g.path); ok {
 				u.Drain = d
+			}
+		case "delay":
+			if d, ok := l.boundedDuration(g.val, g.path); ok {
+				u.Delay = d
 			}
 		case "canary":
 			u.Canary = l.updateCanary(g)
