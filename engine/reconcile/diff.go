@@ -226,6 +226,7 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 	}
 
 	gate := canaryGateOf(w, o, slots)
+	delayed := rollDelay(w, slots)
 
 	add := func(s Step) { wp.Steps = append(wp.Steps, s) }
 	for i := range slots {
@@ -291,6 +292,9 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 			case len(inFlight) >= par && gate == nil:
 				add(Step{Action: ActWait, Wait: WaitQueue, Workload: w.Name, Slot: i, Container: s.stale[0].Name,
 					Why: Reason{Kind: ReasonQueued, Parallelism: par, RollingFirst: slices.Clip(inFlight)}})
+			case o.Now.Before(delayed) && gate == nil:
+				add(Step{Action: ActWait, Wait: WaitDelay, Workload: w.Name, Slot: i, Container: s.stale[0].Name, Until: delayed,
+					Why: Reason{Kind: ReasonDelay, Delay: w.Update.Delay}})
 			case order == spec.OrderStopFirst:
 				inFlight = append(inFlight, slotName(w.Name, i))
 				for k, c := range s.stale {
@@ -419,6 +423,38 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 		wp.Privileged = w.Options.Privileged // options.go
 	}
 	return wp, slotStates(states, len(cs), prefix, w, slots, surplus, orphans, wp.Held, wp.Steps, o)
+}
+
+// rollDelay is when the next slot of w may start rolling (update.delay):
+// Delay after the last slot finished its roll, taken as the newest
+// healthy up-to-date container's start plus min_ready. That is when one
+// without a healthcheck counts ready; the engine does not tell when one
+// with a healthcheck turned healthy, so for it this is the earliest
+// moment it can have been ready, not the moment it was. Zero when no
+// delay applies (none set, or no slot holds an up-to-date container: a
+// roll's first slot, and first starts, are never delayed).
+func rollDelay(w *spec.Resolved, slots []slot) time.Time {
+	if w.Update.Delay <= 0 {
+		return time.Time{}
+	}
+	var last time.Time
+	for i := range slots {
+		if !slots[i].holding {
+			continue
+		}
+		p := slots[i].primary()
+		at := p.StartedAt
+		if at.IsZero() {
+			at = p.Created
+		}
+		if at = at.Add(w.Update.MinReady); at.After(last) {
+			last = at
+		}
+	}
+	if last.IsZero() {
+		return time.Time{}
+	}
+	return last.Add(w.Update.Delay)
 }
 
 // rollbackStops are the stops of the operator's rollback of spec hash

@@ -43,6 +43,7 @@ const (
 
 	// Waits.
 	ReasonQueued        ReasonKind = "queued"          // other slots roll first: Parallelism, RollingFirst
+	ReasonDelay         ReasonKind = "delay"           // update.delay after the last slot finished rolling: Delay
 	ReasonBlueGreenWait ReasonKind = "blue-green-wait" // old containers drain once every slot is healthy: Replicas
 	ReasonCanaryFirst   ReasonKind = "canary-first"    // no old container drains before the canary passed: CanarySteps
 	ReasonCanaryHeld    ReasonKind = "canary-held"     // a canary step ended with too little traffic: Canary, Judgement
@@ -80,8 +81,9 @@ type Reason struct {
 	// Pending: a then row's roll, whose replacement is not healthy yet.
 	Pending bool
 
-	Parallelism  int      // queued, restart-queued: update.parallelism
-	RollingFirst []string // queued: the slots mid-roll, as "web/0"
+	Parallelism  int           // queued, restart-queued: update.parallelism
+	RollingFirst []string      // queued: the slots mid-roll, as "web/0"
+	Delay        time.Duration // delay: update.delay
 
 	Deadline    time.Duration     // starting, booting, rollback, health deadline: health_deadline
 	Healthcheck *spec.Healthcheck // booting: the probe it waits on (retries, start period); nil without one
@@ -171,6 +173,8 @@ func (r Reason) String() string {
 			c.Index+1, c.Of, pct0(c.Share), c.For, c.Interval())
 	case ReasonQueued:
 		return fmt.Sprintf("queued: parallelism %d, rolling first: %s", r.Parallelism, strings.Join(r.RollingFirst, ", "))
+	case ReasonDelay:
+		return fmt.Sprintf("delay: update.delay %s after the last slot finished rolling", r.Delay)
 	case ReasonBlueGreenWait:
 		return fmt.Sprintf("blue-green: old containers drain once all %d slots are healthy", r.Replicas)
 	case ReasonCanaryFirst:

@@ -28,6 +28,7 @@ var reasonFits = map[ReasonKind]struct {
 	ReasonRollback: {ActStop, ""}, ReasonRolledBack: {ActStop, ""}, ReasonNeverStarted: {ActStop, ""},
 	ReasonCrashed: {ActRestart, ""}, ReasonOldDown: {ActRestart, ""}, ReasonLimits: {ActUpdate, ""}, ReasonCanaryStep: {ActCanary, ""}, ReasonPull: {ActPull, ""},
 	ReasonQueued: {ActWait, WaitQueue}, ReasonRestartQueued: {ActWait, WaitQueue}, ReasonBlueGreenWait: {ActWait, WaitBlueGreen},
+	ReasonDelay: {ActWait, WaitDelay},
 	ReasonCanaryFirst: {ActWait, WaitCanary}, ReasonCanaryHeld: {ActWait, WaitCanary},
 	ReasonStarting: {ActWait, WaitBoot}, ReasonBooting: {ActWait, WaitBoot}, ReasonReady: {ActWait, WaitReady},
 	ReasonRestarting: {ActWait, WaitRestarting}, ReasonPaused: {ActWait, WaitPaused}, ReasonBackoff: {ActWait, WaitBackoff},
@@ -222,6 +223,15 @@ func genScene(t *rapid.T, w *spec.Resolved, o *Observed) {
 				c.Created, c.StartedAt = t0.Add(-2*w.Update.HealthDeadline), time.Time{}
 			}))
 		}
+	case 4: // a roll paced by update.delay: slot 0 finished a moment ago
+		if w.Replicas < 2 || w.Update.Strategy != spec.StrategyRolling || w.Update.Canary != nil {
+			return
+		}
+		w.Update.Delay = time.Minute // not part of the spec hash
+		add(fresh(one, w.Name, 0, func(c *docker.Container) { c.Created, c.StartedAt = t0.Add(-time.Second), t0.Add(-time.Second) }))
+		for slot := 1; slot < w.Replicas; slot++ {
+			add(stale(one, w.Name, slot))
+		}
 	default:
 		return
 	}
@@ -351,6 +361,7 @@ func TestReasonString(t *testing.T) {
 			"canary step 1/2: 5% of the traffic for 1m0s, judged against the stable cohort every 10s"},
 		{Reason{Kind: ReasonQueued, Parallelism: 2, RollingFirst: []string{"web/0", "web/1"}},
 			"queued: parallelism 2, rolling first: web/0, web/1"},
+		{Reason{Kind: ReasonDelay, Delay: 10 * time.Second}, "delay: update.delay 10s after the last slot finished rolling"},
 		{Reason{Kind: ReasonBlueGreenWait, Replicas: 3}, "blue-green: old containers drain once all 3 slots are healthy"},
 		{Reason{Kind: ReasonCanaryFirst, CanarySteps: 2}, "canary first: no old container drains before its steps pass"},
 		{Reason{Kind: ReasonCanaryFirst, CanarySteps: 1}, "canary first: no old container drains before its step pass"},
