@@ -80,7 +80,7 @@ func TestRule8UpdateDelay(t *testing.T) {
 					t.Fatalf("web/1: %s %q, want queued", brief(s), s.Wait)
 				}
 			}},
-		{name: "the finished slot's old container rolls; the next slot waits", desired: []*spec.Workload{workload("web", 2, withDelay(2 * time.Minute))},
+		{name: "the finished slot's old container rolls; the next slot waits", desired: []*spec.Workload{workload("web", 2, withDelay(2*time.Minute))},
 			build: func(d *spec.ResolvedDesired) *Observed {
 				return observed(stale(d, "web", 0), fresh(d, "web", 0), stale(d, "web", 1))
 			},
@@ -98,7 +98,7 @@ func TestRule8UpdateDelay(t *testing.T) {
 			build: func(d *spec.ResolvedDesired) *Observed {
 				return observed(fresh(d, "web", 0, startedAgo(10*time.Second)), stale(d, "web", 1))
 			},
-			want: []string{"wait web/1"},
+			want:  []string{"wait web/1"},
 			check: func(t *testing.T, p Plan, _ *spec.ResolvedDesired) { delayWait(t, p, 1, until, delay) }},
 		{name: "blue-green is not delayed", desired: []*spec.Workload{workload("web", 2, withDelay(delay),
 			func(w *spec.Workload) { w.Update.Strategy = spec.StrategyBlueGreen })},

@@ -28,7 +28,7 @@ var reasonFits = map[ReasonKind]struct {
 	ReasonRollback: {ActStop, ""}, ReasonRolledBack: {ActStop, ""}, ReasonNeverStarted: {ActStop, ""},
 	ReasonCrashed: {ActRestart, ""}, ReasonOldDown: {ActRestart, ""}, ReasonLimits: {ActUpdate, ""}, ReasonCanaryStep: {ActCanary, ""}, ReasonPull: {ActPull, ""},
 	ReasonQueued: {ActWait, WaitQueue}, ReasonRestartQueued: {ActWait, WaitQueue}, ReasonBlueGreenWait: {ActWait, WaitBlueGreen},
-	ReasonDelay: {ActWait, WaitDelay},
+	ReasonDelay:       {ActWait, WaitDelay},
 	ReasonCanaryFirst: {ActWait, WaitCanary}, ReasonCanaryHeld: {ActWait, WaitCanary},
 	ReasonStarting: {ActWait, WaitBoot}, ReasonBooting: {ActWait, WaitBoot}, ReasonReady: {ActWait, WaitReady},
 	ReasonRestarting: {ActWait, WaitRestarting}, ReasonPaused: {ActWait, WaitPaused}, ReasonBackoff: {ActWait, WaitBackoff},
