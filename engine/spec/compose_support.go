@@ -114,7 +114,7 @@ var ignoredHints = map[string]string{
 	"deploy.endpoint_mode":                   "a Swarm setting: rollcall runs on one host",
 	"deploy.labels":                          "put container labels in labels",
 	"deploy.restart_policy":                  "use restart: instead",
-	"deploy.rollback_config":                 "rollcall rolls back by stopping the new container and keeping the old one: set deploy.update_config.failure_action: rollback",
+	"deploy.rollback_config":                 "rollcall's rollback starts nothing: the old containers still serve, and the new ones beside them all stop at once, so no parallelism or order applies; set deploy.update_config.failure_action: rollback",
 	"deploy.update_config.max_failure_ratio": "failure_action applies at the first failure",
 	"deploy.resources.reservations":          "rollcall sets limits only",
 	"healthcheck.start_interval":             "start_period applies; probes run at interval throughout",
