@@ -99,9 +99,12 @@ func LoadCompose(path string, environ []string) (*Desired, error) {
 // file's name:, else the directory's), with a warning: rollcall builds
 // nothing, so it is built first (`docker compose build`), and it is never
 // pulled (Workload.BuildFirst; pull_policy: build does the same for a
-// service with image:). Every compose field rollcall cannot honour (volumes, depends_on,
-// entrypoint, user, deploy.placement, ...) is a warning that names the
-// service and the field; so are a service left out by its profiles, a
+// service with image:). The profiles COMPOSE_PROFILES names (environ or
+// .env, comma-separated) are enabled, as compose enables them. Every
+// compose field rollcall cannot honour (links, container_name,
+// deploy.placement, ...) is a warning that names the service and the
+// field; so are a service left out by its profiles (the hint says which
+// COMPOSE_PROFILES runs it), a
 // variable that is not set, a network that compose would create, and a
 // port that compose would publish on every interface. Extension fields
 // (x-*) other than x-rollcall are left alone, as compose leaves them.
@@ -176,6 +179,9 @@ func (c *composeMap) load(dir string, env composetypes.Mapping) (err error) {
 		} else {
 			o.SetProjectName(composeloader.NormalizeProjectName(filepath.Base(dir)), false)
 		}
+		// The profiles compose enables: COMPOSE_PROFILES, from the
+		// environment or .env, comma-separated ("*" enables every one).
+		o.Profiles = composeProfiles(env)
 		o.Interpolate.Substitute = c.substitute
 		// env_file and label_file are read by resolveFiles, include and
 		// extends files checked by guard first: compose-go's own reads
@@ -186,6 +192,18 @@ func (c *composeMap) load(dir string, env composetypes.Mapping) (err error) {
 	}, composeloader.WithUnsupportedAttributesCheck(acceptedSubtrees, c.unsupported),
 		composeloader.WithSupportedAttributes(supportedAttributes, nil))
 	return err
+}
+
+// composeProfiles are the profiles COMPOSE_PROFILES names, as compose
+// reads it: comma-separated, blanks dropped.
+func composeProfiles(env composetypes.Mapping) []string {
+	var out []string
+	for _, p := range strings.Split(env["COMPOSE_PROFILES"], ",") {
+		if p = strings.TrimSpace(p); p != "" && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 var quietOnce sync.Once
