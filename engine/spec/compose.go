@@ -73,6 +73,8 @@ func LoadCompose(path string, environ []string) (*Desired, error) {
 //	deploy.update_config.failure_action     update.failure_action
 //	deploy.update_config.monitor            update.health_deadline
 //	deploy.update_config.delay              update.delay
+//	depends_on (service_started,            depends_on (started, healthy,
+//	  service_healthy, ..._successfully)      completed)
 //	stop_signal, stop_grace_period          the same
 //	restart                                 restart
 //	networks                                networks, by name: an external
@@ -285,6 +287,9 @@ var (
 	dottedPathRE  = regexp.MustCompile(`\b((?:services|networks|volumes|configs|secrets|x-[\w-]+)(?:\.[\w.-]+)?)`)
 	bracketPathRE = regexp.MustCompile(`\b(services|networks|volumes|configs|secrets)\[([^\]]+)\]((?:\.\w+)*)`)
 	servicePathRE = regexp.MustCompile(`\bservice "([^"]+)"`)
+	// compose-go's own depends_on cycle check: "dependency cycle
+	// detected: a -> b -> a".
+	cycleRE = regexp.MustCompile(`dependency cycle detected: ([\w.-]+) -> ([\w.-]+)`)
 )
 
 // composeError turns an error of compose-go into an *Error of the file, at
@@ -309,7 +314,10 @@ func (c *composeMap) composeError(err error) *Error {
 		return e
 	}
 	var path []string
-	if m := bracketPathRE.FindStringSubmatch(msg); m != nil {
+	if m := cycleRE.FindStringSubmatch(msg); m != nil {
+		e.Hint = "a service cannot wait, however indirectly, for itself: drop one of these depends_on entries"
+		path = []string{"services", m[1], "depends_on", m[2]}
+	} else if m := bracketPathRE.FindStringSubmatch(msg); m != nil {
 		path = append([]string{m[1], m[2]}, strings.Split(strings.TrimPrefix(m[3], "."), ".")...)
 	} else if m := dottedPathRE.FindStringSubmatch(msg); m != nil {
 		path = strings.Split(m[1], ".")

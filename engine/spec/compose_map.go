@@ -206,7 +206,63 @@ func (c *composeMap) service(name string, s composetypes.ServiceConfig) *yaml.No
 	if s.ReadOnly {
 		add("read_only", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"}, "read_only")
 	}
+	if deps := c.dependsOn(name, s.DependsOn); deps != nil {
+		add("depends_on", deps, "depends_on")
+	}
 	return w
+}
+
+// composeConditions are compose's depends_on conditions, by rollcall's.
+var composeConditions = map[string]string{
+	composetypes.ServiceConditionStarted:               DependStarted,
+	composetypes.ServiceConditionHealthy:               DependHealthy,
+	composetypes.ServiceConditionCompletedSuccessfully: DependCompleted,
+}
+
+// dependsOn maps depends_on onto rollcall's mapping form, each entry at
+// its place in the file. A dependency that is not required and that the
+// profiles leave out is dropped, as compose drops it; restart: true
+// (restart this service when its dependency is updated) is a warning.
+func (c *composeMap) dependsOn(service string, deps composetypes.DependsOnConfig) *yaml.Node {
+	if len(deps) == 0 {
+		return nil
+	}
+	_, written := c.raw.get("services", service, "depends_on")
+	place := func(name string) (k, v *yaml.Node) {
+		if written != nil && written.Kind == yaml.SequenceNode {
+			for _, n := range written.Content {
+				if deref(n).Value == name {
+					return deref(n), deref(n)
+				}
+			}
+		}
+		return c.raw.find("services", service, "depends_on", name)
+	}
+	out := &yaml.Node{Kind: yaml.MappingNode}
+	for _, name := range slices.Sorted(maps.Keys(deps)) {
+		dep := deps[name]
+		if _, on := c.project.Services[name]; !on && !dep.Required {
+			continue
+		}
+		k, v := place(name)
+		cond, ok := composeConditions[dep.Condition]
+		if !ok {
+			cond = dep.Condition // not compose's: the loader says so, at its place
+		}
+		ck, cv := c.raw.find("services", service, "depends_on", name, "condition")
+		val := placeAt(&yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
+			placeAt(strNode("condition"), ck, k), placeAt(strNode(cond), cv, ck, k)}}, v, k)
+		out.Content = append(out.Content, placeAt(strNode(name), k), val)
+		if dep.Restart {
+			rk, rv := c.raw.find("services", service, "depends_on", name, "restart")
+			c.l.warn(placeAt(&yaml.Node{}, rk, rv, k), "roll it by hand (apply --recreate) after its dependency rolls",
+				"services.%s.depends_on.%s.restart: ignored: rollcall restarts no workload when its dependency changes", service, name)
+		}
+	}
+	if len(out.Content) == 0 {
+		return nil
+	}
+	return out
 }
 
 // environment maps the service's variables. A variable without a value

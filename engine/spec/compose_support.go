@@ -72,7 +72,8 @@ var acceptedPaths = []tree.Path{
 	"services.*.healthcheck.test",
 	"services.*.build",
 	"services.*.profiles",
-	"services.*.volumes", // mapped (compose_mounts.go), options rollcall leaves out warned of there
+	"services.*.depends_on", // mapped (compose_map.go), restart: warned of there
+	"services.*.volumes",    // mapped (compose_mounts.go), options rollcall leaves out warned of there
 	"services.*.tmpfs",
 	"services.*.read_only",
 	"services.*.configs",
@@ -106,7 +107,6 @@ var acceptedSubtrees = func() []composeloader.UnsupportedAttributePattern {
 // ignoredHints say what to do instead of a field rollcall ignores, by its
 // path below the service.
 var ignoredHints = map[string]string{
-	"depends_on":                             "rollcall starts every workload on its own; let each one wait for what it needs",
 	"links":                                  "put the workloads on one network and use its DNS",
 	"container_name":                         "rollcall names each container <prefix>-<workload>-<slot>-<hash>",
 	"deploy.placement":                       "a Swarm setting: rollcall runs on one host",

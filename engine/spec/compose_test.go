@@ -130,7 +130,8 @@ func TestParseComposeMapsRealWorldFiles(t *testing.T) {
 				},
 				Options: Options{Entrypoint: []string{"/docker-entrypoint.sh"}, User: "1000:1000", WorkingDir: "/srv",
 					Privileged: true, CapAdd: []string{"NET_ADMIN"}, LogDriver: "json-file", LogOptions: map[string]string{"max-size": "10m"}},
-				Update: func() UpdatePolicy { u := defaultUpdate(); u.Delay = 10 * time.Second; return u }(), // update_config.delay
+				Update:    func() UpdatePolicy { u := defaultUpdate(); u.Delay = 10 * time.Second; return u }(), // update_config.delay
+				DependsOn: []Dependency{{Workload: "db", Condition: DependHealthy}},
 			}),
 			"db": withDefaults(Workload{
 				Name: "db", Image: "postgres:16",
@@ -144,7 +145,7 @@ func TestParseComposeMapsRealWorldFiles(t *testing.T) {
 		volumes: unsupportedVolumes,
 		warnings: []string{
 			"version",
-			"services.app.container_name", "services.app.depends_on",
+			"services.app.container_name",
 			"services.app.ports[].app_protocol", "services.app.networks.backend",
 			"services.app.healthcheck.start_interval", "services.app.deploy.placement", "services.app.deploy.rollback_config",
 			"services.app.deploy.restart_policy",
@@ -188,7 +189,7 @@ func TestComposeWarningsPointAtTheField(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][2]int{
-		"version": {3, 1}, "services.app.depends_on": {16, 5}, "services.app.deploy.placement": {37, 7},
+		"version": {3, 1}, "services.app.container_name": {8, 5}, "services.app.deploy.placement": {37, 7},
 		"services.app.networks.backend": {28, 7}, "services.db.ports[0]": {56, 9}, "services.adminer": {59, 3},
 	}
 	for _, w := range d.Warnings {

@@ -120,6 +120,10 @@ type Workload struct {
 	ReadOnly bool
 	// Options are the create options beyond these (options.go).
 	Options Options
+	// DependsOn are the workloads whose condition a cold start of this
+	// one waits for (depends.go), in file order; nil for none. Not in
+	// the spec hash.
+	DependsOn []Dependency
 }
 
 // Port is one published port, from "[[HOST_IP:]HOST_PORT:]CONTAINER_PORT[/PROTO]".
