@@ -69,7 +69,8 @@ func Diff(d *spec.ResolvedDesired, o *Observed) Plan {
 		})
 		var wp WorkloadPlan
 		if w := desired[name]; w != nil {
-			wp, plan.Slots = diffWorkload(plan.Slots, prefix, w, cs, o)
+			waitFor := unmetDependency(w, desired, byWorkload, o)
+			wp, plan.Slots = diffWorkload(plan.Slots, prefix, w, cs, o, waitFor)
 			addDrains(prefix, &wp, cs, w.Update.Drain)
 		} else {
 			wp = diffExtra(prefix, name, cs)
@@ -108,8 +109,9 @@ func (s *slot) primary() *docker.Container {
 	return s.fresh[0]
 }
 
-// The workload's slot states are appended to states.
-func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*docker.Container, o *Observed) (WorkloadPlan, []SlotState) {
+// The workload's slot states are appended to states. waitFor is the
+// dependency its cold starts wait for (depends_on), if any.
+func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*docker.Container, o *Observed, waitFor *spec.Dependency) (WorkloadPlan, []SlotState) {
 	wp := WorkloadPlan{Name: w.Name}
 	if w.Pull != nil {
 		// Rule 0: the pull, and nothing else of the workload, until its
@@ -226,6 +228,7 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 	}
 
 	gate := canaryGateOf(w, o, slots)
+	delayed := rollDelay(w, slots)
 
 	add := func(s Step) { wp.Steps = append(wp.Steps, s) }
 	for i := range slots {
@@ -279,6 +282,10 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 				start.SplitFirst = w.Hash
 			}
 			switch {
+			case len(s.stale) == 0 && waitFor != nil:
+				// depends_on: a cold start waits for its dependency.
+				add(Step{Action: ActWait, Wait: WaitDependency, Workload: w.Name, Slot: i, Container: create.Name,
+					Why: Reason{Kind: ReasonDependency, Dependency: waitFor.Workload, DependCondition: waitFor.Condition}})
 			case len(s.stale) == 0:
 				start.Why = Reason{Kind: ReasonMissing, Slot: i, Replicas: n}
 				add(start)
@@ -291,6 +298,9 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 			case len(inFlight) >= par && gate == nil:
 				add(Step{Action: ActWait, Wait: WaitQueue, Workload: w.Name, Slot: i, Container: s.stale[0].Name,
 					Why: Reason{Kind: ReasonQueued, Parallelism: par, RollingFirst: slices.Clip(inFlight)}})
+			case o.Now.Before(delayed) && gate == nil:
+				add(Step{Action: ActWait, Wait: WaitDelay, Workload: w.Name, Slot: i, Container: s.stale[0].Name, Until: delayed,
+					Why: Reason{Kind: ReasonDelay, Delay: w.Update.Delay}})
 			case order == spec.OrderStopFirst:
 				inFlight = append(inFlight, slotName(w.Name, i))
 				for k, c := range s.stale {
@@ -419,6 +429,77 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 		wp.Privileged = w.Options.Privileged // options.go
 	}
 	return wp, slotStates(states, len(cs), prefix, w, slots, surplus, orphans, wp.Held, wp.Steps, o)
+}
+
+// unmetDependency is the first dependency of w (depends_on) that its cold
+// starts wait for: one whose condition no container of it meets, started
+// (running), healthy (as rule 2 counts healthy) or completed (exited 0).
+// A dependency that is not desired, or desired with no replica, runs
+// nothing to wait for: it holds nothing. nil when none holds.
+func unmetDependency(w *spec.Resolved, desired map[string]*spec.Resolved, byWorkload map[string][]*docker.Container, o *Observed) *spec.Dependency {
+	for k, dep := range w.DependsOn {
+		dw := desired[dep.Workload]
+		if dw == nil || dw.Replicas == 0 || dependencyMet(dep.Condition, dw, byWorkload[dep.Workload], o) {
+			continue
+		}
+		return &w.DependsOn[k]
+	}
+	return nil
+}
+
+func dependencyMet(cond string, dw *spec.Resolved, cs []*docker.Container, o *Observed) bool {
+	for _, c := range cs {
+		if o.Draining[c.ID] {
+			continue // leaving: it serves nothing
+		}
+		switch cond {
+		case spec.DependHealthy:
+			if Healthy(c, dw.Update.MinReady, o.Now, o.SkipHealth) {
+				return true
+			}
+		case spec.DependCompleted:
+			if c.State == docker.StateExited && c.ExitCode == 0 && !c.StartedAt.IsZero() {
+				return true
+			}
+		default:
+			if c.State == docker.StateRunning {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// rollDelay is when the next slot of w may start rolling (update.delay):
+// Delay after the last slot finished its roll, taken as the newest
+// healthy up-to-date container's start plus min_ready. That is when one
+// without a healthcheck counts ready; the engine does not tell when one
+// with a healthcheck turned healthy, so for it this is the earliest
+// moment it can have been ready, not the moment it was. Zero when no
+// delay applies (none set, or no slot holds an up-to-date container: a
+// roll's first slot, and first starts, are never delayed).
+func rollDelay(w *spec.Resolved, slots []slot) time.Time {
+	if w.Update.Delay <= 0 {
+		return time.Time{}
+	}
+	var last time.Time
+	for i := range slots {
+		if !slots[i].holding {
+			continue
+		}
+		p := slots[i].primary()
+		at := p.StartedAt
+		if at.IsZero() {
+			at = p.Created
+		}
+		if at = at.Add(w.Update.MinReady); at.After(last) {
+			last = at
+		}
+	}
+	if last.IsZero() {
+		return time.Time{}
+	}
+	return last.Add(w.Update.Delay)
 }
 
 // rollbackStops are the stops of the operator's rollback of spec hash

@@ -104,6 +104,12 @@ const (
 	// of its workload's spec passed every step, or a canary step ended
 	// with too little traffic and holds (on_insufficient_traffic hold).
 	WaitCanary WaitKind = "canary"
+	// WaitDelay: the slot starts rolling update.delay after the last slot
+	// of its workload finished; Until is then.
+	WaitDelay WaitKind = "delay"
+	// WaitDependency: the slot's first container starts once a workload
+	// it depends on (depends_on) meets its condition; open-ended.
+	WaitDependency WaitKind = "dependency"
 	// WaitHold: the slot is not started while its workload's desired spec
 	// is on hold (rule 9); only in a SlotState, never a step.
 	WaitHold WaitKind = "hold"

@@ -43,6 +43,8 @@ const (
 
 	// Waits.
 	ReasonQueued        ReasonKind = "queued"          // other slots roll first: Parallelism, RollingFirst
+	ReasonDelay         ReasonKind = "delay"           // update.delay after the last slot finished rolling: Delay
+	ReasonDependency    ReasonKind = "dependency"      // a cold start waits for its depends_on: Dependency, DependCondition
 	ReasonBlueGreenWait ReasonKind = "blue-green-wait" // old containers drain once every slot is healthy: Replicas
 	ReasonCanaryFirst   ReasonKind = "canary-first"    // no old container drains before the canary passed: CanarySteps
 	ReasonCanaryHeld    ReasonKind = "canary-held"     // a canary step ended with too little traffic: Canary, Judgement
@@ -80,8 +82,14 @@ type Reason struct {
 	// Pending: a then row's roll, whose replacement is not healthy yet.
 	Pending bool
 
-	Parallelism  int      // queued, restart-queued: update.parallelism
-	RollingFirst []string // queued: the slots mid-roll, as "web/0"
+	Parallelism  int           // queued, restart-queued: update.parallelism
+	RollingFirst []string      // queued: the slots mid-roll, as "web/0"
+	Delay        time.Duration // delay: update.delay
+
+	// Dependency is the workload a cold start waits for (depends_on), and
+	// DependCondition what it waits for: started, healthy or completed.
+	Dependency      string
+	DependCondition string
 
 	Deadline    time.Duration     // starting, booting, rollback, health deadline: health_deadline
 	Healthcheck *spec.Healthcheck // booting: the probe it waits on (retries, start period); nil without one
@@ -171,6 +179,14 @@ func (r Reason) String() string {
 			c.Index+1, c.Of, pct0(c.Share), c.For, c.Interval())
 	case ReasonQueued:
 		return fmt.Sprintf("queued: parallelism %d, rolling first: %s", r.Parallelism, strings.Join(r.RollingFirst, ", "))
+	case ReasonDependency:
+		what := map[string]string{spec.DependHealthy: "healthy", spec.DependCompleted: "completed (exit 0)"}[r.DependCondition]
+		if what == "" {
+			what = "running"
+		}
+		return fmt.Sprintf("depends on %s: starts once a container of it is %s", r.Dependency, what)
+	case ReasonDelay:
+		return fmt.Sprintf("delay: update.delay %s after the last slot finished rolling", r.Delay)
 	case ReasonBlueGreenWait:
 		return fmt.Sprintf("blue-green: old containers drain once all %d slots are healthy", r.Replicas)
 	case ReasonCanaryFirst:

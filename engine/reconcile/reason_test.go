@@ -28,6 +28,7 @@ var reasonFits = map[ReasonKind]struct {
 	ReasonRollback: {ActStop, ""}, ReasonRolledBack: {ActStop, ""}, ReasonNeverStarted: {ActStop, ""},
 	ReasonCrashed: {ActRestart, ""}, ReasonOldDown: {ActRestart, ""}, ReasonLimits: {ActUpdate, ""}, ReasonCanaryStep: {ActCanary, ""}, ReasonPull: {ActPull, ""},
 	ReasonQueued: {ActWait, WaitQueue}, ReasonRestartQueued: {ActWait, WaitQueue}, ReasonBlueGreenWait: {ActWait, WaitBlueGreen},
+	ReasonDelay: {ActWait, WaitDelay}, ReasonDependency: {ActWait, WaitDependency},
 	ReasonCanaryFirst: {ActWait, WaitCanary}, ReasonCanaryHeld: {ActWait, WaitCanary},
 	ReasonStarting: {ActWait, WaitBoot}, ReasonBooting: {ActWait, WaitBoot}, ReasonReady: {ActWait, WaitReady},
 	ReasonRestarting: {ActWait, WaitRestarting}, ReasonPaused: {ActWait, WaitPaused}, ReasonBackoff: {ActWait, WaitBackoff},
@@ -172,6 +173,21 @@ func genWideState(t *rapid.T) (*spec.ResolvedDesired, *Observed) {
 			o.RecreateBefore[w.Name] = t0.Add(-time.Duration(rapid.IntRange(0, 300).Draw(t, "recreate-age")) * time.Second)
 		}
 	}
+	if len(d.Workloads) >= 2 && rapid.IntRange(0, 3).Draw(t, "depends") == 0 {
+		// A cold start of a slot that waits for its dependency, which
+		// runs nothing yet (depends_on; not part of the spec hash).
+		a, b := &d.Workloads[0], &d.Workloads[1]
+		if a.Replicas > 0 && b.Replicas > 0 {
+			a.DependsOn = []spec.Dependency{{Workload: b.Name, Condition: spec.DependHealthy}}
+			kept := o.Containers[:0]
+			for _, c := range o.Containers {
+				if w := c.Labels[docker.WorkloadLabel(pfx)]; w != b.Name && (w != a.Name || c.Labels[docker.SlotLabel(pfx)] != "0") {
+					kept = append(kept, c)
+				}
+			}
+			o.Containers = kept
+		}
+	}
 	if rapid.IntRange(0, 5).Draw(t, "pulls") == 0 {
 		markPulls(t, d) // rule 0: a workload whose image is pulled first
 	}
@@ -221,6 +237,15 @@ func genScene(t *rapid.T, w *spec.Resolved, o *Observed) {
 				c.State, c.Health, c.HealthySinceStart = docker.StateCreated, docker.HealthNone, false
 				c.Created, c.StartedAt = t0.Add(-2*w.Update.HealthDeadline), time.Time{}
 			}))
+		}
+	case 4: // a roll paced by update.delay: slot 0 finished a moment ago
+		if w.Replicas < 2 || w.Update.Strategy != spec.StrategyRolling || w.Update.Canary != nil {
+			return
+		}
+		w.Update.Delay = time.Minute // not part of the spec hash
+		add(fresh(one, w.Name, 0, func(c *docker.Container) { c.Created, c.StartedAt = t0.Add(-time.Second), t0.Add(-time.Second) }))
+		for slot := 1; slot < w.Replicas; slot++ {
+			add(stale(one, w.Name, slot))
 		}
 	default:
 		return
@@ -351,6 +376,11 @@ func TestReasonString(t *testing.T) {
 			"canary step 1/2: 5% of the traffic for 1m0s, judged against the stable cohort every 10s"},
 		{Reason{Kind: ReasonQueued, Parallelism: 2, RollingFirst: []string{"web/0", "web/1"}},
 			"queued: parallelism 2, rolling first: web/0, web/1"},
+		{Reason{Kind: ReasonDelay, Delay: 10 * time.Second}, "delay: update.delay 10s after the last slot finished rolling"},
+		{Reason{Kind: ReasonDependency, Dependency: "db", DependCondition: spec.DependHealthy}, "depends on db: starts once a container of it is healthy"},
+		{Reason{Kind: ReasonDependency, Dependency: "db", DependCondition: spec.DependStarted}, "depends on db: starts once a container of it is running"},
+		{Reason{Kind: ReasonDependency, Dependency: "db", DependCondition: spec.DependCompleted},
+			"depends on db: starts once a container of it is completed (exit 0)"},
 		{Reason{Kind: ReasonBlueGreenWait, Replicas: 3}, "blue-green: old containers drain once all 3 slots are healthy"},
 		{Reason{Kind: ReasonCanaryFirst, CanarySteps: 2}, "canary first: no old container drains before its steps pass"},
 		{Reason{Kind: ReasonCanaryFirst, CanarySteps: 1}, "canary first: no old container drains before its step pass"},

@@ -173,6 +173,20 @@ func advance(w *spec.Resolved, o *Observed, cur WorkloadPlan) bool {
 			o.Canary = map[string]CanaryProgress{s.Workload: prog}
 			changed = true
 		case ActWait:
+			if s.Wait == WaitDependency {
+				// Its dependency is met: the projection, of this
+				// workload alone, plans the start.
+				changed = true
+				continue
+			}
+			if s.Wait == WaitDelay {
+				// update.delay: the next slot rolls once it ran out.
+				if s.Until.After(now) {
+					now = s.Until
+					changed = true
+				}
+				continue
+			}
 			if i < 0 || failed[s.Container] {
 				continue
 			}

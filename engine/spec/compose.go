@@ -72,6 +72,9 @@ func LoadCompose(path string, environ []string) (*Desired, error) {
 //	deploy.update_config.order              update.order
 //	deploy.update_config.failure_action     update.failure_action
 //	deploy.update_config.monitor            update.health_deadline
+//	deploy.update_config.delay              update.delay
+//	depends_on (service_started,            depends_on (started, healthy,
+//	  service_healthy, ..._successfully)      completed)
 //	stop_signal, stop_grace_period          the same
 //	restart                                 restart
 //	networks                                networks, by name: an external
@@ -82,7 +85,8 @@ func LoadCompose(path string, environ []string) (*Desired, error) {
 //
 // Whatever the file leaves out gets rollcall's defaults (spec.go), not
 // compose's: restart unless-stopped, order start-first. The project name
-// means nothing to rollcall. The label prefix is rollcall's unless the
+// names only the volumes and a build-only service's image, as in compose.
+// The label prefix is rollcall's unless the
 // top-level extension sets it; the proxy of rollcall.yaml goes there too:
 //
 //	x-rollcall:
@@ -92,10 +96,17 @@ func LoadCompose(path string, environ []string) (*Desired, error) {
 // The mapped document meets every rule of rollcall.yaml (see Parse), with
 // the same messages, located in the compose file: a service name must be a
 // DNS label, a fixed host port cannot go with replicas > 1, and so on. A
-// service with build: and no image: is an error, since rollcall builds
-// nothing. Every compose field rollcall cannot honour (volumes, depends_on,
-// entrypoint, user, deploy.placement, ...) is a warning that names the
-// service and the field; so are a service left out by its profiles, a
+// service with build: and no image: runs the image compose builds for it,
+// <project>-<service> (the project name is COMPOSE_PROJECT_NAME, else the
+// file's name:, else the directory's), with a warning: rollcall builds
+// nothing, so it is built first (`docker compose build`), and it is never
+// pulled (Workload.BuildFirst; pull_policy: build does the same for a
+// service with image:). The profiles COMPOSE_PROFILES names (environ or
+// .env, comma-separated) are enabled, as compose enables them. Every
+// compose field rollcall cannot honour (links, container_name,
+// deploy.placement, ...) is a warning that names the service and the
+// field; so are a service left out by its profiles (the hint says which
+// COMPOSE_PROFILES runs it), a
 // variable that is not set, a network that compose would create, and a
 // port that compose would publish on every interface. Extension fields
 // (x-*) other than x-rollcall are left alone, as compose leaves them.
@@ -120,7 +131,7 @@ func ParseCompose(name string, data []byte, environ []string) (*Desired, error) 
 	if eerr != nil {
 		return nil, ErrorList{eerr}
 	}
-	c := &composeMap{l: l, raw: rawTree{raw}, data: data, pulled: newPulledIn(name, dir)}
+	c := &composeMap{l: l, raw: rawTree{raw}, data: data, pulled: newPulledIn(name, dir), buildFirst: map[string]bool{}}
 	// Every file the document pulls in is read through ReadFile, before
 	// compose-go sees it (compose_files.go).
 	c.pulled.checkPulledIn(raw, dir, env)
@@ -135,6 +146,11 @@ func ParseCompose(name string, data []byte, environ []string) (*Desired, error) 
 	}
 	root := c.document()
 	d := l.document(root)
+	for name := range c.buildFirst {
+		if w := d.Workloads[name]; w != nil {
+			w.BuildFirst = true
+		}
+	}
 	c.renamePaths()
 	if len(l.errs) > 0 {
 		return nil, l.errs.sorted()
@@ -165,6 +181,9 @@ func (c *composeMap) load(dir string, env composetypes.Mapping) (err error) {
 		} else {
 			o.SetProjectName(composeloader.NormalizeProjectName(filepath.Base(dir)), false)
 		}
+		// The profiles compose enables: COMPOSE_PROFILES, from the
+		// environment or .env, comma-separated ("*" enables every one).
+		o.Profiles = composeProfiles(env)
 		o.Interpolate.Substitute = c.substitute
 		// env_file and label_file are read by resolveFiles, include and
 		// extends files checked by guard first: compose-go's own reads
@@ -175,6 +194,18 @@ func (c *composeMap) load(dir string, env composetypes.Mapping) (err error) {
 	}, composeloader.WithUnsupportedAttributesCheck(acceptedSubtrees, c.unsupported),
 		composeloader.WithSupportedAttributes(supportedAttributes, nil))
 	return err
+}
+
+// composeProfiles are the profiles COMPOSE_PROFILES names, as compose
+// reads it: comma-separated, blanks dropped.
+func composeProfiles(env composetypes.Mapping) []string {
+	var out []string
+	for _, p := range strings.Split(env["COMPOSE_PROFILES"], ",") {
+		if p = strings.TrimSpace(p); p != "" && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 var quietOnce sync.Once
@@ -256,6 +287,9 @@ var (
 	dottedPathRE  = regexp.MustCompile(`\b((?:services|networks|volumes|configs|secrets|x-[\w-]+)(?:\.[\w.-]+)?)`)
 	bracketPathRE = regexp.MustCompile(`\b(services|networks|volumes|configs|secrets)\[([^\]]+)\]((?:\.\w+)*)`)
 	servicePathRE = regexp.MustCompile(`\bservice "([^"]+)"`)
+	// compose-go's own depends_on cycle check: "dependency cycle
+	// detected: a -> b -> a".
+	cycleRE = regexp.MustCompile(`dependency cycle detected: ([\w.-]+) -> ([\w.-]+)`)
 )
 
 // composeError turns an error of compose-go into an *Error of the file, at
@@ -280,7 +314,10 @@ func (c *composeMap) composeError(err error) *Error {
 		return e
 	}
 	var path []string
-	if m := bracketPathRE.FindStringSubmatch(msg); m != nil {
+	if m := cycleRE.FindStringSubmatch(msg); m != nil {
+		e.Hint = "a service cannot wait, however indirectly, for itself: drop one of these depends_on entries"
+		path = []string{"services", m[1], "depends_on", m[2]}
+	} else if m := bracketPathRE.FindStringSubmatch(msg); m != nil {
 		path = append([]string{m[1], m[2]}, strings.Split(strings.TrimPrefix(m[3], "."), ".")...)
 	} else if m := dottedPathRE.FindStringSubmatch(msg); m != nil {
 		path = strings.Split(m[1], ".")

@@ -32,6 +32,9 @@ type composeMap struct {
 	unset   []string // variables interpolated while not set, in order
 	ignored []composeloader.UnsupportedAttribute
 	pulled  *pulledIn // the files the document pulls in (compose_files.go)
+	// buildFirst are the services whose image is built, never pulled
+	// (Workload.BuildFirst): build only, or pull_policy: build.
+	buildFirst map[string]bool
 }
 
 // document builds the rollcall document: the prefix and proxy of x-rollcall, then one
@@ -102,8 +105,7 @@ func (c *composeMap) extension() []*yaml.Node {
 	return out
 }
 
-// service maps one compose service onto a workload; nil when it cannot be
-// one (build only).
+// service maps one compose service onto a workload.
 func (c *composeMap) service(name string, s composetypes.ServiceConfig) *yaml.Node {
 	at := func(keys ...string) (k, v *yaml.Node) {
 		return c.raw.find(append([]string{"services", name}, keys...)...)
@@ -112,12 +114,17 @@ func (c *composeMap) service(name string, s composetypes.ServiceConfig) *yaml.No
 	if s.Build != nil {
 		bk, bv := at("build")
 		if s.Image == "" {
-			c.l.fail(placeAt(&yaml.Node{}, bk, bv), "build and tag the image first (e.g. `docker compose build "+name+"`), then set `image:` to that tag",
-				"services.%s: build only: rollcall runs images and builds none", name)
-			return nil
+			// compose tags what it builds <project>-<service>
+			// (`docker compose build`): that image runs, and no registry
+			// has it (Workload.BuildFirst).
+			s.Image = c.project.Name + "-" + name
+			c.buildFirst[name] = true
+			c.l.warn(placeAt(&yaml.Node{}, bk, bv), "build it first: docker compose build "+name,
+				"services.%s: build only: rollcall builds nothing and runs compose's image %s, never pulled", name, s.Image)
+		} else {
+			c.l.warn(placeAt(&yaml.Node{}, bk, bv), "build it first: docker compose build "+name,
+				"services.%s.build: ignored: rollcall runs the image %s as tagged and builds nothing", name, s.Image)
 		}
-		c.l.warn(placeAt(&yaml.Node{}, bk, bv), "build it first, e.g. `docker compose build "+name+"`",
-			"services.%s.build: ignored: rollcall runs the image %s as tagged and builds nothing", name, s.Image)
 	}
 	w := placeAt(&yaml.Node{Kind: yaml.MappingNode}, svcVal, svcKey)
 	// add appends one field, placed at the compose attribute it comes from.
@@ -199,7 +206,63 @@ func (c *composeMap) service(name string, s composetypes.ServiceConfig) *yaml.No
 	if s.ReadOnly {
 		add("read_only", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"}, "read_only")
 	}
+	if deps := c.dependsOn(name, s.DependsOn); deps != nil {
+		add("depends_on", deps, "depends_on")
+	}
 	return w
+}
+
+// composeConditions are compose's depends_on conditions, by rollcall's.
+var composeConditions = map[string]string{
+	composetypes.ServiceConditionStarted:               DependStarted,
+	composetypes.ServiceConditionHealthy:               DependHealthy,
+	composetypes.ServiceConditionCompletedSuccessfully: DependCompleted,
+}
+
+// dependsOn maps depends_on onto rollcall's mapping form, each entry at
+// its place in the file. A dependency that is not required and that the
+// profiles leave out is dropped, as compose drops it; restart: true
+// (restart this service when its dependency is updated) is a warning.
+func (c *composeMap) dependsOn(service string, deps composetypes.DependsOnConfig) *yaml.Node {
+	if len(deps) == 0 {
+		return nil
+	}
+	_, written := c.raw.get("services", service, "depends_on")
+	place := func(name string) (k, v *yaml.Node) {
+		if written != nil && written.Kind == yaml.SequenceNode {
+			for _, n := range written.Content {
+				if deref(n).Value == name {
+					return deref(n), deref(n)
+				}
+			}
+		}
+		return c.raw.find("services", service, "depends_on", name)
+	}
+	out := &yaml.Node{Kind: yaml.MappingNode}
+	for _, name := range slices.Sorted(maps.Keys(deps)) {
+		dep := deps[name]
+		if _, on := c.project.Services[name]; !on && !dep.Required {
+			continue
+		}
+		k, v := place(name)
+		cond, ok := composeConditions[dep.Condition]
+		if !ok {
+			cond = dep.Condition // not compose's: the loader says so, at its place
+		}
+		ck, cv := c.raw.find("services", service, "depends_on", name, "condition")
+		val := placeAt(&yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
+			placeAt(strNode("condition"), ck, k), placeAt(strNode(cond), cv, ck, k)}}, v, k)
+		out.Content = append(out.Content, placeAt(strNode(name), k), val)
+		if dep.Restart {
+			rk, rv := c.raw.find("services", service, "depends_on", name, "restart")
+			c.l.warn(placeAt(&yaml.Node{}, rk, rv, k), "roll it by hand (apply --recreate) after its dependency rolls",
+				"services.%s.depends_on.%s.restart: ignored: rollcall restarts no workload when its dependency changes", service, name)
+		}
+	}
+	if len(out.Content) == 0 {
+		return nil
+	}
+	return out
 }
 
 // environment maps the service's variables. A variable without a value
@@ -423,6 +486,9 @@ func (c *composeMap) update(service string, u *composetypes.UpdateConfig, replic
 	}
 	if u.Monitor > 0 {
 		field("health_deadline", "monitor", durationNode(u.Monitor))
+	}
+	if u.Delay > 0 {
+		field("delay", "delay", durationNode(u.Delay))
 	}
 	if len(out.Content) == 0 {
 		return nil

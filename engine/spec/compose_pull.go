@@ -8,9 +8,10 @@ import (
 
 // pullPolicy maps compose's pull_policy to rollcall's pull: "" when the
 // service sets none. always, never and missing (if_not_present) are
-// rollcall's own; build is never (rollcall builds nothing: the image is
-// built first, as `docker compose build` does); a refresh period (daily,
-// weekly, every_<duration>) is missing, with a warning.
+// rollcall's own; build is never, and the image is built first
+// (Workload.BuildFirst: rollcall builds nothing, `docker compose build`
+// does); a refresh period (daily, weekly, every_<duration>) is missing,
+// with a warning.
 func (c *composeMap) pullPolicy(service, policy string) string {
 	switch p := strings.ToLower(policy); p {
 	case "":
@@ -21,8 +22,9 @@ func (c *composeMap) pullPolicy(service, policy string) string {
 		return PullMissing
 	case "build":
 		k, v := c.raw.find("services", service, "pull_policy")
-		c.l.warn(placeAt(&yaml.Node{}, v, k), "build it first, e.g. `docker compose build "+service+"`",
-			"services.%s.pull_policy: build: taken as never: rollcall builds nothing and runs the image as tagged", service)
+		c.buildFirst[service] = true
+		c.l.warn(placeAt(&yaml.Node{}, v, k), "build it first: docker compose build "+service,
+			"services.%s.pull_policy: build: rollcall builds nothing: it runs the image once built and never pulls it", service)
 		return PullNever
 	default:
 		k, v := c.raw.find("services", service, "pull_policy")

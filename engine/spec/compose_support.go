@@ -53,8 +53,17 @@ func (c *composeMap) warnIgnored() {
 	c.warnJobs()
 	for _, name := range slices.Sorted(maps.Keys(c.project.DisabledServices)) {
 		k, v := c.raw.find("services", name)
-		c.l.warn(placeAt(&yaml.Node{}, k, v), "rollcall has no profiles; drop profiles: to run it",
-			"services.%s: left out: its profiles %v are not active, as in compose without --profile", name, c.project.DisabledServices[name].Profiles)
+		profiles := c.project.DisabledServices[name].Profiles
+		hint := "drop profiles: to run it"
+		if len(profiles) > 0 {
+			hint = "set COMPOSE_PROFILES=" + strings.Join(append(slices.Clone(c.project.Profiles), profiles[0]), ",") + " to run it"
+		}
+		active := "no profile is active"
+		if len(c.project.Profiles) > 0 {
+			active = "COMPOSE_PROFILES is " + strings.Join(c.project.Profiles, ",")
+		}
+		c.l.warn(placeAt(&yaml.Node{}, k, v), hint,
+			"services.%s: left out: none of its profiles %v is active (%s), as in compose", name, profiles, active)
 	}
 }
 

@@ -131,6 +131,8 @@ func TestParseComposeMapsRealWorldFiles(t *testing.T) {
 				},
 				Options: Options{Entrypoint: []string{"/docker-entrypoint.sh"}, User: "1000:1000", WorkingDir: "/srv",
 					Privileged: true, CapAdd: []string{"NET_ADMIN"}, LogDriver: "json-file", LogOptions: map[string]string{"max-size": "10m"}},
+				Update:    func() UpdatePolicy { u := defaultUpdate(); u.Delay = 10 * time.Second; return u }(), // update_config.delay
+				DependsOn: []Dependency{{Workload: "db", Condition: DependHealthy}},
 			}),
 			"db": withDefaults(Workload{
 				Name: "db", Image: "postgres:16",
@@ -144,10 +146,10 @@ func TestParseComposeMapsRealWorldFiles(t *testing.T) {
 		volumes: unsupportedVolumes,
 		warnings: []string{
 			"version",
-			"services.app.container_name", "services.app.depends_on",
+			"services.app.container_name",
 			"services.app.ports[].app_protocol", "services.app.networks.backend",
 			"services.app.healthcheck.start_interval", "services.app.deploy.placement", "services.app.deploy.rollback_config",
-			"services.app.deploy.restart_policy", "services.app.deploy.update_config.delay",
+			"services.app.deploy.restart_policy",
 			"services.app.deploy.resources.limits.pids",
 			"services.db.ports[0]", "services.db.networks.backend",
 			"services.adminer", // left out by its profile; its own volumes are not reported
@@ -188,7 +190,7 @@ func TestComposeWarningsPointAtTheField(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][2]int{
-		"version": {3, 1}, "services.app.depends_on": {16, 5}, "services.app.deploy.placement": {37, 7},
+		"version": {3, 1}, "services.app.container_name": {8, 5}, "services.app.deploy.placement": {37, 7},
 		"services.app.networks.backend": {28, 7}, "services.db.ports[0]": {56, 9}, "services.adminer": {59, 3},
 	}
 	for _, w := range d.Warnings {
@@ -219,7 +221,7 @@ services:
     deploy:
       replicas: 3
       resources: {limits: {cpus: "0.25", memory: 64M}}
-      update_config: {parallelism: 2, order: stop-first, failure_action: continue, monitor: 30s}
+      update_config: {parallelism: 2, order: stop-first, failure_action: continue, monitor: 30s, delay: 20s}
     stop_grace_period: 1m30s
     restart: on-failure:3
     networks: {front: {aliases: [www, shop]}}
@@ -237,7 +239,7 @@ workloads:
     healthcheck: {test: ["CMD", "/app", "-health"], interval: 1s, retries: 3}
     replicas: 3
     resources: {cpus: 0.25, memory: 64M}
-    update: {parallelism: 2, order: stop-first, failure_action: continue, health_deadline: 30s}
+    update: {parallelism: 2, order: stop-first, failure_action: continue, health_deadline: 30s, delay: 20s}
     stop_grace_period: 1m30s
     restart: on-failure:3
     networks: {front: {aliases: [www, shop]}}
@@ -291,8 +293,6 @@ func TestParseComposeErrors(t *testing.T) {
 			line: 6, col: 25, msg: `services.web.deploy.update_config.failure_action: unknown value "explode"`, hint: "pause, rollback, continue"},
 		{name: "memory below the engine's minimum", src: "services:\n  web:\n    image: app\n    deploy: {resources: {limits: {memory: 1M}}}\n",
 			line: 4, col: 43, msg: "services.web.deploy.resources.limits.memory: 1048576 bytes is too small"},
-		{name: "build only", src: "services:\n  app:\n    build: .\n",
-			line: 3, col: 5, msg: "services.app: build only", hint: "docker compose build app"},
 		{name: "x-rollcall prefix", src: "x-rollcall:\n  prefix: Bad Prefix\nservices: {}\n",
 			line: 2, col: 11, msg: `x-rollcall.prefix: invalid label prefix "Bad Prefix"`},
 		{name: "x-rollcall unknown key", src: "x-rollcall:\n  prefx: shop\nservices: {}\n",

@@ -209,6 +209,7 @@ func (l *loader) document(root *yaml.Node) *Desired {
 			}
 		}
 		l.checkHostPorts(ports)
+		l.checkDepends(d)
 	}
 	// A canary needs the proxy, which may come after the workloads.
 	l.checkCanaryProxy(d)

@@ -25,6 +25,9 @@ type loader struct {
 	// binds are the bind sources read, looked for once the document is
 	// read (checkBindSources).
 	binds []bindCheck
+	// depends are the depends_on entries read, checked once every
+	// workload is (checkDepends).
+	depends []dependRef
 }
 
 // problem is a message and hint not yet tied to a position; the pure

@@ -49,6 +49,12 @@ type Resolved struct {
 // ErrPullFirst is the Err of a workload whose image is pulled first.
 var ErrPullFirst = errors.New("pulled first: nothing of this workload starts or stops before")
 
+// ErrBuildFirst is the Err of a workload whose image is built, not pulled
+// (Workload.BuildFirst), while the engine lacks it: no registry has
+// compose's <project>-<service>, so nothing is pulled and the message says
+// to build it first.
+var ErrBuildFirst = errors.New("build it first")
+
 // PullNeed is why a workload's image is pulled before anything else of it.
 type PullNeed struct {
 	Ref string // the reference to pull: the workload's image
@@ -97,7 +103,8 @@ type distributed struct {
 // Resolve fills in each workload's image ID and spec hash. Each image is
 // looked up once (and, for `pull: always`, asked of the registry once). An
 // image the engine lacks is a pull for that workload (Resolved.Pull), or an
-// error with `pull: never`; any other failure is an error for that workload
+// error with `pull: never`, or one wrapping ErrBuildFirst for an image that
+// is built (Workload.BuildFirst); any other failure is an error for that workload
 // only. A registry that cannot say where an `always` tag points leaves the
 // engine's image in place: "cannot tell" is not "moved".
 func Resolve(ctx context.Context, d *Desired, images ImageLookup) *ResolvedDesired {
@@ -114,13 +121,15 @@ func Resolve(ctx context.Context, d *Desired, images ImageLookup) *ResolvedDesir
 			seen[w.Image] = in
 		}
 		switch {
+		case errors.Is(in.err, docker.ErrNotFound) && w.BuildFirst:
+			r.Err = fmt.Errorf("image %s: not on the engine, and built, not pulled: %w: docker compose build %s", w.Image, ErrBuildFirst, w.Name)
 		case errors.Is(in.err, docker.ErrNotFound) && w.Pull != PullNever:
 			r.Pull = &PullNeed{Ref: w.Image}
 		case errors.Is(in.err, docker.ErrNotFound):
 			r.Err = fmt.Errorf("image %s: %w (pull: never: pull it onto the engine, or set pull: missing)", w.Image, in.err)
 		case in.err != nil:
 			r.Err = fmt.Errorf("image %s: %w", w.Image, in.err)
-		case w.Pull == PullAlways && registry != nil && !strings.Contains(w.Image, "@"):
+		case w.Pull == PullAlways && !w.BuildFirst && registry != nil && !strings.Contains(w.Image, "@"):
 			at, ok := asked[w.Image]
 			if !ok {
 				at.digest, at.err = registry.DistributionInspect(ctx, w.Image)

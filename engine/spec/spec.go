@@ -107,14 +107,23 @@ type Workload struct {
 	// container runs the one it was created with.
 	PreStop []string
 	// Pull is the pull policy: PullMissing, PullAlways or PullNever.
-	Pull   string
-	Update UpdatePolicy
+	Pull string
+	// BuildFirst says the image is built, never pulled: a compose service
+	// with build: and no image: (its image is compose's <project>-<service>)
+	// or with pull_policy: build. An image the engine lacks is then an
+	// error wrapping ErrBuildFirst, not a pull. Not in the spec hash.
+	BuildFirst bool
+	Update     UpdatePolicy
 	// Mounts are the workload's volumes and tmpfs (mounts.go), in file
 	// order; ReadOnly mounts the image's filesystem read-only.
 	Mounts   []Mount
 	ReadOnly bool
 	// Options are the create options beyond these (options.go).
 	Options Options
+	// DependsOn are the workloads whose condition a cold start of this
+	// one waits for (depends.go), in file order; nil for none. Not in
+	// the spec hash.
+	DependsOn []Dependency
 }
 
 // Port is one published port, from "[[HOST_IP:]HOST_PORT:]CONTAINER_PORT[/PROTO]".
@@ -155,6 +164,11 @@ type UpdatePolicy struct {
 	// Drain is how long a stop waits after pre_stop, cut short once the
 	// container reports unhealthy (or the proxy lets it go).
 	Drain time.Duration
+	// Delay is how long a slot waits, after the last slot of the workload
+	// finished rolling (its replacement became ready), before it starts
+	// rolling itself (update.delay, compose's update_config.delay); 0: no
+	// wait. First starts are not delayed.
+	Delay time.Duration
 	// Canary is update.canary (canary.go); nil when the workload has none.
 	// A canary needs the proxy (Desired.Proxy is then set).
 	Canary *Canary

@@ -13,10 +13,10 @@ import (
 var (
 	workloadKeys = []string{"image", "version", "replicas", "command", "environment", "labels", "ports",
 		"healthcheck", "resources", "stop_signal", "stop_grace_period", "restart", "networks", "pre_stop", "pull", "update",
-		"volumes", "tmpfs", "read_only"}
+		"volumes", "tmpfs", "read_only", "depends_on"}
 	healthcheckKeys = []string{"test", "interval", "timeout", "retries", "start_period", "disable"}
 	resourcesKeys   = []string{"cpus", "memory"}
-	updateKeys      = []string{"strategy", "parallelism", "order", "min_ready", "health_deadline", "failure_action", "drain", "canary"}
+	updateKeys      = []string{"strategy", "parallelism", "order", "min_ready", "health_deadline", "failure_action", "drain", "delay", "canary"}
 	networkKeys     = []string{"aliases"}
 )
 
@@ -106,6 +106,8 @@ func (l *loader) workload(f field) (*Workload, []binding) {
 			w.Mounts = append(w.Mounts, l.tmpfs(g)...)
 		case "read_only":
 			w.ReadOnly, _ = l.boolean(g.val, g.path)
+		case "depends_on":
+			w.DependsOn = l.dependsOn(g, f.name) // depends.go
 		case "entrypoint", "user", "working_dir", "hostname", "cap_add", "cap_drop", "security_opt", "privileged", "init", "shm_size",
 			"ulimits", "sysctls", "extra_hosts", "dns", "dns_search", "logging", "expose", "network_mode", "devices", "group_add":
 			l.option(w, g) // options.go
@@ -512,6 +514,10 @@ func (l *loader) update(f field, u *UpdatePolicy) {
 		case "drain":
 			if d, ok := l.boundedDuration(g.val, g.path); ok {
 				u.Drain = d
+			}
+		case "delay":
+			if d, ok := l.boundedDuration(g.val, g.path); ok {
+				u.Delay = d
 			}
 		case "canary":
 			u.Canary = l.updateCanary(g)

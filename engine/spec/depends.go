@@ -1,0 +1,119 @@
+package spec
+
+import (
+	"slices"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Conditions of depends_on: what a dependency must show before the first
+// containers of a workload start (a cold start; DESIGN §3, Compose).
+const (
+	DependStarted   = "started"   // a container of it runs (compose's service_started)
+	DependHealthy   = "healthy"   // a container of it is healthy (service_healthy)
+	DependCompleted = "completed" // a container of it exited 0 (service_completed_successfully)
+)
+
+// Dependency is one entry of depends_on: a workload of the same document,
+// and the condition it must meet. Not in the spec hash.
+type Dependency struct {
+	Workload  string
+	Condition string
+}
+
+// dependRef is one depends_on entry read, for the document-wide checks
+// (checkDepends): the name must be a workload, and no cycle may form.
+type dependRef struct {
+	from, to string
+	node     *yaml.Node
+	path     string
+}
+
+var dependKeys = []string{"condition"}
+
+// dependsOn reads depends_on: a list of workload names (each
+// condition started), or a mapping of each name to null (started) or
+// {condition: started|healthy|completed}.
+func (l *loader) dependsOn(f field, workload string) []Dependency {
+	var out []Dependency
+	add := func(node *yaml.Node, path, name, cond string) {
+		switch {
+		case name == "":
+			l.fail(node, "", "%s: empty workload name", path)
+		case slices.ContainsFunc(out, func(d Dependency) bool { return d.Workload == name }):
+			l.fail(node, "", "%s: %q is listed twice", path, name)
+		default:
+			out = append(out, Dependency{Workload: name, Condition: cond})
+			l.depends = append(l.depends, dependRef{from: workload, to: name, node: node, path: path})
+		}
+	}
+	switch f.val.Kind {
+	case yaml.SequenceNode:
+		items, _ := l.list(f.val, f.path)
+		for i, item := range items {
+			if s, ok := l.str(item, index(f.path, i)); ok {
+				add(item, index(f.path, i), s, DependStarted)
+			}
+		}
+	case yaml.MappingNode:
+		for _, g := range l.fields(f.val, f.path, nil) {
+			cond := DependStarted
+			if !isNull(g.val) && l.mapping(g.val, g.path) {
+				for _, h := range l.fields(g.val, g.path, dependKeys) {
+					if c, ok := l.oneOf(h.val, h.path, DependStarted, DependHealthy, DependCompleted); ok {
+						cond = c
+					}
+				}
+			}
+			add(g.key, g.path, g.name, cond)
+		}
+	default:
+		l.fail(f.val, "e.g. [db], or {db: {condition: healthy}}", "%s: expected a list or a mapping, got %s", f.path, describe(f.val))
+	}
+	return out
+}
+
+// checkDepends checks every depends_on entry against the document: it
+// names a workload of it, and no workload depends on itself, however
+// indirectly (each cycle is an error at the entry that closes it).
+func (l *loader) checkDepends(d *Desired) {
+	edges := map[string][]dependRef{}
+	for _, r := range l.depends {
+		if d.Workloads[r.to] == nil {
+			l.fail(r.node, "depends_on names workloads of this file: "+strings.Join(d.Names(), ", "),
+				"%s: unknown workload %q", r.path, r.to)
+			continue
+		}
+		edges[r.from] = append(edges[r.from], r)
+	}
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	state := map[string]int{}
+	var path []string
+	var visit func(name string)
+	visit = func(name string) {
+		state[name] = onPath
+		path = append(path, name)
+		for _, r := range edges[name] {
+			switch state[r.to] {
+			case unseen:
+				visit(r.to)
+			case onPath:
+				cycle := append(slices.Clone(path[slices.Index(path, r.to):]), r.to)
+				l.fail(r.node, "a workload cannot wait, however indirectly, for itself: drop one of these depends_on entries",
+					"%s: dependency cycle: %s", r.path, strings.Join(cycle, " → "))
+			}
+		}
+		path = path[:len(path)-1]
+		state[name] = done
+	}
+	for _, name := range d.Names() {
+		if state[name] == unseen {
+			visit(name)
+		}
+	}
+}
