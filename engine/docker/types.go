@@ -132,6 +132,9 @@ type Image struct {
 	RepoDigests []string
 	// Volumes are the targets the image declares VOLUME at, sorted.
 	Volumes []string
+	// OS, Architecture and Variant are the image's platform ("linux",
+	// "amd64", ""); "" when the engine does not say.
+	OS, Architecture, Variant string
 }
 
 // EngineInfo describes the engine a client talks to.

@@ -85,11 +85,27 @@ func TestDependsOnOrdersColdStarts(t *testing.T) {
 		{name: "a dependency with no replica holds nothing", desired: []*spec.Workload{workload("db", 0), web(spec.DependHealthy)},
 			build: func(d *spec.ResolvedDesired) *Observed { return observed() },
 			want:  []string{"start web/0", "start web/1"}},
-		{name: "a roll is not held", desired: []*spec.Workload{db(), web(spec.DependHealthy)},
-			build: func(d *spec.ResolvedDesired) *Observed { return observed(stale(d, "web", 0), fresh(d, "web", 1)) },
-			want:  []string{"start db/0", "start web/0"},
+		{name: "a roll waits for its dependency's roll", desired: []*spec.Workload{db(), web(spec.DependHealthy)},
+			build: func(d *spec.ResolvedDesired) *Observed {
+				return observed(stale(d, "db", 0), stale(d, "web", 0), fresh(d, "web", 1))
+			},
+			want: []string{"start db/0", "wait web/0"},
 			check: func(t *testing.T, p Plan, _ *spec.ResolvedDesired) {
-				if s := p.Steps()[1]; s.Why.Kind != ReasonRoll {
+				s := p.Steps()[1]
+				if s.Wait != WaitDependency || !s.Why.DependRoll || s.Reason != "depends on db: rolls once db has rolled and is healthy" {
+					t.Fatalf("%s: %+v %q", brief(s), s.Why, s.Reason)
+				}
+			}},
+		{name: "a roll waits while the dependency's new container boots", desired: []*spec.Workload{db(), web(spec.DependStarted)},
+			build: func(d *spec.ResolvedDesired) *Observed {
+				return observed(fresh(d, "db", 0, booting), stale(d, "web", 0))
+			},
+			want: []string{"wait db/0", "wait web/0", "start web/1"}},
+		{name: "a roll goes once the dependency rolled", desired: []*spec.Workload{db(), web(spec.DependHealthy)},
+			build: func(d *spec.ResolvedDesired) *Observed { return observed(fresh(d, "db", 0), stale(d, "web", 0), fresh(d, "web", 1)) },
+			want:  []string{"start web/0"},
+			check: func(t *testing.T, p Plan, _ *spec.ResolvedDesired) {
+				if s := p.Steps()[0]; s.Why.Kind != ReasonRoll {
 					t.Fatalf("%s: %s", brief(s), s.Why.Kind)
 				}
 			}},
@@ -114,4 +130,20 @@ func TestDependsOnThen(t *testing.T) {
 		then = append(then, string(s.Action)+" "+s.Target())
 	}
 	equalStrings(t, then, []string{"start web/0"})
+}
+
+// A one-shot job (another workload waits for it to complete) runs once per
+// spec: its container that exited 0 is done, one that failed is restarted,
+// and a new spec runs it once more.
+func TestJobRunsOncePerSpec(t *testing.T) {
+	job := func(w *spec.Workload) { w.Job, w.Healthcheck, w.Restart = true, nil, "no" }
+	d := resolved(workload("migrate", 1, job))
+	done := fresh(d, "migrate", 0, exited(0))
+	equalStrings(t, actions(Diff(d, observed(done))), nil)
+	equalStrings(t, actions(Diff(d, observed(fresh(d, "migrate", 0, exited(1))))), []string{"restart migrate/0"})
+	equalStrings(t, actions(Diff(d, observed(stale(d, "migrate", 0, exited(0))))), []string{"start migrate/0"})
+
+	// The same exited container of a workload that is no job is a crash.
+	d = resolved(workload("web", 1, func(w *spec.Workload) { w.Healthcheck = nil }))
+	equalStrings(t, actions(Diff(d, observed(fresh(d, "web", 0, exited(0))))), []string{"restart web/0"})
 }

@@ -70,7 +70,8 @@ func Diff(d *spec.ResolvedDesired, o *Observed) Plan {
 		var wp WorkloadPlan
 		if w := desired[name]; w != nil {
 			waitFor := unmetDependency(w, desired, byWorkload, o)
-			wp, plan.Slots = diffWorkload(plan.Slots, prefix, w, cs, o, waitFor)
+			rollAfter := rollingDependency(prefix, w, desired, byWorkload, o)
+			wp, plan.Slots = diffWorkload(plan.Slots, prefix, w, cs, o, waitFor, rollAfter)
 			addDrains(prefix, &wp, cs, w.Update.Drain)
 		} else {
 			wp = diffExtra(prefix, name, cs)
@@ -111,7 +112,7 @@ func (s *slot) primary() *docker.Container {
 
 // The workload's slot states are appended to states. waitFor is the
 // dependency its cold starts wait for (depends_on), if any.
-func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*docker.Container, o *Observed, waitFor *spec.Dependency) (WorkloadPlan, []SlotState) {
+func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*docker.Container, o *Observed, waitFor, rollAfter *spec.Dependency) (WorkloadPlan, []SlotState) {
 	wp := WorkloadPlan{Name: w.Name}
 	if w.Pull != nil {
 		// Rule 0: the pull, and nothing else of the workload, until its
@@ -158,10 +159,11 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 			continue
 		}
 		if len(s.fresh) > 1 {
-			sortFresh(s.fresh, minReady, w.Update.HealthDeadline, o)
+			sortFresh(s.fresh, minReady, w.Update.HealthDeadline, w.Job, o)
 		}
 		p := s.fresh[0]
 		s.cond, s.ready = conditionOf(p, minReady, w.Update.HealthDeadline, o.Now, o.SkipHealth)
+		s.cond = jobCondition(w.Job, p, s.cond)
 		s.holding = s.cond == condHealthy
 		if !s.holding {
 			allHealthy = false
@@ -238,7 +240,8 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 		// healthy. One that went down meanwhile (an engine restart, a
 		// crash) is brought back while its slot has no healthy up-to-date
 		// container; stop-first takes it out anyway.
-		if !s.holding && order != spec.OrderStopFirst {
+		if !s.holding && order != spec.OrderStopFirst && !w.Job {
+			// A job's old container that ended serves nothing to bring back.
 			if c := downOld(s.stale, o); c != nil {
 				add(restartOld(w, i, c, o))
 			}
@@ -289,6 +292,10 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 			case len(s.stale) == 0:
 				start.Why = Reason{Kind: ReasonMissing, Slot: i, Replicas: n}
 				add(start)
+			case rollAfter != nil:
+				// depends_on: a dependency rolls first.
+				add(Step{Action: ActWait, Wait: WaitDependency, Workload: w.Name, Slot: i, Container: s.stale[0].Name,
+					Why: Reason{Kind: ReasonDependency, Dependency: rollAfter.Workload, DependRoll: true}})
 			case gate != nil && order != spec.OrderStopFirst:
 				start.Why = Reason{Kind: ReasonCanaryStart, Drift: s.drift[0], Image: w.Image, Serving: s.stale[0].Name}
 				add(start)
@@ -447,6 +454,44 @@ func unmetDependency(w *spec.Resolved, desired map[string]*spec.Resolved, byWork
 	return nil
 }
 
+// rollingDependency is the first dependency of w (depends_on) still
+// rolling, which w's roll waits for: one with a container of another spec
+// than its desired one, or fewer healthy containers of its spec than its
+// replicas, or a pull to come. A dependency that is not desired, has no
+// replica, or cannot be resolved for good holds nothing. nil when none
+// holds.
+func rollingDependency(prefix string, w *spec.Resolved, desired map[string]*spec.Resolved, byWorkload map[string][]*docker.Container, o *Observed) *spec.Dependency {
+	specKey := docker.SpecLabel(prefix)
+	for k, dep := range w.DependsOn {
+		dw := desired[dep.Workload]
+		switch {
+		case dw == nil || dw.Replicas == 0:
+			continue
+		case dw.Pull != nil:
+			return &w.DependsOn[k]
+		case dw.Err != nil:
+			continue
+		}
+		healthy := 0
+		for _, c := range byWorkload[dep.Workload] {
+			if o.Draining[c.ID] {
+				continue
+			}
+			if c.Labels[specKey] != dw.Hash {
+				return &w.DependsOn[k]
+			}
+			cond, _ := conditionOf(c, dw.Update.MinReady, dw.Update.HealthDeadline, o.Now, o.SkipHealth)
+			if jobCondition(dw.Job, c, cond) == condHealthy {
+				healthy++
+			}
+		}
+		if healthy < dw.Replicas {
+			return &w.DependsOn[k]
+		}
+	}
+	return nil
+}
+
 func dependencyMet(cond string, dw *spec.Resolved, cs []*docker.Container, o *Observed) bool {
 	for _, c := range cs {
 		if o.Draining[c.ID] {
@@ -564,7 +609,7 @@ func upToDate(specKey string, w *spec.Resolved, c *docker.Container, recreate ti
 
 // sortFresh orders a slot's up-to-date containers best first: healthy before
 // booting before crashed, then the first created.
-func sortFresh(cs []*docker.Container, minReady, deadline time.Duration, o *Observed) {
+func sortFresh(cs []*docker.Container, minReady, deadline time.Duration, job bool, o *Observed) {
 	type ranked struct {
 		c    *docker.Container
 		cond condition
@@ -573,6 +618,7 @@ func sortFresh(cs []*docker.Container, minReady, deadline time.Duration, o *Obse
 	for i, c := range cs {
 		r[i].c = c
 		r[i].cond, _ = conditionOf(c, minReady, deadline, o.Now, o.SkipHealth)
+		r[i].cond = jobCondition(job, c, r[i].cond)
 	}
 	slices.SortStableFunc(r, func(a, b ranked) int {
 		if a.cond != b.cond {

@@ -114,6 +114,16 @@ func conditionOf(c *docker.Container, minReady, deadline time.Duration, now time
 	}
 }
 
+// jobCondition is the condition of a one-shot job's container: one that
+// exited 0 is done, which counts as healthy (it runs once per spec hash
+// and is never restarted); anything else is judged as any container.
+func jobCondition(job bool, c *docker.Container, cond condition) condition {
+	if job && cond == condCrashed && c.State == docker.StateExited && c.ExitCode == 0 && !c.OOMKilled {
+		return condHealthy
+	}
+	return cond
+}
+
 // Healthy reports whether a container counts as healthy for a workload with
 // min_ready minReady: the engine says healthy, or, without a healthcheck, it
 // has been running that long. Exported for invariant checks and the console.

@@ -44,7 +44,7 @@ const (
 	// Waits.
 	ReasonQueued        ReasonKind = "queued"          // other slots roll first: Parallelism, RollingFirst
 	ReasonDelay         ReasonKind = "delay"           // update.delay after the last slot finished rolling: Delay
-	ReasonDependency    ReasonKind = "dependency"      // a cold start waits for its depends_on: Dependency, DependCondition
+	ReasonDependency    ReasonKind = "dependency"      // a cold start waits for its depends_on, or a roll for its dependency's roll (DependRoll): Dependency, DependCondition
 	ReasonBlueGreenWait ReasonKind = "blue-green-wait" // old containers drain once every slot is healthy: Replicas
 	ReasonCanaryFirst   ReasonKind = "canary-first"    // no old container drains before the canary passed: CanarySteps
 	ReasonCanaryHeld    ReasonKind = "canary-held"     // a canary step ended with too little traffic: Canary, Judgement
@@ -90,6 +90,9 @@ type Reason struct {
 	// DependCondition what it waits for: started, healthy or completed.
 	Dependency      string
 	DependCondition string
+	// DependRoll: a roll waits for its dependency to finish rolling
+	// (rather than a cold start for its condition).
+	DependRoll bool
 
 	Deadline    time.Duration     // starting, booting, rollback, health deadline: health_deadline
 	Healthcheck *spec.Healthcheck // booting: the probe it waits on (retries, start period); nil without one
@@ -180,6 +183,9 @@ func (r Reason) String() string {
 	case ReasonQueued:
 		return fmt.Sprintf("queued: parallelism %d, rolling first: %s", r.Parallelism, strings.Join(r.RollingFirst, ", "))
 	case ReasonDependency:
+		if r.DependRoll {
+			return fmt.Sprintf("depends on %s: rolls once %s has rolled and is healthy", r.Dependency, r.Dependency)
+		}
 		what := map[string]string{spec.DependHealthy: "healthy", spec.DependCompleted: "completed (exit 0)"}[r.DependCondition]
 		if what == "" {
 			what = "running"

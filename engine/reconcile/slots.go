@@ -170,13 +170,14 @@ func (p Plan) WithDrained(id string) Plan {
 // judge is what Diff needs to judge any container of a workload.
 type judge struct {
 	minReady, deadline time.Duration
+	job                bool
 	o                  *Observed
 }
 
 func judgeFor(w *spec.Resolved, o *Observed) judge {
 	j := judge{minReady: spec.DefaultMinReady, deadline: spec.DefaultHealthDeadline, o: o}
 	if w != nil {
-		j.minReady, j.deadline = w.Update.MinReady, w.Update.HealthDeadline
+		j.minReady, j.deadline, j.job = w.Update.MinReady, w.Update.HealthDeadline, w.Job
 	}
 	return j
 }
@@ -188,6 +189,7 @@ func (j judge) of(c *docker.Container) Condition {
 		return ConditionDrained
 	}
 	cond, _ := conditionOf(c, j.minReady, j.deadline, j.o.Now, j.o.SkipHealth)
+	cond = jobCondition(j.job, c, cond)
 	if cond == condHealthy && (j.o.SkipHealth || !c.HasHealthcheck) {
 		return ConditionUnverified
 	}

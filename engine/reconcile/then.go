@@ -191,7 +191,8 @@ func advance(w *spec.Resolved, o *Observed, cur WorkloadPlan) bool {
 				continue
 			}
 			c := &o.Containers[i]
-			switch cond, _ := conditionOf(c, w.Update.MinReady, w.Update.HealthDeadline, o.Now, o.SkipHealth); cond {
+			cond, _ := conditionOf(c, w.Update.MinReady, w.Update.HealthDeadline, o.Now, o.SkipHealth)
+			switch jobCondition(w.Job, c, cond) {
 			case condBooting, condRestarting:
 				healthy(c)
 				changed = true

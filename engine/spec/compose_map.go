@@ -203,6 +203,9 @@ func (c *composeMap) service(name string, s composetypes.ServiceConfig) *yaml.No
 	if mounts := c.mounts(name, s); mounts != nil {
 		add("volumes", mounts, "volumes")
 	}
+	if s.Platform != "" {
+		add("platform", strNode(s.Platform), "platform")
+	}
 	if s.ReadOnly {
 		add("read_only", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"}, "read_only")
 	}

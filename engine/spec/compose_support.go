@@ -10,7 +10,6 @@ import (
 	composeloader "github.com/compose-spec/compose-go/v2/loader"
 	"github.com/compose-spec/compose-go/v2/template"
 	"github.com/compose-spec/compose-go/v2/tree"
-	composetypes "github.com/compose-spec/compose-go/v2/types"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -50,7 +49,6 @@ func (c *composeMap) warnIgnored() {
 		}
 		c.l.warn(placeAt(&yaml.Node{}, k, v), hint, "%s: ignored: rollcall does not honour it", shown)
 	}
-	c.warnJobs()
 	for _, name := range slices.Sorted(maps.Keys(c.project.DisabledServices)) {
 		k, v := c.raw.find("services", name)
 		profiles := c.project.DisabledServices[name].Profiles
@@ -104,30 +102,5 @@ func (c *composeMap) warnUnset() {
 		}
 		c.l.warn(at, fmt.Sprintf("set it in the environment or in .env, or give a default: ${%s:-value}", name),
 			"variable %s is not set: it reads as an empty string", name)
-	}
-}
-
-// warnJobs warns of each service another waits for to complete
-// (depends_on: condition: service_completed_successfully): a one-shot job
-// in compose, such as a migration. rollcall keeps every workload running:
-// it starts the job again each time it exits, whatever its restart says.
-func (c *composeMap) warnJobs() {
-	waiters := map[string][]string{}
-	for name, s := range c.project.Services {
-		for dep, d := range s.DependsOn {
-			if d.Condition == composetypes.ServiceConditionCompletedSuccessfully {
-				waiters[dep] = append(waiters[dep], "services."+name)
-			}
-		}
-	}
-	for _, job := range slices.Sorted(maps.Keys(waiters)) {
-		if _, ok := c.project.Services[job]; !ok {
-			continue
-		}
-		k, v := c.raw.find("services", job)
-		slices.Sort(waiters[job])
-		c.l.warn(placeAt(&yaml.Node{}, k, v), fmt.Sprintf("run it before the rollout (e.g. `docker compose run --rm %s`) and leave it out of the file", job),
-			"services.%s: a one-shot job (%s waits for it to complete): rollcall keeps every workload running and starts it again each time it exits",
-			job, strings.Join(waiters[job], ", "))
 	}
 }

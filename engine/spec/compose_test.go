@@ -2,7 +2,6 @@ package spec
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -468,23 +467,26 @@ func TestComposeTmpfsOptions(t *testing.T) {
 	}
 }
 
-// TestComposeWarnsOfOneShotJobs: a service another waits for to complete
-// is a job in compose; rollcall would start it again each time it exits,
-// and says so at the job.
-func TestComposeWarnsOfOneShotJobs(t *testing.T) {
-	src := "services:\n  migrate:\n    image: migrate\n    restart: \"no\"\n  api:\n    image: api\n" +
+// TestComposeOneShotJobs: a service another waits for to complete is a
+// job, as in compose: it runs once (Job), and the engine never starts it
+// again (its restart policy is "no" even under rollcall's default).
+func TestComposeOneShotJobs(t *testing.T) {
+	src := "services:\n  migrate:\n    image: migrate\n  api:\n    image: api\n" +
 		"    depends_on:\n      migrate: {condition: service_completed_successfully}\n  web:\n    image: web\n    depends_on: [api]\n"
 	d, err := ParseCompose(filepath.Join(t.TempDir(), "compose.yaml"), []byte(src), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var jobs []string
-	for _, w := range d.Warnings {
-		if strings.Contains(w.Msg, "one-shot job") {
-			jobs = append(jobs, fmt.Sprintf("%d:%d %s", w.Line, w.Col, w.Msg))
+	for name, job := range map[string]bool{"migrate": true, "api": false, "web": false} {
+		w := d.Workloads[name]
+		if w.Job != job {
+			t.Errorf("%s: Job %v, want %v", name, w.Job, job)
+		}
+		if job && w.Restart != "no" {
+			t.Errorf("%s: restart %q, want no", name, w.Restart)
 		}
 	}
-	if len(jobs) != 1 || !strings.HasPrefix(jobs[0], "2:3 services.migrate: a one-shot job (services.api waits") {
-		t.Errorf("one-shot job warnings %q, want one at 2:3 for services.migrate", jobs)
+	if len(d.Warnings) != 0 {
+		t.Errorf("warnings: %v", ErrorList(d.Warnings))
 	}
 }

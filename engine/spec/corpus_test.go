@@ -144,6 +144,12 @@ func renderCorpus(abs, file string, d *Desired, err error) string {
 		fmt.Fprintf(&b, "workload %s\n", name)
 		fmt.Fprintf(&b, "  image %s\n", w.Image)
 		fmt.Fprintf(&b, "  replicas %d\n", w.Replicas)
+		if w.Platform != "" {
+			fmt.Fprintf(&b, "  platform %s\n", w.Platform)
+		}
+		if w.Job {
+			b.WriteString("  job: runs once per spec, never restarted once it exited 0\n")
+		}
 		if w.Command != nil {
 			fmt.Fprintf(&b, "  command %q\n", w.Command)
 		}

@@ -87,6 +87,19 @@ func (l *loader) checkDepends(d *Desired) {
 		}
 		edges[r.from] = append(edges[r.from], r)
 	}
+	// A workload another waits for to complete is a one-shot job.
+	for _, name := range d.Names() {
+		for _, dep := range d.Workloads[name].DependsOn {
+			if w := d.Workloads[dep.Workload]; w != nil && dep.Condition == DependCompleted {
+				w.Job = true
+				// The engine must not start it again once it is done:
+				// rollcall itself restarts one that failed.
+				if w.Restart == "always" || w.Restart == "unless-stopped" {
+					w.Restart = "no"
+				}
+			}
+		}
+	}
 	const (
 		unseen = iota
 		onPath

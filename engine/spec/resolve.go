@@ -55,6 +55,10 @@ var ErrPullFirst = errors.New("pulled first: nothing of this workload starts or 
 // to build it first.
 var ErrBuildFirst = errors.New("build it first")
 
+// ErrPlatform is the Err of a workload whose image is of another platform
+// than its platform: says: nothing of it starts or stops.
+var ErrPlatform = errors.New("another platform than the workload's")
+
 // PullNeed is why a workload's image is pulled before anything else of it.
 type PullNeed struct {
 	Ref string // the reference to pull: the workload's image
@@ -145,6 +149,10 @@ func Resolve(ctx context.Context, d *Desired, images ImageLookup) *ResolvedDesir
 			r.Err = fmt.Errorf("image %s: the registry's tag moved to %s: %w", w.Image, r.Pull.Digest, ErrPullFirst)
 		case r.Pull != nil:
 			r.Err = fmt.Errorf("image %s: not on the engine: %w", w.Image, ErrPullFirst)
+		}
+		if r.Err == nil && w.Platform != "" && !platformMatches(w.Platform, in.img) {
+			r.Err = fmt.Errorf("image %s is %s, not %s: %w (pull the image of that platform: docker pull --platform %s %s)",
+				w.Image, imagePlatform(in.img), w.Platform, ErrPlatform, w.Platform, w.Image)
 		}
 		if r.Err == nil {
 			r.ImageVolumes = slotVolumes(w, in.img.Volumes)

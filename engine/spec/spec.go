@@ -118,12 +118,23 @@ type Workload struct {
 	// order; ReadOnly mounts the image's filesystem read-only.
 	Mounts   []Mount
 	ReadOnly bool
+	// Platform is the platform the image must be of ("linux/amd64",
+	// "linux/arm64/v8"); "" for any. Checked against the image at
+	// resolve (platform.go).
+	Platform string
 	// Options are the create options beyond these (options.go).
 	Options Options
 	// DependsOn are the workloads whose condition a cold start of this
 	// one waits for (depends.go), in file order; nil for none. Not in
 	// the spec hash.
 	DependsOn []Dependency
+	// Job says another workload waits for this one to complete
+	// (depends_on condition completed, compose's
+	// service_completed_successfully): a one-shot job, such as a
+	// migration. Its container that exited 0 is done, not crashed: it runs
+	// once per spec hash, never restarted. Set by the loader; not in the
+	// hash.
+	Job bool
 }
 
 // Port is one published port, from "[[HOST_IP:]HOST_PORT:]CONTAINER_PORT[/PROTO]".

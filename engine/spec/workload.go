@@ -13,7 +13,7 @@ import (
 var (
 	workloadKeys = []string{"image", "version", "replicas", "command", "environment", "labels", "ports",
 		"healthcheck", "resources", "stop_signal", "stop_grace_period", "restart", "networks", "pre_stop", "pull", "update",
-		"volumes", "tmpfs", "read_only", "depends_on"}
+		"volumes", "tmpfs", "read_only", "depends_on", "platform"}
 	healthcheckKeys = []string{"test", "interval", "timeout", "retries", "start_period", "disable"}
 	resourcesKeys   = []string{"cpus", "memory"}
 	updateKeys      = []string{"strategy", "parallelism", "order", "min_ready", "health_deadline", "failure_action", "drain", "delay", "canary"}
@@ -106,6 +106,8 @@ func (l *loader) workload(f field) (*Workload, []binding) {
 			w.Mounts = append(w.Mounts, l.tmpfs(g)...)
 		case "read_only":
 			w.ReadOnly, _ = l.boolean(g.val, g.path)
+		case "platform":
+			w.Platform = l.platform(g)
 		case "depends_on":
 			w.DependsOn = l.dependsOn(g, f.name) // depends.go
 		case "entrypoint", "user", "working_dir", "hostname", "cap_add", "cap_drop", "security_opt", "privileged", "init", "shm_size",

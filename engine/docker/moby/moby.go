@@ -259,7 +259,8 @@ func (m *Moby) ImageInspect(ctx context.Context, ref string) (docker.Image, erro
 	if err != nil {
 		return docker.Image{}, fmt.Errorf("inspect image %s: %w", ref, engineErr(err))
 	}
-	img := docker.Image{ID: r.ID, RepoTags: slices.Clone(r.RepoTags), RepoDigests: slices.Clone(r.RepoDigests)}
+	img := docker.Image{ID: r.ID, RepoTags: slices.Clone(r.RepoTags), RepoDigests: slices.Clone(r.RepoDigests),
+		OS: r.Os, Architecture: r.Architecture, Variant: r.Variant}
 	if r.Config != nil {
 		img.Volumes = imageVolumes(r.Config.Volumes)
 	}
