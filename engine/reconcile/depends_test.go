@@ -102,8 +102,10 @@ func TestDependsOnOrdersColdStarts(t *testing.T) {
 			},
 			want: []string{"wait db/0", "wait web/0", "start web/1"}},
 		{name: "a roll goes once the dependency rolled", desired: []*spec.Workload{db(), web(spec.DependHealthy)},
-			build: func(d *spec.ResolvedDesired) *Observed { return observed(fresh(d, "db", 0), stale(d, "web", 0), fresh(d, "web", 1)) },
-			want:  []string{"start web/0"},
+			build: func(d *spec.ResolvedDesired) *Observed {
+				return observed(fresh(d, "db", 0), stale(d, "web", 0), fresh(d, "web", 1))
+			},
+			want: []string{"start web/0"},
 			check: func(t *testing.T, p Plan, _ *spec.ResolvedDesired) {
 				if s := p.Steps()[0]; s.Why.Kind != ReasonRoll {
 					t.Fatalf("%s: %s", brief(s), s.Why.Kind)
