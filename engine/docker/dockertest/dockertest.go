@@ -276,6 +276,16 @@ func buildLocked(t testing.TB, m *moby.Moby, tag, version string) string {
 // declaring VOLUME at target, as database images do; Main removes it.
 func DemoappImageWithVolume(t testing.TB, tag, version, target string) string {
 	t.Helper()
+	return buildVariant(t, tag, version, func(files map[string][]byte) {
+		files["Dockerfile"] = fmt.Appendf(files["Dockerfile"], "VOLUME %s\n", target)
+	})
+}
+
+// buildVariant builds the demoapp image of version under tag, its build
+// context changed by edit first, and returns its ID; Main removes tag once
+// the run is over.
+func buildVariant(t testing.TB, tag, version string, edit func(files map[string][]byte)) string {
+	t.Helper()
 	m := Engine(t)
 	mu.Lock()
 	defer mu.Unlock()
@@ -287,7 +297,7 @@ func DemoappImageWithVolume(t testing.TB, tag, version, target string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files["Dockerfile"] = fmt.Appendf(files["Dockerfile"], "VOLUME %s\n", target)
+	edit(files)
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
 	id, err := runBuilder{m}.BuildImage(ctx, tag, files)

@@ -19,7 +19,6 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/registry"
 
-	"github.com/rollcall/rollcall/engine/demo/demoapp"
 )
 
 // Registry is an image registry served by the test process on loopback
@@ -202,30 +201,14 @@ func Repo(name string) string { return strings.ToLower(Run) + "/" + name }
 // ID; Main removes tag once the run is over.
 func BuildForRegistry(t testing.TB, tag, version string, size int) string {
 	t.Helper()
-	m := Engine(t)
-	mu.Lock()
-	defer mu.Unlock()
-	bin, err := demoappBinaryLocked()
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := demoapp.ImageFiles(bin, version)
-	if err != nil {
-		t.Fatal(err)
-	}
 	unique := make([]byte, size)
 	if _, err := rand.Read(unique); err != nil {
 		t.Fatal(err)
 	}
-	files["unique"] = unique
-	files["Dockerfile"] = append(files["Dockerfile"], "COPY unique /unique\n"...)
-	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
-	defer cancel()
-	id, err := runBuilder{m}.BuildImage(ctx, tag, files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
+	return buildVariant(t, tag, version, func(files map[string][]byte) {
+		files["unique"] = unique
+		files["Dockerfile"] = append(files["Dockerfile"], "COPY unique /unique\n"...)
+	})
 }
 
 // ServeTo lets engine e (of StartEngines, in a network namespace of its
