@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
-
 )
 
 // Registry is an image registry served by the test process on loopback
