@@ -312,7 +312,8 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 				inFlight = append(inFlight, slotName(w.Name, i))
 				for k, c := range s.stale {
 					add(Step{Action: ActRoll, Workload: w.Name, Slot: i, Container: c.Name, ContainerID: c.ID, Grace: w.StopGrace, Downtime: true,
-						Why: Reason{Kind: ReasonStopFirst, Drift: s.drift[k], Image: w.Image, StopFirst: stopFirst, StopFirstWhat: stopFirstWhat}})
+						Why: Reason{Kind: ReasonStopFirst, Drift: s.drift[k], Image: w.Image, StopFirst: stopFirst, StopFirstWhat: stopFirstWhat,
+							LastDown: o.Downtime[w.Name]}})
 				}
 			default:
 				inFlight = append(inFlight, slotName(w.Name, i))

@@ -44,6 +44,10 @@ type Observed struct {
 	// (DESIGN §12; canary.go): while the desired spec's canary has steps
 	// left, one slot rolls and the next step is planned.
 	Canary map[string]CanaryProgress
+	// Downtime is, by workload, how long its slot was down the last time a
+	// stop-first roll took one down (measured by the session, from the
+	// step to the slot's ready again): what its next stop-first step says.
+	Downtime map[string]time.Duration
 }
 
 // Held reports whether workload's spec hash is on hold.

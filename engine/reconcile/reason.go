@@ -115,6 +115,9 @@ type Reason struct {
 	// writes ("volume pgdata"), the target of the slot's own volume.
 	StopFirst     spec.StopFirstCause
 	StopFirstWhat string
+	// LastDown is how long the workload's slot was down the last time a
+	// stop-first roll took one down; 0 when it has not this session.
+	LastDown time.Duration
 
 	Workload string // extra: the workload no longer desired
 	Spec     string // rolled back: the spec hash on hold
@@ -140,7 +143,11 @@ func (r Reason) String() string {
 	case ReasonCanaryStart:
 		return fmt.Sprintf("canary: %s; %s keeps serving until the canary passed", staleWhy(r.Drift, r.Image), r.Serving)
 	case ReasonStopFirst:
-		return "stop-first" + stopFirstWhy(r.StopFirst, r.StopFirstWhat) + ": slot down until the new container is healthy; " + staleWhy(r.Drift, r.Image)
+		last := ""
+		if r.LastDown > 0 {
+			last = " (" + r.LastDown.String() + " last time)"
+		}
+		return "stop-first" + stopFirstWhy(r.StopFirst, r.StopFirstWhat) + ": slot down until the new container is healthy" + last + "; " + staleWhy(r.Drift, r.Image)
 	case ReasonReplaced:
 		if r.Pending {
 			return staleWhy(r.Drift, r.Image) + "; once " + r.Serving + " is healthy"

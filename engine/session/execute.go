@@ -87,6 +87,9 @@ func (l *loop) act() {
 	}
 	launched := l.wallNow() // one instant for the steps of one plan
 	for _, s := range d.Run {
+		if s.Downtime {
+			l.wentDown(s, launched)
+		}
 		if s.Downtime && !l.confirmed[s.Key()] {
 			l.log(levelWarn, "downtime: running a stop-first step unasked, as the desired state asks",
 				"action", string(s.Action), "target", s.Target(), "container", s.Container, "reason", s.Reason)

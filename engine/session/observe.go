@@ -304,10 +304,12 @@ func (l *loop) diff() {
 	l.armRegistryPoll()
 	obs := &reconcile.Observed{Canary: l.canary.progress, Now: l.observed.engine, Containers: l.containers, Holds: l.holds, RollingBack: l.rollbacks,
 		RecreateBefore: l.recreate, SkipHealth: l.skipHealth, Restarts: l.restarts, Restarting: l.restartsInFlight(),
-		Draining: l.drainingNow()}
-	if l.resolved == nil {
-		l.plan = reconcile.Unresolved(l.prefix, obs) // the slots only, judged by nothing
-	} else {
+		Draining: l.drainingNow(), Downtime: l.lastDown}
+	plan := func() {
+		if l.resolved == nil {
+			l.plan = reconcile.Unresolved(l.prefix, obs) // the slots only, judged by nothing
+			return
+		}
 		r := l.rev.pins.apply(l.resolved) // with the standing pins' revisions in place
 		l.plan = reconcile.Diff(r, obs)
 		if l.opts.Unattended == nil {
@@ -316,6 +318,13 @@ func (l *loop) diff() {
 			reconcile.AddThen(r, obs, &l.plan)
 		}
 		MarkPins(&l.plan, l.rev.pins.views)
+	}
+	plan()
+	if l.backUp() {
+		// A slot is back up: the next stop-first steps say how long
+		// it was down.
+		obs.Downtime = l.lastDown
+		plan()
 	}
 	l.dropStaleHolds()
 	l.endStalePins()

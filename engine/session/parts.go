@@ -267,6 +267,11 @@ type runner struct {
 	running       map[string]*StepRun // the steps in flight, by Step.Key()
 	waiting       string              // why nothing runs, as decide last said
 	rolledBack    []RollbackInfo
+	// downSince is when each slot ("web/0") went down in a stop-first
+	// roll this session ran, until it is ready again; lastDown how long
+	// each workload's slot was down the last time (Observed.Downtime).
+	downSince map[string]time.Time
+	lastDown  map[string]time.Duration
 }
 
 // disk is the loop's work beside it on the disk: one worker a kind, the

@@ -329,9 +329,12 @@ func TestDowntimeStepNeedsConfirm(t *testing.T) {
 	}
 	h.s.Do(Confirm{Yes: true})
 	h.drive("the first slot to roll", func(s Snapshot) bool { return running(s, "web:v2") == 1 && running(s, "web:v1") == 2 })
-	// Every slot asks again.
+	// Every slot asks again, and says how long the last slot was down.
 	for want := 2; want <= 3; want++ {
-		h.drive("the next question", func(s Snapshot) bool { return s.Confirm != nil && s.Confirm.Kind == ConfirmDowntime })
+		snap := h.drive("the next question", func(s Snapshot) bool { return s.Confirm != nil && s.Confirm.Kind == ConfirmDowntime })
+		if st := snap.Confirm.Step; st.Why.LastDown <= 0 || !strings.Contains(st.Reason, " last time)") {
+			t.Errorf("question %d: last downtime %s, reason %q", want, st.Why.LastDown, st.Reason)
+		}
 		h.s.Do(Confirm{Yes: true})
 		h.drive("the next slot", func(s Snapshot) bool { return running(s, "web:v2") == want })
 	}
