@@ -10,18 +10,17 @@ import (
 )
 
 // containerOptions are the create options of w's container in slot: the
-// workload's, with the hostname made the slot's. Slot 0 takes the
-// workload's hostname as written, slot n > 0 "<hostname>-n": a slot's
-// hostname then depends on the slot alone, not on the replicas, which
-// change in place (a scale from 1 to 3 leaves slot 0 as it is and adds
-// web-1 and web-2).
+// workload's, with the hostname made the slot's: with replicas above 1,
+// "<hostname>-<slot>" (web-0, web-1, …), as the operators expect
+// of replicas; with one, the hostname as written. Which of the two is in
+// the spec hash (spec.Hash), so a scale across 1 rolls the hostnames.
 func containerOptions(w *spec.Workload, slot int) docker.ContainerOptions {
 	o := w.Options
 	out := docker.ContainerOptions{
 		Entrypoint:  slices.Clone(o.Entrypoint),
 		User:        o.User,
 		WorkingDir:  o.WorkingDir,
-		Hostname:    slotHostname(o.Hostname, slot),
+		Hostname:    slotHostname(o.Hostname, slot, w.Replicas),
 		CapAdd:      slices.Clone(o.CapAdd),
 		CapDrop:     slices.Clone(o.CapDrop),
 		SecurityOpt: slices.Clone(o.SecurityOpt),
@@ -45,9 +44,10 @@ func containerOptions(w *spec.Workload, slot int) docker.ContainerOptions {
 	return out
 }
 
-// slotHostname is the hostname of slot: h for slot 0, "h-<slot>" after.
-func slotHostname(h string, slot int) string {
-	if h == "" || slot == 0 {
+// slotHostname is the hostname of slot: "h-<slot>" with replicas above
+// 1, h otherwise.
+func slotHostname(h string, slot, replicas int) string {
+	if h == "" || replicas <= 1 {
 		return h
 	}
 	return h + "-" + strconv.Itoa(slot)

@@ -20,7 +20,7 @@ func TestCreateSpecCarriesTheOptions(t *testing.T) {
 	}
 	d := resolved(workload("web", 3, func(w *spec.Workload) { w.Options = opts }))
 	want := docker.ContainerOptions{
-		Entrypoint: []string{"/tini", "--"}, User: "1000", WorkingDir: "/srv", Hostname: "web",
+		Entrypoint: []string{"/tini", "--"}, User: "1000", WorkingDir: "/srv", Hostname: "web-0",
 		CapAdd: []string{"NET_ADMIN"}, CapDrop: []string{"ALL"}, SecurityOpt: []string{"no-new-privileges"},
 		Privileged: true, Init: true, ShmSize: 1 << 20, Ulimits: []docker.Ulimit{{Name: "nofile", Soft: 1, Hard: 2}},
 		Sysctls: map[string]string{"net.core.somaxconn": "1024"}, ExtraHosts: []string{"db:10.0.0.5"},
@@ -31,10 +31,17 @@ func TestCreateSpecCarriesTheOptions(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("slot 0 options\n got %+v\nwant %+v", got, want)
 	}
-	// Slot n > 0 takes "<hostname>-n"; slot 0 the hostname as written,
-	// whatever the replicas.
+	// With replicas above 1 each slot takes "<hostname>-<slot>"; with one,
+	// the hostname as written.
 	if h := CreateSpec(pfx, d.Workload("web"), 2).Options.Hostname; h != "web-2" {
 		t.Errorf("slot 2 hostname %q, want web-2", h)
+	}
+	one := resolved(workload("web", 1, func(w *spec.Workload) { w.Options.Hostname = "web" }))
+	if h := CreateSpec(pfx, one.Workload("web"), 0).Options.Hostname; h != "web" {
+		t.Errorf("one replica: hostname %q, want web", h)
+	}
+	if one.Workload("web").Hash == resolved(workload("web", 2, func(w *spec.Workload) { w.Options.Hostname = "web" })).Workload("web").Hash {
+		t.Error("a scale across 1 with a hostname keeps the hash: the hostnames would not follow")
 	}
 	// The create's options are a copy: changing them changes no workload.
 	got.Entrypoint[0], got.Sysctls["x"] = "/other", "1"

@@ -93,7 +93,7 @@ var ComposeKeys = []ComposeKey{
 	{"services.*.secrets", KeyMapped, "a secret from a file is a read-only bind mount at /run/secrets/<name>; one that is external or from the environment is refused", true},
 	{"services.*.user", KeyHonoured, "", false},
 	{"services.*.working_dir", KeyHonoured, "", false},
-	{"services.*.hostname", KeyMapped, "slot 0 takes it as written, slot n `<hostname>-n`", false},
+	{"services.*.hostname", KeyMapped, "with replicas above 1, per slot: `<hostname>-<slot>` (web-0, web-1, …); with one, as written", false},
 	{"services.*.privileged", KeyHonoured, "", false},
 	{"services.*.init", KeyHonoured, "", false},
 	{"services.*.shm_size", KeyHonoured, "", false},

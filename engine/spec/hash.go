@@ -10,9 +10,12 @@ import (
 // Hash is the spec hash: it covers every field that needs a new container
 // (image reference and the image ID it resolved to, version, command,
 // environment, labels, ports, healthcheck, stop signal, networks with their
-// aliases, pre_stop, mounts and a read-only root). It leaves out replicas, resources and the restart
-// policy, which change in place, the stop grace period, which is passed at
-// stop time, and the update policy (drain included).
+// aliases, pre_stop, mounts, a read-only root and the create options). It
+// leaves out replicas, resources and the restart policy, which change in
+// place, the stop grace period, which is passed at stop time, and the
+// update policy (drain included). Of the replicas one fact is in, when the
+// workload sets a hostname: whether there is more than one, which makes
+// the hostname per slot.
 //
 // pre_stop is in because it is kept in a label at create: a container whose
 // label holds another command is not what the desired state asks for. It is
@@ -87,7 +90,9 @@ func Hash(w *Workload, imageID string) string {
 		Mounts      []mount  `json:",omitempty"`
 		ReadOnly    bool     `json:",omitempty"`
 		Options     *Options `json:",omitempty"`
-	}{w.Image, imageID, w.Version, w.Command, env, labels, w.Ports, w.Healthcheck, w.StopSignal, networks, w.PreStop, mounts, w.ReadOnly, hashOptions(w)}
+		// SlotHostnames: the hostname is per slot (replicas above 1).
+		SlotHostnames bool `json:",omitempty"`
+	}{w.Image, imageID, w.Version, w.Command, env, labels, w.Ports, w.Healthcheck, w.StopSignal, networks, w.PreStop, mounts, w.ReadOnly, hashOptions(w), w.Options.Hostname != "" && w.Replicas > 1}
 	b, err := json.Marshal(canon)
 	if err != nil {
 		panic("spec: hash: " + err.Error()) // plain data always marshals
