@@ -405,6 +405,10 @@ func (l *loop) launch(d stepDone) {
 // onStepped takes a step's end from its goroutine: its last journal line
 // is written first, and the step ends (onStepDone) once it is.
 func (l *loop) onStepped(d stepDone) {
+	// A pull's progress reports all come before its end, but the loop's
+	// select may take the end first: they are taken now, while the step
+	// still runs, so its last report is never lost.
+	l.drainPullProgress()
 	e := stamped(journal.FromResult(reconcile.Result{Step: d.step, Err: d.err, Duration: d.duration}, d.began, d.entry.User, d.entry.Mode), d.entry)
 	if d.interrupted {
 		e.Result = journal.ResultInterrupted

@@ -129,6 +129,18 @@ func (l *loop) pullRun(parent context.Context, s reconcile.Step) (context.Contex
 	}
 }
 
+// drainPullProgress takes every progress report waiting.
+func (l *loop) drainPullProgress() {
+	for l.pulls.c != nil {
+		select {
+		case pp := <-l.pulls.c:
+			l.onPulled(pp)
+		default:
+			return
+		}
+	}
+}
+
 // onPulled shows a pull's progress in its running step, and reports it as
 // an event each time a layer or a tenth of the bytes is done.
 func (l *loop) onPulled(pp reconcile.PullProgress) {
