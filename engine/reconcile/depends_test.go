@@ -149,3 +149,28 @@ func TestJobRunsOncePerSpec(t *testing.T) {
 	d = resolved(workload("web", 1, func(w *spec.Workload) { w.Healthcheck = nil }))
 	equalStrings(t, actions(Diff(d, observed(fresh(d, "web", 0, exited(0))))), []string{"restart web/0"})
 }
+
+// An operator's rollback takes back update.rollback_parallelism slots at
+// once (compose's rollback_config.parallelism); 0 takes all at once.
+func TestRollbackParallelism(t *testing.T) {
+	for _, tc := range []struct {
+		par  int
+		want []string
+	}{
+		{0, []string{"stop web/0", "stop web/1", "stop web/2"}},
+		{1, []string{"stop web/0", "wait web/1", "wait web/2"}},
+		{2, []string{"stop web/0", "stop web/1", "wait web/2"}},
+	} {
+		d := resolved(workload("web", 3, func(w *spec.Workload) { w.Update.RollbackParallelism = tc.par }))
+		o := observed(stale(d, "web", 0), fresh(d, "web", 0, withID("a")), stale(d, "web", 1), fresh(d, "web", 1, withID("b")),
+			stale(d, "web", 2), fresh(d, "web", 2, withID("c")))
+		o.RollingBack = map[string]string{"web": d.Workload("web").Hash}
+		p := Diff(d, o)
+		equalStrings(t, actions(p), tc.want)
+		for _, s := range p.Steps() {
+			if s.Action == ActWait && (s.Wait != WaitQueue || s.Why.Kind != ReasonQueued || s.Why.Parallelism != tc.par) {
+				t.Errorf("par %d: %s: %+v", tc.par, brief(s), s.Why)
+			}
+		}
+	}
+}

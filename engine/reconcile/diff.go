@@ -430,6 +430,9 @@ func diffWorkload(states []SlotState, prefix string, w *spec.Resolved, cs []*doc
 	if h := o.RollingBack[w.Name]; h != "" {
 		if stops := rollbackStops(prefix, w, h, cs); len(stops) > 0 {
 			wp.Steps = stops // the rest of the workload waits for the rollback
+			if par := w.Update.RollbackParallelism; par > 0 {
+				wp.Steps = pacedRollback(w, stops, par)
+			}
 		}
 	}
 	if len(wp.Steps) > 0 || len(wp.Failures) > 0 {
@@ -553,6 +556,30 @@ func rollDelay(w *spec.Resolved, slots []slot) time.Time {
 // in a slot where a container of another spec still runs to serve it. A
 // slot that finished its roll keeps its new container. Diff drains each
 // stop as any other (addDrains); nothing of hash is started.
+// pacedRollback takes back par slots of an operator's rollback at once
+// (update.rollback_parallelism): the first par slots' stops run, the
+// others wait, queued behind them.
+func pacedRollback(w *spec.Resolved, stops []Step, par int) []Step {
+	var first []string
+	out := make([]Step, 0, len(stops))
+	for _, s := range stops {
+		name := slotName(w.Name, s.Slot)
+		if slices.Contains(first, name) || len(first) < par {
+			if !slices.Contains(first, name) {
+				first = append(first, name)
+			}
+			out = append(out, s)
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].Action == ActWait && out[n-1].Slot == s.Slot {
+			continue // one wait a slot
+		}
+		out = append(out, Step{Action: ActWait, Wait: WaitQueue, Workload: w.Name, Slot: s.Slot, Container: s.Container,
+			Why: Reason{Kind: ReasonQueued, Parallelism: par, RollingFirst: slices.Clip(first)}})
+	}
+	return out
+}
+
 func rollbackStops(prefix string, w *spec.Resolved, hash string, cs []*docker.Container) []Step {
 	specKey, slotKey := docker.SpecLabel(prefix), docker.SlotLabel(prefix)
 	type rolled struct {

@@ -195,8 +195,8 @@ func (c *composeMap) service(name string, s composetypes.ServiceConfig) *yaml.No
 	if pull := c.pullPolicy(name, s.PullPolicy); pull != "" {
 		add("pull", strNode(pull), "pull_policy")
 	}
-	if s.Deploy != nil && s.Deploy.UpdateConfig != nil {
-		if update := c.update(name, s.Deploy.UpdateConfig, replicas); update != nil {
+	if s.Deploy != nil && (s.Deploy.UpdateConfig != nil || s.Deploy.RollbackConfig != nil) {
+		if update := c.update(name, s.Deploy.UpdateConfig, s.Deploy.RollbackConfig, replicas); update != nil {
 			add("update", update, "deploy", "update_config")
 		}
 	}
@@ -464,8 +464,17 @@ func (c *composeMap) networks(service string, nets map[string]*composetypes.Serv
 	return out
 }
 
-func (c *composeMap) update(service string, u *composetypes.UpdateConfig, replicas int) *yaml.Node {
+func (c *composeMap) update(service string, u, rollback *composetypes.UpdateConfig, replicas int) *yaml.Node {
 	out := &yaml.Node{Kind: yaml.MappingNode}
+	if rollback != nil && rollback.Parallelism != nil {
+		k, v := c.raw.find("services", service, "deploy", "rollback_config", "parallelism")
+		out.Content = append(out.Content, placeAt(strNode("rollback_parallelism"), k, v),
+			placeAt(intNode(int64(min(*rollback.Parallelism, 1<<31))), v, k))
+		c.renames[service+".update.rollback_parallelism"] = "services." + service + ".deploy.rollback_config.parallelism"
+	}
+	if u == nil {
+		u = &composetypes.UpdateConfig{}
+	}
 	field := func(name, compose string, val *yaml.Node) {
 		k, v := c.raw.find("services", service, "deploy", "update_config", compose)
 		out.Content = append(out.Content, placeAt(strNode(name), k, v), placeAt(val, v, k))

@@ -130,7 +130,11 @@ func TestParseComposeMapsRealWorldFiles(t *testing.T) {
 				},
 				Options: Options{Entrypoint: []string{"/docker-entrypoint.sh"}, User: "1000:1000", WorkingDir: "/srv",
 					Privileged: true, CapAdd: []string{"NET_ADMIN"}, LogDriver: "json-file", LogOptions: map[string]string{"max-size": "10m"}},
-				Update:    func() UpdatePolicy { u := defaultUpdate(); u.Delay = 10 * time.Second; return u }(), // update_config.delay
+				Update: func() UpdatePolicy {
+					u := defaultUpdate()
+					u.Delay, u.RollbackParallelism = 10*time.Second, 1
+					return u
+				}(), // update_config.delay, rollback_config.parallelism
 				DependsOn: []Dependency{{Workload: "db", Condition: DependHealthy}},
 			}),
 			"db": withDefaults(Workload{
@@ -147,7 +151,7 @@ func TestParseComposeMapsRealWorldFiles(t *testing.T) {
 			"version",
 			"services.app.container_name",
 			"services.app.ports[].app_protocol", "services.app.networks.backend",
-			"services.app.healthcheck.start_interval", "services.app.deploy.placement", "services.app.deploy.rollback_config",
+			"services.app.healthcheck.start_interval", "services.app.deploy.placement",
 			"services.app.deploy.restart_policy",
 			"services.app.deploy.resources.limits.pids",
 			"services.db.ports[0]", "services.db.networks.backend",

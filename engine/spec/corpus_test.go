@@ -202,7 +202,14 @@ func renderCorpus(abs, file string, d *Desired, err error) string {
 		if u.OrderSet {
 			order += " (set)"
 		}
-		fmt.Fprintf(&b, "  update %s parallelism %d order %s failure %s deadline %s\n", u.Strategy, u.Parallelism, order, u.FailureAction, u.HealthDeadline)
+		fmt.Fprintf(&b, "  update %s parallelism %d order %s failure %s deadline %s", u.Strategy, u.Parallelism, order, u.FailureAction, u.HealthDeadline)
+		if u.Delay > 0 {
+			fmt.Fprintf(&b, " delay %s", u.Delay)
+		}
+		if u.RollbackParallelism > 0 {
+			fmt.Fprintf(&b, " rollback parallelism %d", u.RollbackParallelism)
+		}
+		b.WriteString("\n")
 		cause, what := w.StopFirst()
 		fmt.Fprintf(&b, "  rolls %s", w.EffectiveOrder())
 		if cause != "" {

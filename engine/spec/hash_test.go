@@ -83,7 +83,7 @@ func TestHashLeavesOutFieldsChangedInPlace(t *testing.T) {
 		{"restart", func(w *Workload) { w.Restart = "always" }},
 		{"stop_grace_period", func(w *Workload) { w.StopGrace = time.Minute }},
 		{"update policy", func(w *Workload) {
-			w.Update = UpdatePolicy{StrategyBlueGreen, 3, OrderStopFirst, true, time.Second, time.Minute, FailureRollback, 5 * time.Second, 30 * time.Second, nil}
+			w.Update = UpdatePolicy{StrategyBlueGreen, 3, OrderStopFirst, true, time.Second, time.Minute, FailureRollback, 5 * time.Second, 30 * time.Second, 2, nil}
 		}},
 		{"network order", func(w *Workload) { w.Networks = []string{"back", "front"} }},
 	}

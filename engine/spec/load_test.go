@@ -200,7 +200,7 @@ func TestParseAccepts(t *testing.T) {
 		{"update.drain", doc("    update: {drain: 2500ms}\n"),
 			func(d *Desired) any { return d.Workloads["web"].Update.Drain }, 2500 * time.Millisecond},
 		{"update fields", doc("    update: {strategy: blue-green, parallelism: 2, order: stop-first, min_ready: 0s, health_deadline: 1m30s, failure_action: rollback}\n"),
-			func(d *Desired) any { return d.Workloads["web"].Update }, UpdatePolicy{StrategyBlueGreen, 2, OrderStopFirst, true, 0, 90 * time.Second, FailureRollback, 0, 0, nil}},
+			func(d *Desired) any { return d.Workloads["web"].Update }, UpdatePolicy{StrategyBlueGreen, 2, OrderStopFirst, true, 0, 90 * time.Second, FailureRollback, 0, 0, 0, nil}},
 		{"a null value counts as absent", doc("    replicas:\n    update: ~\n"),
 			func(d *Desired) any { return [2]any{d.Workloads["web"].Replicas, d.Workloads["web"].Update} }, [2]any{1, defaultUpdate()}},
 		{"replicas 0 keeps the workload", doc("    replicas: 0\n"),

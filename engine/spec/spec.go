@@ -180,6 +180,10 @@ type UpdatePolicy struct {
 	// rolling itself (update.delay, compose's update_config.delay); 0: no
 	// wait. First starts are not delayed.
 	Delay time.Duration
+	// RollbackParallelism is how many slots an operator's rollback takes
+	// back at once (update.rollback_parallelism, compose's
+	// rollback_config.parallelism); 0: all at once.
+	RollbackParallelism int
 	// Canary is update.canary (canary.go); nil when the workload has none.
 	// A canary needs the proxy (Desired.Proxy is then set).
 	Canary *Canary

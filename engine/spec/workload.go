@@ -16,7 +16,7 @@ var (
 		"volumes", "tmpfs", "read_only", "depends_on", "platform"}
 	healthcheckKeys = []string{"test", "interval", "timeout", "retries", "start_period", "disable"}
 	resourcesKeys   = []string{"cpus", "memory"}
-	updateKeys      = []string{"strategy", "parallelism", "order", "min_ready", "health_deadline", "failure_action", "drain", "delay", "canary"}
+	updateKeys      = []string{"strategy", "parallelism", "order", "min_ready", "health_deadline", "failure_action", "drain", "delay", "rollback_parallelism", "canary"}
 	networkKeys     = []string{"aliases"}
 )
 
@@ -520,6 +520,12 @@ func (l *loader) update(f field, u *UpdatePolicy) {
 		case "delay":
 			if d, ok := l.boundedDuration(g.val, g.path); ok {
 				u.Delay = d
+			}
+		case "rollback_parallelism":
+			if n, ok := l.integer(g.val, g.path); ok && n < 0 {
+				l.fail(g.val, "0 takes every slot back at once", "%s: %d must not be negative", g.path, n)
+			} else if ok && l.atMost(g.val, g.path, n, MaxReplicas, "at most the replicas, which are at most 1000") {
+				u.RollbackParallelism = n
 			}
 		case "canary":
 			u.Canary = l.updateCanary(g)
