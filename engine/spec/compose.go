@@ -2,6 +2,7 @@ package spec
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -179,7 +180,9 @@ func (c *composeMap) load(dir string, env composetypes.Mapping) (err error) {
 		if p := env["COMPOSE_PROJECT_NAME"]; p != "" {
 			o.SetProjectName(p, true)
 		} else {
-			o.SetProjectName(composeloader.NormalizeProjectName(filepath.Base(dir)), false)
+			// A directory whose name normalizes to nothing (/) names no
+			// project: rollcall's own name stands in.
+			o.SetProjectName(cmp.Or(composeloader.NormalizeProjectName(filepath.Base(dir)), DefaultPrefix), false)
 		}
 		// The profiles compose enables: COMPOSE_PROFILES, from the
 		// environment or .env, comma-separated ("*" enables every one).

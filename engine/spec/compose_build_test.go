@@ -116,3 +116,15 @@ func TestResolveBuildFirst(t *testing.T) {
 		t.Error("BuildFirst is in the spec hash")
 	}
 }
+
+// A compose file in a directory whose name normalizes to nothing still
+// loads: rollcall's own name is its project's.
+func TestComposeProjectNameFallsBack(t *testing.T) {
+	d, err := ParseCompose("/compose.yaml", []byte("services:\n  web: {image: web, volumes: [data:/data]}\nvolumes: {data: {}}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := d.Volumes["data"]; v == nil || v.Name != "rollcall_data" {
+		t.Errorf("volumes %+v", d.Volumes)
+	}
+}
