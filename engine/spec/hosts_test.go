@@ -235,7 +235,7 @@ func TestParseNullHostsBlockIsAbsent(t *testing.T) {
 }
 
 func TestForHostAppliesItsOverridesOnly(t *testing.T) {
-	d := mustParse(t, fleetDoc("  a: {context: x1}\n  b: {context: x2, replicas: {web: 1, worker: 0}}\n", ""))
+	d := mustParse(t, fleetDoc("  a: {context: x1}\n  b: {context: x2, replicas: {web: 1, worker: 0}}\n", "")+"volumes: {data: {}}\n")
 	a, okA := d.ForHost("a")
 	b, okB := d.ForHost("b")
 	if !okA || !okB {
@@ -254,7 +254,8 @@ func TestForHostAppliesItsOverridesOnly(t *testing.T) {
 	if a.Workloads["web"] == d.Workloads["web"] || a.Workloads["web"] == b.Workloads["web"] {
 		t.Error("hosts share a workload with the document or each other")
 	}
-	if a.Host != "a" || b.Host != "b" || a.Hosts != nil || a.Fleet != nil || a.Prefix != d.Prefix || a.Source != d.Source {
+	if a.Host != "a" || b.Host != "b" || a.Hosts != nil || a.Fleet != nil || a.Prefix != d.Prefix || a.Source != d.Source ||
+		a.Volumes == nil || !reflect.DeepEqual(a.Volumes, d.Volumes) {
 		t.Errorf("host copy: host %q hosts %v fleet %+v prefix %q source %q", a.Host, a.Hosts, a.Fleet, a.Prefix, a.Source)
 	}
 	// Everything but the replica count is the document's.
