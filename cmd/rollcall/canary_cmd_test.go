@@ -127,8 +127,8 @@ func TestPlanShowsTheCanary(t *testing.T) {
 		t.Fatalf("plan --json: exit %d, want 2\n%s", res.code, res.stderr)
 	}
 	doc := planDocOf(t, res.stdout)
-	if doc.SchemaVersion != 6 || doc.Converged {
-		t.Errorf("schema %d converged %v, want 6 and false", doc.SchemaVersion, doc.Converged)
+	if doc.SchemaVersion != 7 || doc.Converged {
+		t.Errorf("schema %d converged %v, want 7 and false", doc.SchemaVersion, doc.Converged)
 	}
 	d, err := spec.Parse(path, []byte(text))
 	if err != nil {

@@ -18,10 +18,10 @@ import (
 // (arrays are [] rather than null when empty). schema_version counts the
 // additions: 2 added schema_version, field_changes and then; 3 added holds;
 // 4 added hosts and waves; 5 added pins, a step's wait and slots; 6 added a
-// step's canary.
+// step's canary; 7 added a step's stop_first.
 //
 //	{
-//	  "schema_version": int  6
+//	  "schema_version": int  7
 //	  "source":    string   the desired-state file
 //	  "prefix":    string   the label prefix in force (after --prefix)
 //	  "converged": bool     every slot runs the desired spec, healthy (exit 0): nothing
@@ -52,7 +52,8 @@ import (
 //	      "field_changes": [     the field-by-field diff of the desired workload with its
 //	                             stale containers as inspected (a few per workload)
 //	        {"field": string (image|image ID|version|command|entrypoint|env|ports|labels|
-//	                  healthcheck|limits|restart|stop_signal|networks),
+//	                  healthcheck|limits|restart|stop_signal|networks|pre_stop|mount|read_only),
+//	                  (mount: key is the target)
 //	         "key": string (the variable or label name for env and labels, else ""),
 //	         "kind": "+"|"-"|"~", "old": string, "new": string}
 //	                             env values are secrets: for env, old and new are always ""
@@ -76,6 +77,8 @@ import (
 //	                          pass, or a step held on too little traffic)
 //	          "until":        string|null  RFC 3339 UTC: when a wait is next looked at,
 //	          "downtime":     bool       stop-first: the slot is down until the new container is healthy
+//	          "stop_first":   ""|"chosen"|"host-port"|"host-network"|"data"|"slot-volume":
+//	                          why a downtime step's slot goes down ("" for the other steps)
 //	          "canary":       object|null  a canary step's own part (DESIGN §12), null for
 //	                          every other step:
 //	            {"step": int (1-based), "of": int (the canary's steps in all),
@@ -178,7 +181,7 @@ type fieldChangeDoc struct {
 }
 
 // planSchemaVersion is planDoc's schema_version.
-const planSchemaVersion = 6
+const planSchemaVersion = 7
 
 type pinDoc struct {
 	Workload string     `json:"workload"`
@@ -238,7 +241,7 @@ type stepDoc struct {
 	Downtime    bool       `json:"downtime"`
 	// StopFirst is why a downtime step's slot goes down: chosen,
 	// host-port, data or slot-volume; "" otherwise.
-	StopFirst string     `json:"stop_first,omitempty"`
+	StopFirst string     `json:"stop_first"`
 	Canary    *canaryDoc `json:"canary"`
 }
 
