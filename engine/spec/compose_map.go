@@ -160,7 +160,12 @@ func (c *composeMap) service(name string, s composetypes.ServiceConfig) *yaml.No
 		}
 		add("labels", labels, "labels")
 	}
-	if ports := c.ports(name, s.Ports); ports != nil {
+	if s.NetworkMode == NetworkHost && len(s.Ports) > 0 {
+		// The engine discards them too, with a warning of its own.
+		k, v := at("ports")
+		c.l.warn(placeAt(&yaml.Node{}, k, v), "drop ports: the container binds the host's ports itself",
+			"services.%s.ports: ignored: with network_mode host no port is published", name)
+	} else if ports := c.ports(name, s.Ports); ports != nil {
 		add("ports", ports, "ports")
 	}
 	if hc := c.healthcheck(name, s.HealthCheck); hc != nil {

@@ -79,8 +79,8 @@ func TestComposeOptionErrors(t *testing.T) {
 	}{
 		{"network_mode of another service", "services:\n  db: {image: postgres}\n  web:\n    image: app\n    network_mode: \"service:db\"\n",
 			5, 19, `services.web.network_mode: "service:db"`, "put both workloads on one network and use its DNS"},
-		{"network_mode host with ports", "services:\n  web:\n    image: app\n    network_mode: host\n    ports: [\"127.0.0.1:80:80\"]\n",
-			5, 5, "services.web.ports: ports with network_mode host", "binds host ports itself"},
+		{"network_mode host with ports: dropped with a warning, as the engine does", "services:\n  web:\n    image: app\n    network_mode: host\n    ports: [\"127.0.0.1:80:80\"]\n",
+			0, 0, "", ""},
 		{"ulimit soft above hard", "services:\n  web:\n    image: app\n    ulimits:\n      nofile: {soft: 10, hard: 5}\n",
 			5, 15, "services.web.ulimits.nofile: soft 10 above hard 5", "at most the hard"},
 		{"logging driver", "services:\n  web:\n    image: app\n    logging:\n      driver: \"\"\n      options: {a: b}\n",
@@ -154,5 +154,21 @@ workloads:
 	}
 	if Hash(fromCompose.Workloads["web"], "sha256:1") != Hash(fromYAML.Workloads["web"], "sha256:1") {
 		t.Error("the two give different spec hashes")
+	}
+}
+
+// With network_mode host a compose file's ports are dropped with a
+// warning at ports: the engine discards them too.
+func TestComposeHostNetworkDropsPorts(t *testing.T) {
+	d, err := ParseCompose(filepath.Join(t.TempDir(), "compose.yaml"),
+		[]byte("services:\n  web:\n    image: app\n    network_mode: host\n    ports: [\"80:80\"]\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := d.Workloads["web"]; len(w.Ports) != 0 || w.Options.NetworkMode != NetworkHost {
+		t.Errorf("ports %v network %q", w.Ports, w.Options.NetworkMode)
+	}
+	if len(d.Warnings) != 1 || d.Warnings[0].Line != 5 || !strings.Contains(d.Warnings[0].Msg, "services.web.ports: ignored: with network_mode host") {
+		t.Errorf("warnings %v", ErrorList(d.Warnings))
 	}
 }

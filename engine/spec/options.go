@@ -366,6 +366,17 @@ func (l *loader) pairs(f field, seps string, example string, put func(node *yaml
 	}
 }
 
+// namespacedSysctl says a container may set the kernel parameter k: the
+// engine's own rule (docker's opts.ValidateSysctl), the namespaced ones.
+func namespacedSysctl(k string) bool {
+	switch k {
+	case "kernel.msgmax", "kernel.msgmnb", "kernel.msgmni", "kernel.sem", "kernel.shmall", "kernel.shmmax",
+		"kernel.shmmni", "kernel.shm_rmid_forced":
+		return true
+	}
+	return strings.HasPrefix(k, "net.") || strings.HasPrefix(k, "fs.mqueue.")
+}
+
 func (l *loader) sysctls(f field) map[string]string {
 	out := map[string]string{}
 	l.pairs(f, "=", "[net.core.somaxconn=1024], or {net.core.somaxconn: 1024}", func(n *yaml.Node, path, k, v string) {
@@ -374,6 +385,9 @@ func (l *loader) sysctls(f field) map[string]string {
 			l.fail(n, "a kernel parameter such as net.core.somaxconn", "%s: invalid sysctl %q", path, k)
 		case v == "":
 			l.fail(n, "", "%s: sysctl %s has no value", path, k)
+		case !namespacedSysctl(k):
+			l.fail(n, fmt.Sprintf("it is the host's, for every container: set it on the host (sysctl -w %s=%s) and drop it here", k, v),
+				"%s: sysctl %s is not one a container can set (the engine takes net.*, fs.mqueue.* and the kernel's IPC ones)", path, k)
 		default:
 			if _, dup := out[k]; dup {
 				l.fail(n, "", "%s: sysctl %s is set twice", path, k)

@@ -128,6 +128,7 @@ func TestParseOptionErrors(t *testing.T) {
 		{"ulimit below -1", "    ulimits: {nofile: -2}\n", "4:23", "-2 must not be negative", "unlimited"},
 		{"sysctl without a value", "    sysctls: [net.core.somaxconn]\n", "4:15", `"net.core.somaxconn" has no value`, "somaxconn=1024"},
 		{"sysctl name", "    sysctls: {Somaxconn: 1}\n", "4:26", `invalid sysctl "Somaxconn"`, "kernel parameter"},
+		{"sysctl of the host", "    sysctls: {vm.max_map_count: 262144}\n", "4:33", "sysctl vm.max_map_count is not one a container can set", "set it on the host"},
 		{"extra_hosts bad IP", "    extra_hosts: [\"db:ten\"]\n", "4:19", `"ten" is not an IP address`, "host-gateway"},
 		{"extra_hosts without an IP", "    extra_hosts: [db]\n", "4:19", `"db" has no value`, "db:10.0.0.5"},
 		{"dns not an IP", "    dns: dns.example\n", "4:10", `web.dns: "dns.example" is not an IP address`, "1.1.1.1"},
