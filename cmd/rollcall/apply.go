@@ -152,7 +152,7 @@ func runApply(ctx context.Context, e env, g *globals, o applyOpts) error {
 		SkipHealth: o.skipHealth, Recreate: o.recreate,
 		Unattended: &session.Unattended{AllowMassStop: o.allowMassStop},
 		Log:        slog.New(prog),
-		Events:     prog.event,
+		Facts:     prog.event,
 	})
 	defer abandonOn(e.abandon, s)() // a second signal cuts the step in flight short
 	res := session.Converge(runCtx, s)
@@ -295,7 +295,7 @@ func (p *progress) WithAttrs([]slog.Attr) slog.Handler { return p }
 func (p *progress) WithGroup(string) slog.Handler { return p }
 
 // event renders one of the session's typed events as a line.
-func (p *progress) event(e session.Event) {
+func (p *progress) event(e session.Fact) {
 	st := p.out.st
 	s := e.Step
 	line := func(glyph, text string) string {
@@ -305,7 +305,7 @@ func (p *progress) event(e session.Event) {
 	var text string
 	isCanary := s.Action == reconcile.ActCanary && s.Canary != nil
 	switch e.Kind {
-	case session.EventStepStarted:
+	case session.FactStepStarted:
 		if isCanary {
 			p.canaryStarted(s)
 			text = line(st.Glyphs.Running, canaryStepText(*s.Canary))
@@ -316,24 +316,24 @@ func (p *progress) event(e session.Event) {
 			reason = p.out.render(st.Warn, reason)
 		}
 		text = line(st.Glyphs.Running, reason)
-	case session.EventCanary:
+	case session.FactCanary:
 		reading, ok := p.canaryReading(*e.Canary)
 		if !ok {
 			return
 		}
 		text = line(st.Glyphs.Waiting, p.out.render(st.Muted, termSafe(reading)))
-	case session.EventStepDone:
+	case session.FactStepDone:
 		if isCanary {
 			text = line(p.out.render(st.OK, st.Glyphs.Done), termSafe(p.canaryEnd(s, nil).text))
 			break
 		}
 		text = line(p.out.render(st.OK, st.Glyphs.Done), e.Duration.Round(time.Millisecond).String())
-	case session.EventWaiting:
+	case session.FactWaiting:
 		text = line(st.Glyphs.Waiting, p.out.render(st.Muted, termSafe(s.Reason)))
-	case session.EventPulling:
+	case session.FactPulling:
 		p.pulling(s, *e.Pull, line(st.Glyphs.Running, p.out.render(st.Muted, pullText(*e.Pull))))
 		return
-	case session.EventDraining, session.EventDrained:
+	case session.FactDraining, session.FactDrained:
 		d := e.Drain
 		what := "draining"
 		if d.PreStopRan {
@@ -342,11 +342,11 @@ func (p *progress) event(e session.Event) {
 		if d.PreStopErr != nil {
 			what = "draining: pre_stop failed (" + d.PreStopErr.Error() + "); stopping after the drain anyway"
 		}
-		if e.Kind == session.EventDrained {
+		if e.Kind == session.FactDrained {
 			what = "drained: " + d.Ended
 		}
 		text = line(st.Glyphs.Waiting, p.out.render(st.Muted, termSafe(what)))
-	case session.EventStepFailed:
+	case session.FactStepFailed:
 		if isCanary {
 			if end := p.canaryEnd(s, e.Err); end.verdict {
 				if end.held {
@@ -361,7 +361,7 @@ func (p *progress) event(e session.Event) {
 	default:
 		return
 	}
-	if s.Action == reconcile.ActPull && (e.Kind == session.EventStepDone || e.Kind == session.EventStepFailed) {
+	if s.Action == reconcile.ActPull && (e.Kind == session.FactStepDone || e.Kind == session.FactStepFailed) {
 		p.pullEnded(s)
 	}
 	p.print(text)

@@ -24,7 +24,7 @@ func TestApplyPrintsPullProgress(t *testing.T) {
 	s := reconcile.Step{Action: reconcile.ActPull, Workload: "web", Slot: reconcile.NoSlot, Container: "127.0.0.1:5000/team/app:v2"}
 	for _, done := range []int64{0, 1 << 20, 4 << 20} {
 		pp := reconcile.PullProgress{Step: s, PullProgress: docker.PullProgress{Layers: 4, LayersDone: int(done >> 20), Bytes: 4 << 20, BytesDone: done}}
-		p.event(session.Event{Kind: session.EventPulling, Step: s, Pull: &pp})
+		p.event(session.Fact{Kind: session.FactPulling, Step: s, Pull: &pp})
 	}
 	out := b.String()
 	for _, want := range []string{"pull    web/-", "127.0.0.1:5000/team/app:v2", "pulling 0%: 0 of 4 layers, 0.0 of 4.0 MiB",
@@ -102,16 +102,16 @@ func TestApplyRewritesOneLinePerPullOnATerminal(t *testing.T) {
 	api := reconcile.Step{Action: reconcile.ActPull, Workload: "api", Slot: reconcile.NoSlot, Container: "127.0.0.1:5000/team/api:v7"}
 	pulled := func(s reconcile.Step, mib int64) {
 		pp := reconcile.PullProgress{Step: s, PullProgress: docker.PullProgress{Layers: 4, LayersDone: int(mib), Bytes: 4 << 20, BytesDone: mib << 20}}
-		p.event(session.Event{Kind: session.EventPulling, Step: s, Pull: &pp})
+		p.event(session.Fact{Kind: session.FactPulling, Step: s, Pull: &pp})
 	}
-	p.event(session.Event{Kind: session.EventStepStarted, Step: web})
+	p.event(session.Fact{Kind: session.FactStepStarted, Step: web})
 	for mib := range int64(4) {
 		pulled(web, mib)
 		if n := tm.count("pulling"); n != 1 {
 			t.Fatalf("at %d MiB: %d pulling lines on screen, want 1:\n%s", mib, n, strings.Join(tm.lines, "\n"))
 		}
 	}
-	p.event(session.Event{Kind: session.EventStepStarted, Step: api})
+	p.event(session.Fact{Kind: session.FactStepStarted, Step: api})
 	pulled(api, 1)
 	pulled(web, 3)
 	if n, m := tm.count("pulling"), tm.count("pulling 75%"); n != 2 || m != 1 {
@@ -121,14 +121,14 @@ func TestApplyRewritesOneLinePerPullOnATerminal(t *testing.T) {
 	if !strings.Contains(last[0], "web") || !strings.Contains(last[1], "api") {
 		t.Fatalf("the pulls' lines are not last, in the order they began:\n%s", strings.Join(tm.lines, "\n"))
 	}
-	p.event(session.Event{Kind: session.EventStepDone, Step: web, Duration: 2 * time.Second})
+	p.event(session.Fact{Kind: session.FactStepDone, Step: web, Duration: 2 * time.Second})
 	if n := tm.count("pulling"); n != 1 || !strings.Contains(tm.lines[len(tm.lines)-1], "api") {
 		t.Fatalf("web's pull done: %d pulling lines, want api's alone, last:\n%s", n, strings.Join(tm.lines, "\n"))
 	}
 	if tm.count("✓ pull    web/-") != 1 {
 		t.Fatalf("web's end is not printed:\n%s", strings.Join(tm.lines, "\n"))
 	}
-	p.event(session.Event{Kind: session.EventStepFailed, Step: api, Duration: time.Second, Err: errors.New("pull api: cancelled")})
+	p.event(session.Fact{Kind: session.FactStepFailed, Step: api, Duration: time.Second, Err: errors.New("pull api: cancelled")})
 	p.endLive()
 	if n := tm.count("pulling"); n != 0 {
 		t.Fatalf("every pull ended: %d pulling lines left:\n%s", n, strings.Join(tm.lines, "\n"))
@@ -147,9 +147,9 @@ func TestApplyPrintsAPullLinePerReportWhenNotATerminal(t *testing.T) {
 	s := reconcile.Step{Action: reconcile.ActPull, Workload: "web", Slot: reconcile.NoSlot, Container: "127.0.0.1:5000/team/app:v2"}
 	for tenth := range int64(11) {
 		pp := reconcile.PullProgress{Step: s, PullProgress: docker.PullProgress{Layers: 1, Bytes: 10 << 20, BytesDone: tenth << 20}}
-		p.event(session.Event{Kind: session.EventPulling, Step: s, Pull: &pp})
+		p.event(session.Fact{Kind: session.FactPulling, Step: s, Pull: &pp})
 	}
-	p.event(session.Event{Kind: session.EventStepDone, Step: s, Duration: time.Second})
+	p.event(session.Fact{Kind: session.FactStepDone, Step: s, Duration: time.Second})
 	p.endLive()
 	if n := strings.Count(b.String(), "\n"); n != 12 || strings.Contains(b.String(), "\x1b") || strings.Contains(b.String(), "\r") {
 		t.Fatalf("%d lines, want 12 and no escape:\n%q", n, b.String())
@@ -165,10 +165,10 @@ func TestApplyJSONHasThePullsTyped(t *testing.T) {
 	start := reconcile.Step{Action: reconcile.ActStart, Workload: "web", Slot: 0, Container: "rollcall-web-0-2222bbbb"}
 	for _, done := range []int{1, 2} {
 		pp := reconcile.PullProgress{Step: pull, PullProgress: docker.PullProgress{Layers: 3, LayersDone: done, Bytes: 3 << 20, BytesDone: int64(done) << 20}}
-		p.event(session.Event{Kind: session.EventPulling, Step: pull, Pull: &pp})
+		p.event(session.Fact{Kind: session.FactPulling, Step: pull, Pull: &pp})
 	}
-	p.event(session.Event{Kind: session.EventStepFailed, Step: pull, Duration: time.Second, Err: errors.New("pull web: 429")})
-	p.event(session.Event{Kind: session.EventStepDone, Step: pull, Duration: time.Second}) // the retry, nothing to pull any more
+	p.event(session.Fact{Kind: session.FactStepFailed, Step: pull, Duration: time.Second, Err: errors.New("pull web: 429")})
+	p.event(session.Fact{Kind: session.FactStepDone, Step: pull, Duration: time.Second}) // the retry, nothing to pull any more
 	res := session.Outcome{Converged: true, Steps: []session.StepResult{
 		{Step: pull, Err: "pull web: pull 127.0.0.1:5000/team/web:v2: rate limited by the registry: toomanyrequests", PullKind: docker.PullRateLimited},
 		{Step: pull},

@@ -403,22 +403,22 @@ func TestCanaryProgressLines(t *testing.T) {
 			reconcile.CohortFigures{Requests: stableReq, Errors: stableErr, P50: 4 * time.Millisecond, P95: 8 * time.Millisecond},
 			reconcile.CohortFigures{Requests: canaryReq, Errors: canaryErr, P50: 5 * time.Millisecond, P95: 9 * time.Millisecond}, window >= cs.For)
 	}
-	view := func(cs reconcile.CanaryStep, j reconcile.Judgement, ended bool) session.Event {
+	view := func(cs reconcile.CanaryStep, j reconcile.Judgement, ended bool) session.Fact {
 		s := step(cs)
-		return session.Event{Kind: session.EventCanary, Step: s, Canary: &session.CanaryView{Workload: "web", Step: cs, Container: s.Container,
+		return session.Fact{Kind: session.FactCanary, Step: s, Canary: &session.CanaryView{Workload: "web", Step: cs, Container: s.Container,
 			Began: t0, Ends: t0.Add(cs.For), Judgement: j, Ended: ended}}
 	}
 
 	t.Run("a step that passes", func(t *testing.T) {
 		var b bytes.Buffer
 		p := progressOn(&b)
-		p.event(session.Event{Kind: session.EventStepStarted, Step: step(cs)})
+		p.event(session.Fact{Kind: session.FactStepStarted, Step: step(cs)})
 		p.event(view(cs, figures(0, 0, 0, 0, 0), false)) // the start's reading: nothing measured
 		p.event(view(cs, figures(10*time.Second+3*time.Millisecond, 120, 1, 2280, 2), false))
 		p.event(view(cs, figures(10*time.Second+3*time.Millisecond, 120, 1, 2280, 2), false)) // the same again
 		p.event(view(cs, figures(20*time.Second+9*time.Millisecond, 240, 1, 4560, 3), false))
 		p.event(view(cs, figures(time.Minute, 720, 2, 13680, 6), true))
-		p.event(session.Event{Kind: session.EventStepDone, Step: step(cs), Duration: time.Minute})
+		p.event(session.Fact{Kind: session.FactStepDone, Step: step(cs), Duration: time.Minute})
 		want := strings.Join([]string{
 			"▸ canary  web/0    rctest-web-0-c72bb0bf  step 1/2: 5% of the traffic for 1m, compared with the stable cohort every 10s",
 			"… canary  web/0    rctest-web-0-c72bb0bf  step 1/2: 50s left · canary 120 req 0.83% err p95 9ms · stable 2280 req 0.09% err p95 8ms · too little traffic yet: 120 of min_requests 200 requests",
@@ -441,7 +441,7 @@ func TestCanaryProgressLines(t *testing.T) {
 		p := progressOn(&b)
 		short := cs
 		short.Analysis.Interval = time.Second
-		p.event(session.Event{Kind: session.EventStepStarted, Step: step(short)})
+		p.event(session.Fact{Kind: session.FactStepStarted, Step: step(short)})
 		for i := 1; i <= 12; i++ {
 			p.event(view(short, figures(time.Duration(i)*time.Second+time.Millisecond, int64(i)*10, 0, int64(i)*190, 0), false))
 		}
@@ -457,12 +457,12 @@ func TestCanaryProgressLines(t *testing.T) {
 	t.Run("the last reading comes after the step's end", func(t *testing.T) {
 		var b bytes.Buffer
 		p := progressOn(&b)
-		p.event(session.Event{Kind: session.EventStepStarted, Step: step(cs)})
+		p.event(session.Fact{Kind: session.FactStepStarted, Step: step(cs)})
 		p.event(view(cs, figures(10*time.Second, 120, 0, 2280, 0), false))
-		p.event(session.Event{Kind: session.EventStepDone, Step: step(cs), Duration: time.Minute})
+		p.event(session.Fact{Kind: session.FactStepDone, Step: step(cs), Duration: time.Minute})
 		next := cs
 		next.Index = 1
-		p.event(session.Event{Kind: session.EventStepStarted, Step: step(next)})
+		p.event(session.Fact{Kind: session.FactStepStarted, Step: step(next)})
 		p.event(view(cs, figures(time.Minute, 720, 0, 13680, 0), true)) // step 1's, late
 		if n := strings.Count(b.String(), "\n"); n != 4 {
 			t.Errorf("%d lines, want 4 (a late reading prints nothing):\n%s", n, b.String())
@@ -504,11 +504,11 @@ func TestCanaryProgressLines(t *testing.T) {
 			if tc.last != nil {
 				p.event(view(c, *tc.last, true))
 			}
-			kind := session.EventStepFailed
+			kind := session.FactStepFailed
 			if tc.err == nil {
-				kind = session.EventStepDone
+				kind = session.FactStepDone
 			}
-			p.event(session.Event{Kind: kind, Step: step(c), Err: tc.err})
+			p.event(session.Fact{Kind: kind, Step: step(c), Err: tc.err})
 			if got := strings.TrimSuffix(b.String(), "\n"); got != tc.want {
 				t.Errorf("line\n%s\nwant\n%s", got, tc.want)
 			}

@@ -102,25 +102,25 @@ func (hp *hostProgress) see(s session.Snapshot) {
 		key := r.Step.Key() + "@" + r.Listed.String()
 		if !hp.started[key] {
 			hp.started[key] = true
-			p.event(session.Event{Kind: session.EventStepStarted, Step: r.Step})
+			p.event(session.Fact{Kind: session.FactStepStarted, Step: r.Step})
 		}
 		if r.Drain == nil {
 			continue
 		}
-		kind, state := session.EventDraining, "draining"
+		kind, state := session.FactDraining, "draining"
 		if r.Drain.Ended != "" {
-			kind, state = session.EventDrained, "drained"
+			kind, state = session.FactDrained, "drained"
 		}
 		if hp.drains[key] != state {
 			hp.drains[key] = state
-			p.event(session.Event{Kind: kind, Step: r.Step, Drain: r.Drain})
+			p.event(session.Fact{Kind: kind, Step: r.Step, Drain: r.Drain})
 		}
 	}
 	for i := range s.Canaries {
 		// a canary step's readings: printed once per interval, however
 		// many snapshots show the same one (progress.canaryReading)
 		v := s.Canaries[i]
-		p.event(session.Event{Kind: session.EventCanary, Step: canaryStepIn(s, v), Canary: &v})
+		p.event(session.Fact{Kind: session.FactCanary, Step: canaryStepIn(s, v), Canary: &v})
 	}
 	for _, r := range s.Recent {
 		key := r.Step.Key() + "@" + r.Began.String()
@@ -130,9 +130,9 @@ func (hp *hostProgress) see(s session.Snapshot) {
 		hp.ended[key] = true
 		hp.results = append(hp.results, r)
 		if r.Err == "" {
-			p.event(session.Event{Kind: session.EventStepDone, Step: r.Step, Duration: r.Duration})
+			p.event(session.Fact{Kind: session.FactStepDone, Step: r.Step, Duration: r.Duration})
 		} else {
-			p.event(session.Event{Kind: session.EventStepFailed, Step: r.Step, Duration: r.Duration, Err: errors.New(r.Err)})
+			p.event(session.Fact{Kind: session.FactStepFailed, Step: r.Step, Duration: r.Duration, Err: errors.New(r.Err)})
 		}
 	}
 	for _, step := range s.Plan.Steps() {
@@ -141,7 +141,7 @@ func (hp *hostProgress) see(s session.Snapshot) {
 		}
 		if key := step.Key() + "\x00" + step.Reason; !hp.waits[key] {
 			hp.waits[key] = true
-			p.event(session.Event{Kind: session.EventWaiting, Step: step})
+			p.event(session.Fact{Kind: session.FactWaiting, Step: step})
 		}
 	}
 	if s.Pause != nil && s.Pause.Reason != hp.pause {

@@ -5,7 +5,7 @@
 // The rules it keeps:
 //
 //   - Fed by data: a Metrics is a session.Observer. Steps are counted from
-//     the session's typed step events (session.Event: a step done or
+//     the session's typed step events (session.Fact: a step done or
 //     failed, its action and how long it took); rollouts, holds,
 //     rollbacks and the engine going away from the session's notices
 //     (notify.Event, which the session makes whether or not notify: names
@@ -183,17 +183,17 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.c.reg }
 
 // Event counts a step that ended (session.Observer); the other kinds of
 // events are not counted.
-func (m *Metrics) Event(e session.Event) {
+func (m *Metrics) Fact(e session.Fact) {
 	outcome := OutcomeOK
 	switch e.Kind {
-	case session.EventCanary:
+	case session.FactCanary:
 		// each cohort's figures over the step's window so far
 		j := e.Canary.Judgement
 		m.Canary(e.Canary.Workload, "canary", j.Canary.Requests, j.Canary.Errors, j.Canary.P50, j.Canary.P95)
 		m.Canary(e.Canary.Workload, "stable", j.Stable.Requests, j.Stable.Errors, j.Stable.P50, j.Stable.P95)
 		return
-	case session.EventStepDone:
-	case session.EventStepFailed:
+	case session.FactStepDone:
+	case session.FactStepFailed:
 		outcome = OutcomeFailed
 	default:
 		return

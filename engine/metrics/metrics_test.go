@@ -22,12 +22,12 @@ func step(a reconcile.Action, workload string) reconcile.Step {
 	return reconcile.Step{Action: a, Workload: workload, Slot: 0, Container: workload + "-0-abcd"}
 }
 
-func done(a reconcile.Action, workload string, d time.Duration) session.Event {
-	return session.Event{Kind: session.EventStepDone, Step: step(a, workload), Duration: d}
+func done(a reconcile.Action, workload string, d time.Duration) session.Fact {
+	return session.Fact{Kind: session.FactStepDone, Step: step(a, workload), Duration: d}
 }
 
-func failed(a reconcile.Action, workload string, d time.Duration) session.Event {
-	return session.Event{Kind: session.EventStepFailed, Step: step(a, workload), Duration: d, Err: errors.New("engine said no")}
+func failed(a reconcile.Action, workload string, d time.Duration) session.Fact {
+	return session.Fact{Kind: session.FactStepFailed, Step: step(a, workload), Duration: d, Err: errors.New("engine said no")}
 }
 
 // compare checks the exposition of the named metrics against want (the
@@ -66,20 +66,20 @@ rollcall_steps_total{action="update",outcome="ok"} 0
 `
 	cases := []struct {
 		name                string
-		events              []session.Event
+		events              []session.Fact
 		wantSteps, restarts string
 	}{
 		{name: "nothing yet", wantSteps: zero},
 		{
 			name: "a roll: two starts, a failed start tried again, two rolls",
-			events: []session.Event{
-				{Kind: session.EventStepStarted, Step: step(reconcile.ActStart, "web")},
+			events: []session.Fact{
+				{Kind: session.FactStepStarted, Step: step(reconcile.ActStart, "web")},
 				done(reconcile.ActStart, "web", time.Second),
 				failed(reconcile.ActStart, "web", 2*time.Second),
 				done(reconcile.ActStart, "web", time.Second),
-				{Kind: session.EventWaiting, Step: step(reconcile.ActWait, "web")},
-				{Kind: session.EventDraining, Step: step(reconcile.ActRoll, "web"), Drain: &reconcile.DrainProgress{}},
-				{Kind: session.EventDrained, Step: step(reconcile.ActRoll, "web"), Drain: &reconcile.DrainProgress{Ended: "idle"}},
+				{Kind: session.FactWaiting, Step: step(reconcile.ActWait, "web")},
+				{Kind: session.FactDraining, Step: step(reconcile.ActRoll, "web"), Drain: &reconcile.DrainProgress{}},
+				{Kind: session.FactDrained, Step: step(reconcile.ActRoll, "web"), Drain: &reconcile.DrainProgress{Ended: "idle"}},
 				done(reconcile.ActRoll, "web", 3*time.Second),
 				done(reconcile.ActRoll, "web", 3*time.Second),
 			},
@@ -91,7 +91,7 @@ rollcall_steps_total{action="update",outcome="ok"} 0
 		},
 		{
 			name: "crash restarts: done ones count by workload, a failed one does not",
-			events: []session.Event{
+			events: []session.Fact{
 				done(reconcile.ActRestart, "web", time.Second),
 				done(reconcile.ActRestart, "web", time.Second),
 				done(reconcile.ActRestart, "worker", time.Second),
@@ -107,7 +107,7 @@ rollcall_restarts_total{workload="worker"} 1
 		},
 		{
 			name:   "an action of its own (a canary step) gets its series when it ends",
-			events: []session.Event{done(reconcile.ActCanary, "web", time.Minute)},
+			events: []session.Fact{done(reconcile.ActCanary, "web", time.Minute)},
 			wantSteps: strings.Replace(zero, `rollcall_steps_total{action="restart",outcome="failed"} 0`,
 				`rollcall_steps_total{action="canary",outcome="ok"} 1
 rollcall_steps_total{action="restart",outcome="failed"} 0`, 1),
@@ -117,7 +117,7 @@ rollcall_steps_total{action="restart",outcome="failed"} 0`, 1),
 		t.Run(c.name, func(t *testing.T) {
 			m := New(Options{})
 			for _, e := range c.events {
-				m.Event(e)
+				m.Fact(e)
 			}
 			compare(t, m, c.wantSteps, "rollcall_steps_total")
 			compare(t, m, c.restarts, "rollcall_restarts_total")
@@ -129,10 +129,10 @@ rollcall_steps_total{action="restart",outcome="failed"} 0`, 1),
 // action's histogram, with its duration.
 func TestStepDurations(t *testing.T) {
 	m := New(Options{})
-	m.Event(done(reconcile.ActStart, "web", 1500*time.Millisecond))
-	m.Event(failed(reconcile.ActStart, "web", 500*time.Millisecond))
-	m.Event(done(reconcile.ActRoll, "web", 4*time.Second))
-	m.Event(session.Event{Kind: session.EventStepStarted, Step: step(reconcile.ActStart, "web")})
+	m.Fact(done(reconcile.ActStart, "web", 1500*time.Millisecond))
+	m.Fact(failed(reconcile.ActStart, "web", 500*time.Millisecond))
+	m.Fact(done(reconcile.ActRoll, "web", 4*time.Second))
+	m.Fact(session.Fact{Kind: session.FactStepStarted, Step: step(reconcile.ActStart, "web")})
 	fams, err := m.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -270,9 +270,9 @@ rollcall_canary_latency_p95_seconds{cohort="stable",workload="web"} 0.02
 func TestHostsLabelEverySeries(t *testing.T) {
 	m := New(Options{Hosts: true})
 	a, b := m.Host("a"), m.Host("b")
-	a.Event(done(reconcile.ActStart, "web", time.Second))
-	b.Event(done(reconcile.ActStart, "web", time.Second))
-	b.Event(done(reconcile.ActStart, "web", time.Second))
+	a.Fact(done(reconcile.ActStart, "web", time.Second))
+	b.Fact(done(reconcile.ActStart, "web", time.Second))
+	b.Fact(done(reconcile.ActStart, "web", time.Second))
 	b.Notice(notify.Event{Kind: notify.KindEngineLost, Host: "b"})
 	a.Canary("web", "canary", 10, 1, time.Millisecond, 2*time.Millisecond)
 	b.Canary("web", "canary", 20, 2, time.Millisecond, 2*time.Millisecond)
@@ -302,7 +302,7 @@ rollcall_canary_requests{cohort="canary",host="b",workload="web"} 20
 // names, types and help of every series (once each has a value).
 func TestMetricsFollowTheConventions(t *testing.T) {
 	m := New(Options{})
-	m.Event(done(reconcile.ActRestart, "web", time.Second))
+	m.Fact(done(reconcile.ActRestart, "web", time.Second))
 	m.Notice(notify.Event{Kind: notify.KindHold, Workload: "web"})
 	m.Notice(notify.Event{Kind: notify.KindRollback, Workload: "web"})
 	m.Canary("web", "canary", 1, 0, time.Millisecond, time.Millisecond)
@@ -319,7 +319,7 @@ func TestMetricsFollowTheConventions(t *testing.T) {
 // the global one), so two in one process count apart.
 func TestTwoMetricsDoNotClash(t *testing.T) {
 	one, two := New(Options{}), New(Options{})
-	one.Event(done(reconcile.ActStart, "web", time.Second))
+	one.Fact(done(reconcile.ActStart, "web", time.Second))
 	if got := testutil.ToFloat64(two.c.steps.WithLabelValues("start", OutcomeOK)); got != 0 {
 		t.Errorf("the second Metrics counted the first's step: %v", got)
 	}
@@ -332,7 +332,7 @@ func TestTwoMetricsDoNotClash(t *testing.T) {
 // /metrics on the address it says, 404 elsewhere; Close stops listening.
 func TestListenServesMetrics(t *testing.T) {
 	m := New(Options{})
-	m.Event(done(reconcile.ActStart, "web", time.Second))
+	m.Fact(done(reconcile.ActStart, "web", time.Second))
 	s, err := Listen("127.0.0.1:0", m)
 	if err != nil {
 		t.Fatal(err)
@@ -433,7 +433,7 @@ func TestCanaryReadingsFeedTheFigures(t *testing.T) {
 		Canary: reconcile.CohortFigures{Requests: 120, Errors: 12, P50: 12 * time.Millisecond, P95: 250 * time.Millisecond},
 		Stable: reconcile.CohortFigures{Requests: 1080, Errors: 1, P50: 8 * time.Millisecond, P95: 20 * time.Millisecond},
 	}}
-	m.Event(session.Event{Kind: session.EventCanary, Canary: v})
+	m.Fact(session.Fact{Kind: session.FactCanary, Canary: v})
 	compare(t, m, strings.NewReplacer(
 		"%requests%", `rollcall_canary_requests{cohort="canary",workload="web"} 120
 rollcall_canary_requests{cohort="stable",workload="web"} 1080
@@ -457,7 +457,7 @@ rollcall_canary_latency_p95_seconds{cohort="stable",workload="web"} 0.02
 		{Kind: notify.KindCanaryStep, Workload: "web", Canary: &journal.Canary{Step: 2, Of: 2, Verdict: "pass"}},
 		{Kind: notify.KindAbort, Workload: "web", Canary: &journal.Canary{Step: 1, Of: 2, Verdict: "fail"}},
 	} {
-		m.Event(session.Event{Kind: session.EventCanary, Canary: v})
+		m.Fact(session.Fact{Kind: session.FactCanary, Canary: v})
 		m.Notice(end)
 		if n := testutil.CollectAndCount(m.Registry(), canaryNames...); n != 0 {
 			t.Errorf("after %s: %d canary series left, want none: a figure that no longer moves must not read as live", end.Kind, n)

@@ -359,7 +359,7 @@ func (l *loop) onCanary(v CanaryView) {
 			"spec", short(loss.Want.Spec), "share", loss.Want.Share, "found", splitText(loss.Saw), "window_lost", loss.Lost.String(), "losses", n)
 	}
 	l.canary.live[v.Workload] = v
-	l.event(Event{Kind: EventCanary, Step: l.canaryStepOf(v), Canary: &v})
+	l.event(Fact{Kind: FactCanary, Step: l.canaryStepOf(v), Canary: &v})
 }
 
 // canaryStepOf is the step in flight a view is of, or a bare one.

@@ -404,7 +404,7 @@ type noticeLog struct {
 	ns []notify.Event
 }
 
-func (n *noticeLog) Event(Event) {}
+func (n *noticeLog) Fact(Fact) {}
 func (n *noticeLog) Notice(e notify.Event) {
 	n.mu.Lock()
 	defer n.mu.Unlock()

@@ -370,7 +370,7 @@ func (l *loop) launch(d stepDone) {
 	if l.mode.Acting() && l.lockHeld() {
 		c = l.scoped(l.raw, l.prefix)
 	}
-	l.event(Event{Kind: EventStepStarted, Step: s})
+	l.event(Fact{Kind: FactStepStarted, Step: s})
 	var created string              // set by RunWith, on the step's goroutine, before it returns
 	var judged *reconcile.Judgement // set by the canary runner, on the step's goroutine, before it returns
 	run := reconcile.RunOptions{OnDrain: l.onDrain, Released: l.released(s), Created: func(id string) { created = id }}
@@ -444,18 +444,18 @@ func (l *loop) onStepDone(d stepDone) {
 	switch {
 	case unneeded && d.err != nil:
 		// A pull the desired state no longer needs: cancelled, not failed.
-		l.event(Event{Kind: EventStepFailed, Step: s, Duration: d.duration, Err: d.err})
+		l.event(Fact{Kind: FactStepFailed, Step: s, Duration: d.duration, Err: d.err})
 	case errors.As(d.err, &canaryOutcome):
 		l.endRollout(fmt.Sprintf("%s %s did not pass", s.Action, s.Target()))
-		l.event(Event{Kind: EventStepFailed, Step: s, Duration: d.duration, Err: d.err})
+		l.event(Fact{Kind: FactStepFailed, Step: s, Duration: d.duration, Err: d.err})
 	case d.err != nil:
 		wait := l.failed(key, l.wallNow())
 		l.note("%s %s failed: %v", s.Action, s.Target(), d.err)
 		l.endRollout(fmt.Sprintf("%s %s failed", s.Action, s.Target()))
-		l.event(Event{Kind: EventStepFailed, Step: s, Duration: d.duration, Err: d.err, RetryIn: wait})
+		l.event(Fact{Kind: FactStepFailed, Step: s, Duration: d.duration, Err: d.err, RetryIn: wait})
 	default:
 		l.succeeded(s)
-		l.event(Event{Kind: EventStepDone, Step: s, Duration: d.duration})
+		l.event(Fact{Kind: FactStepDone, Step: s, Duration: d.duration})
 		if s.Hold != "" && !operator {
 			// failure_action's rollback: its spec goes on hold now, and
 			// it is listed. The operator's put the spec on hold as it
@@ -542,11 +542,11 @@ func (l *loop) onDrained(p reconcile.DrainProgress) {
 		l.plan = l.plan.WithDrained(p.Step.ContainerID)
 	}
 	r.Drain = &p
-	kind := EventDraining
+	kind := FactDraining
 	if p.Ended != "" {
-		kind = EventDrained
+		kind = FactDrained
 	}
-	l.event(Event{Kind: kind, Step: p.Step, Drain: &p})
+	l.event(Fact{Kind: kind, Step: p.Step, Drain: &p})
 }
 
 // halt stops every step for good: the journal cannot be written, and

@@ -421,11 +421,11 @@ func (l *loop) armWake() {
 // backoff, the next slot's turn) as it changes, for a session nobody
 // watches: each wait once, and again when its reason changes.
 func (l *loop) logWaits() {
-	if l.opts.Log == nil && l.opts.Events == nil {
+	if l.opts.Log == nil && l.opts.Facts == nil {
 		return
 	}
 	for _, s := range l.newWaits(l.plan) {
-		l.event(Event{Kind: EventWaiting, Step: s})
+		l.event(Fact{Kind: FactWaiting, Step: s})
 	}
 }
 

@@ -24,15 +24,15 @@ func TestPullLogLinesAreStructured(t *testing.T) {
 	}
 	pp := reconcile.PullProgress{Step: s, PullProgress: docker.PullProgress{Ref: "reg/web:v3", Layers: 4, LayersDone: 2, Bytes: 40 << 20, BytesDone: 16 << 20}}
 	for _, tc := range []struct {
-		e    Event
+		e    Fact
 		msg  string
 		want map[string]any
 	}{
-		{Event{Kind: EventStepStarted, Step: s}, "step started", map[string]any{"action": "pull", "container": "reg/web:v3"}},
-		{Event{Kind: EventPulling, Step: s, Pull: &pp}, "pulling",
+		{Fact{Kind: FactStepStarted, Step: s}, "step started", map[string]any{"action": "pull", "container": "reg/web:v3"}},
+		{Fact{Kind: FactPulling, Step: s, Pull: &pp}, "pulling",
 			map[string]any{"action": "pull", "layers": 4, "layers_done": 2, "bytes": int64(40 << 20), "bytes_done": int64(16 << 20)}},
-		{Event{Kind: EventStepDone, Step: s, Duration: 1500 * time.Millisecond}, "step done", map[string]any{"action": "pull", "duration_ms": int64(1500)}},
-		{Event{Kind: EventStepFailed, Step: s, Duration: time.Second, Err: errors.New("pull web: unauthorized")}, "step failed",
+		{Fact{Kind: FactStepDone, Step: s, Duration: 1500 * time.Millisecond}, "step done", map[string]any{"action": "pull", "duration_ms": int64(1500)}},
+		{Fact{Kind: FactStepFailed, Step: s, Duration: time.Second, Err: errors.New("pull web: unauthorized")}, "step failed",
 			map[string]any{"action": "pull", "error": "pull web: unauthorized"}},
 	} {
 		msg, _, kv := tc.e.logLine()

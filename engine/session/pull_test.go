@@ -41,19 +41,19 @@ func onImage(ref string, n int) func(Snapshot) bool {
 // eventLog keeps a session's events (Options.Events), for a test to read.
 type eventLog struct {
 	mu sync.Mutex
-	es []Event
+	es []Fact
 }
 
-func (l *eventLog) add(e Event) {
+func (l *eventLog) add(e Fact) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.es = append(l.es, e)
 }
 
-func (l *eventLog) of(kind EventKind) []Event {
+func (l *eventLog) of(kind FactKind) []Fact {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []Event
+	var out []Fact
 	for _, e := range l.es {
 		if e.Kind == kind {
 			out = append(out, e)
@@ -76,7 +76,7 @@ func TestSessionPullsBeforeItRolls(t *testing.T) {
 	seed(t, f, clock, desiredYAML("web:v1", 2))
 	h := newHarness(t, f, clock, desiredYAML("reg/web:v3", 2), ModeAuto)
 	var events eventLog
-	h.opts.Events = events.add
+	h.opts.Facts = events.add
 	path := h.withJournal()
 	h.start()
 	h.drive("the roll to reg/web:v3", onImage("reg/web:v3", 2))
@@ -89,7 +89,7 @@ func TestSessionPullsBeforeItRolls(t *testing.T) {
 	if n := len(slices.DeleteFunc(slices.Clone(m), func(c string) bool { return !strings.HasPrefix(c, "pull:") })); n != 1 {
 		t.Fatalf("mutations %q: want one pull", m)
 	}
-	progress := events.of(EventPulling)
+	progress := events.of(FactPulling)
 	if len(progress) == 0 {
 		t.Fatal("no pulling event")
 	}
@@ -365,15 +365,15 @@ func TestRetrySendsAFailedPullAgainNow(t *testing.T) {
 	seed(t, f, clock, desiredYAML("web:v1", 1))
 	h := newHarness(t, f, clock, desiredYAML("reg/web:v3", 1), ModeAuto)
 	var events eventLog
-	h.opts.Events = events.add
+	h.opts.Facts = events.add
 	h.start()
 	failed := func(n int) func(Snapshot) bool {
-		return func(Snapshot) bool { return len(events.of(EventStepFailed)) >= n }
+		return func(Snapshot) bool { return len(events.of(FactStepFailed)) >= n }
 	}
 	h.waitFor("the pull failed", failed(1))
 	h.s.Do(Retry{Workload: "web"})
 	h.waitFor("the pull tried again", failed(2))
-	fs := events.of(EventStepFailed)
+	fs := events.of(FactStepFailed)
 	if fs[0].RetryIn != retryMin || fs[1].RetryIn != retryMin {
 		t.Fatalf("backoffs %s then %s: want %s twice (the retry forgot the first failure)", fs[0].RetryIn, fs[1].RetryIn, retryMin)
 	}

@@ -92,12 +92,12 @@ type Options struct {
 	// back, the desired state loading or breaking, the lock. nil logs
 	// nothing (the console shows it all instead).
 	Log *slog.Logger
-	// Events, if set, gets what the session reports of each step as typed
-	// values (apply renders them as human lines), called from the loop:
-	// it must not block. Without it they are log lines on Log.
-	Events func(Event)
+	// Facts, if set, gets each fact the session records (facts.go), as
+	// typed values (apply renders them as human lines), called from the
+	// loop: it must not block. Without it they are log lines on Log.
+	Facts func(Fact)
 	// Observer, if set, sees what the session reports as data, beside
-	// Events and Log (engine/metrics): see Observer.
+	// Facts and Log (engine/metrics): see Observer.
 	Observer Observer
 	// Settle is how long a changed desired state must stay the same before
 	// it is acted on; 0 means DefaultSettle, < 0 means not at all (tests).

@@ -8,26 +8,26 @@ import (
 	"github.com/rollcall/rollcall/engine/reconcile"
 )
 
-// EventKind is what a session reports of a step (DESIGN §7): typed, so a
+// FactKind is what a session reports of a step (DESIGN §7): typed, so a
 // view renders it from its fields and never reads a log message's words.
-type EventKind int
+type FactKind int
 
 const (
-	EventStepStarted EventKind = iota + 1
-	EventStepDone
-	EventStepFailed
-	EventWaiting  // a wait of the plan, each time its reason changes
-	EventDraining // a stop or roll drains: its pre_stop ran (or failed), the wait goes on
-	EventDrained  // the drain's wait ended (Drain.Ended says why)
-	EventCanary   // a canary step's reading: its cohorts' figures so far (Canary)
-	EventPulling  // a pull step's progress: a layer or a tenth of its bytes more is done (Pull)
+	FactStepStarted FactKind = iota + 1
+	FactStepDone
+	FactStepFailed
+	FactWaiting  // a wait of the plan, each time its reason changes
+	FactDraining // a stop or roll drains: its pre_stop ran (or failed), the wait goes on
+	FactDrained  // the drain's wait ended (Drain.Ended says why)
+	FactCanary   // a canary step's reading: its cohorts' figures so far (Canary)
+	FactPulling  // a pull step's progress: a layer or a tenth of its bytes more is done (Pull)
 )
 
-// Event is one thing a session reports of a step. Options.Events gets
+// Fact is one thing a session reports of a step. Options.Events gets
 // each; without it each is a structured log line on Options.Log, as the
 // agent writes them.
-type Event struct {
-	Kind     EventKind
+type Fact struct {
+	Kind     FactKind
 	Step     reconcile.Step
 	Duration time.Duration            // done, failed
 	Err      error                    // failed
@@ -37,23 +37,23 @@ type Event struct {
 	Pull     *reconcile.PullProgress  // pulling
 }
 
-// Observer sees each step Event (as well as Events or Log get it) and
+// Observer sees each step Fact (as well as Events or Log get it) and
 // each notice of notify.go, whether or not notify: names a webhook, as
 // data: the agent's metrics count them (engine/metrics). It is called from
 // the loop: it must not block.
 type Observer interface {
-	Event(Event)
+	Fact(Fact)
 	Notice(notify.Event)
 }
 
 // event reports e: to Options.Events when set, else to the log; and to
 // Options.Observer.
-func (l *loop) event(e Event) {
+func (l *loop) event(e Fact) {
 	if l.opts.Observer != nil {
-		l.opts.Observer.Event(e)
+		l.opts.Observer.Fact(e)
 	}
-	if l.opts.Events != nil {
-		l.opts.Events(e)
+	if l.opts.Facts != nil {
+		l.opts.Facts(e)
 		return
 	}
 	msg, level, attrs := e.logLine()
@@ -61,19 +61,19 @@ func (l *loop) event(e Event) {
 }
 
 // logLine is e as a structured log line: message, level and attributes.
-func (e Event) logLine() (string, slog.Level, []any) {
+func (e Fact) logLine() (string, slog.Level, []any) {
 	s := e.Step
 	attrs := []any{"action", string(s.Action), "target", s.Target(), "container", s.Container}
 	switch e.Kind {
-	case EventStepStarted:
+	case FactStepStarted:
 		return "step started", levelInfo, append(attrs, "reason", s.Reason, "downtime", s.Downtime)
-	case EventStepDone:
+	case FactStepDone:
 		return "step done", levelInfo, append(attrs, "duration_ms", e.Duration.Milliseconds())
-	case EventStepFailed:
+	case FactStepFailed:
 		return "step failed", levelError, append(attrs, "duration_ms", e.Duration.Milliseconds(), "error", e.Err.Error(), "retry_in", e.RetryIn.String())
-	case EventWaiting:
+	case FactWaiting:
 		return "waiting", levelInfo, append(attrs, "reason", s.Reason)
-	case EventCanary:
+	case FactCanary:
 		v := e.Canary
 		j := v.Judgement
 		attrs = append(attrs, "step", v.Step.Index+1, "of", v.Step.Of, "share", v.Step.Share, "verdict", string(j.Verdict),
@@ -84,7 +84,7 @@ func (e Event) logLine() (string, slog.Level, []any) {
 			attrs = append(attrs, "error", v.Err.Error())
 		}
 		return "canary", levelInfo, attrs
-	case EventPulling:
+	case FactPulling:
 		p := e.Pull
 		return "pulling", levelInfo, append(attrs, "layers", p.Layers, "layers_done", p.LayersDone, "bytes", p.Bytes, "bytes_done", p.BytesDone)
 	}
@@ -93,7 +93,7 @@ func (e Event) logLine() (string, slog.Level, []any) {
 	if p.PreStopErr != nil {
 		attrs = append(attrs, "pre_stop_error", p.PreStopErr.Error())
 	}
-	if e.Kind == EventDrained {
+	if e.Kind == FactDrained {
 		return "drained", levelInfo, append(attrs, "ended", p.Ended)
 	}
 	return "draining", levelInfo, append(attrs, "until", p.Until.Format(time.RFC3339))

@@ -15,9 +15,9 @@ func TestStepsAreTypedEvents(t *testing.T) {
 	f, clock := newEngine()
 	h := newHarness(t, f, clock, desiredYAML("web:v1", 1), ModeAuto)
 	var mu sync.Mutex
-	var kinds []EventKind
+	var kinds []FactKind
 	logged := &syncWriter{w: &bytes.Buffer{}}
-	h.opts.Events = func(e Event) {
+	h.opts.Facts = func(e Fact) {
 		mu.Lock()
 		defer mu.Unlock()
 		if e.Step.Workload != "web" {
@@ -33,9 +33,9 @@ func TestStepsAreTypedEvents(t *testing.T) {
 	started, done := -1, -1
 	for i, k := range kinds {
 		switch k {
-		case EventStepStarted:
+		case FactStepStarted:
 			started = i
-		case EventStepDone:
+		case FactStepDone:
 			done = i
 		}
 	}
