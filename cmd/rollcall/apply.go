@@ -152,7 +152,7 @@ func runApply(ctx context.Context, e env, g *globals, o applyOpts) error {
 		SkipHealth: o.skipHealth, Recreate: o.recreate,
 		Unattended: &session.Unattended{AllowMassStop: o.allowMassStop},
 		Log:        slog.New(prog),
-		Facts:     prog.event,
+		Facts:      prog.event,
 	})
 	defer abandonOn(e.abandon, s)() // a second signal cuts the step in flight short
 	res := session.Converge(runCtx, s)
@@ -359,12 +359,28 @@ func (p *progress) event(e session.Fact) {
 		}
 		text = line(p.out.render(st.Bad, st.Glyphs.Failed), p.out.render(st.Bad, e.Duration.Round(time.Millisecond).String()+": "+termSafe(e.Err.Error())))
 	default:
+		p.print(p.sessionFact(e))
 		return
 	}
 	if s.Action == reconcile.ActPull && (e.Kind == session.FactStepDone || e.Kind == session.FactStepFailed) {
 		p.pullEnded(s)
 	}
 	p.print(text)
+}
+
+// sessionFact is a fact of the session's own (not a step's) as a line: the
+// session's words for it (Fact.Text), in the tone its kind calls for.
+func (p *progress) sessionFact(e session.Fact) string {
+	st := p.out.st
+	msg := termSafe(e.Text())
+	switch e.Kind {
+	case session.FactRefused, session.FactRolledBack, session.FactHalted, session.FactEngineDown,
+		session.FactDesiredError, session.FactLockRefused:
+		return p.out.render(st.Bad, st.Glyphs.Warning+" "+msg)
+	case session.FactPaused, session.FactHoldSet:
+		return p.out.render(st.Warn, st.Glyphs.Warning+" "+msg)
+	}
+	return p.out.render(st.Muted, st.Glyphs.Waiting+" "+msg)
 }
 
 // Handle renders any other line the session logs: its message, its

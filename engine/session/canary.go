@@ -359,7 +359,7 @@ func (l *loop) onCanary(v CanaryView) {
 			"spec", short(loss.Want.Spec), "share", loss.Want.Share, "found", splitText(loss.Saw), "window_lost", loss.Lost.String(), "losses", n)
 	}
 	l.canary.live[v.Workload] = v
-	l.event(Fact{Kind: FactCanary, Step: l.canaryStepOf(v), Canary: &v})
+	l.fact(Fact{Kind: FactCanary, Step: l.canaryStepOf(v), Canary: &v})
 }
 
 // canaryStepOf is the step in flight a view is of, or a bare one.
@@ -420,7 +420,7 @@ func (l *loop) canaryEnded(s reconcile.Step, err error, judged *reconcile.Judgem
 	case errors.As(err, &ce):
 		j := ce.Judgement
 		delete(l.canary.progress, s.Workload)
-		l.beginRollback("canary-abort", s.Workload, cs.Spec, "spec "+short(cs.Spec)+" on hold: "+j.String())
+		l.beginRollback("canary-abort", HoldByCanary, s.Workload, cs.Spec, "spec "+short(cs.Spec)+" on hold: "+j.String())
 		share := "its share is 0"
 		if ue != nil {
 			share = "its share could not be set to 0, it was stopped through the engine"

@@ -2,7 +2,6 @@ package session
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -82,13 +81,14 @@ func (l *loop) onLoaded(r loadResult) {
 		l.sourceErr = err
 		return
 	}
-	if l.sourceErr != nil {
-		l.log(levelInfo, "desired state readable again", "source", l.opts.Source.Name())
-	}
+	again := l.sourceErr != nil
 	l.sourceErr = nil
 	fp := fingerprint(d)
 	if l.desired != nil && fp == l.desiredFP {
 		l.desired = d // same workloads; its warnings may read differently
+		if again {
+			l.fact(Fact{Kind: FactDesired, Source: l.opts.Source.Name(), Workloads: len(d.Workloads), Again: true})
+		}
 		return
 	}
 	first := l.desired == nil
@@ -98,7 +98,7 @@ func (l *loop) onLoaded(r loadResult) {
 		l.unsettle(l.wallNow(), l.opts.Settle)
 	}
 	// log adds the prefix (the session's, which d's is by now).
-	l.log(levelInfo, "desired state loaded", "source", l.opts.Source.Name(), "workloads", len(d.Workloads))
+	l.fact(Fact{Kind: FactDesired, Source: l.opts.Source.Name(), Workloads: len(d.Workloads), Again: again, Changed: true})
 	if l.opts.Recreate && !l.recreated {
 		l.recreated = true
 		at := l.engineNow()
@@ -140,15 +140,7 @@ func (d *desire) settleLeft(now time.Time) time.Duration {
 }
 
 func (l *loop) logSourceErr(err error) {
-	var list spec.ErrorList
-	if errors.As(err, &list) {
-		for _, e := range list {
-			l.log(levelError, "desired state broken: keeping the last good one",
-				"file", e.File, "line", e.Line, "col", e.Col, "error", e.Msg, "hint", e.Hint)
-		}
-		return
-	}
-	l.log(levelError, "desired state broken: keeping the last good one", "source", l.opts.Source.Name(), "error", err.Error())
+	l.fact(Fact{Kind: FactDesiredError, Source: l.opts.Source.Name(), Err: err})
 }
 
 // fingerprint tells desired states apart; equal ones need no new plan.

@@ -189,8 +189,8 @@ func (l *loop) checkBlast() {
 		}
 		l.refusal = &Refusal{Stops: hit, Running: total, Reason: prompt}
 		l.note("refused: %s; waiting for the next desired change (or run with --allow-mass-stop)", prompt)
-		l.log(levelError, "refused: blast radius", "stops", hit, "running", total,
-			"hint", "waiting for the next desired change; --allow-mass-stop lets it through")
+		r := *l.refusal
+		l.fact(Fact{Kind: FactRefused, Refusal: &r})
 		return
 	}
 	l.confirm = &Confirmation{Kind: ConfirmBlast, Prompt: prompt}
@@ -370,7 +370,7 @@ func (l *loop) launch(d stepDone) {
 	if l.mode.Acting() && l.lockHeld() {
 		c = l.scoped(l.raw, l.prefix)
 	}
-	l.event(Fact{Kind: FactStepStarted, Step: s})
+	l.fact(Fact{Kind: FactStepStarted, Step: s})
 	var created string              // set by RunWith, on the step's goroutine, before it returns
 	var judged *reconcile.Judgement // set by the canary runner, on the step's goroutine, before it returns
 	run := reconcile.RunOptions{OnDrain: l.onDrain, Released: l.released(s), Created: func(id string) { created = id }}
@@ -444,28 +444,28 @@ func (l *loop) onStepDone(d stepDone) {
 	switch {
 	case unneeded && d.err != nil:
 		// A pull the desired state no longer needs: cancelled, not failed.
-		l.event(Fact{Kind: FactStepFailed, Step: s, Duration: d.duration, Err: d.err})
+		l.fact(Fact{Kind: FactStepFailed, Step: s, Duration: d.duration, Err: d.err})
 	case errors.As(d.err, &canaryOutcome):
 		l.endRollout(fmt.Sprintf("%s %s did not pass", s.Action, s.Target()))
-		l.event(Fact{Kind: FactStepFailed, Step: s, Duration: d.duration, Err: d.err})
+		l.fact(Fact{Kind: FactStepFailed, Step: s, Duration: d.duration, Err: d.err})
 	case d.err != nil:
 		wait := l.failed(key, l.wallNow())
 		l.note("%s %s failed: %v", s.Action, s.Target(), d.err)
 		l.endRollout(fmt.Sprintf("%s %s failed", s.Action, s.Target()))
-		l.event(Fact{Kind: FactStepFailed, Step: s, Duration: d.duration, Err: d.err, RetryIn: wait})
+		l.fact(Fact{Kind: FactStepFailed, Step: s, Duration: d.duration, Err: d.err, RetryIn: wait})
 	default:
 		l.succeeded(s)
-		l.event(Fact{Kind: FactStepDone, Step: s, Duration: d.duration})
+		l.fact(Fact{Kind: FactStepDone, Step: s, Duration: d.duration})
 		if s.Hold != "" && !operator {
 			// failure_action's rollback: its spec goes on hold now, and
 			// it is listed. The operator's put the spec on hold as it
 			// began, and a Retry since may have lifted it: not again.
-			l.hold(s.Workload, s.Hold)
-			l.rolledBackBy(RollbackInfo{Workload: s.Workload, Slot: s.Slot, Container: s.Container,
-				Hash: s.Hold, Reason: s.Reason, At: l.engineNow()})
+			l.hold(s.Workload, s.Hold, HoldByFailureAction)
+			rb := RollbackInfo{Workload: s.Workload, Slot: s.Slot, Container: s.Container,
+				Hash: s.Hold, Reason: s.Reason, At: l.engineNow()}
+			l.rolledBackBy(rb)
 			l.note("rolled back %s: spec %s is on hold until the desired spec changes", s.Target(), short(s.Hold))
-			l.log(levelError, "rolled back: the new spec is on hold until the desired spec changes",
-				"workload", s.Workload, "slot", s.Slot, "container", s.Container, "spec", short(s.Hold), "reason", s.Reason)
+			l.fact(Fact{Kind: FactRolledBack, Rollback: &rb})
 		}
 	}
 	if s.Action == reconcile.ActCanary && s.Canary != nil {
@@ -546,7 +546,7 @@ func (l *loop) onDrained(p reconcile.DrainProgress) {
 	if p.Ended != "" {
 		kind = FactDrained
 	}
-	l.event(Fact{Kind: kind, Step: p.Step, Drain: &p})
+	l.fact(Fact{Kind: kind, Step: p.Step, Drain: &p})
 }
 
 // halt stops every step for good: the journal cannot be written, and
@@ -557,13 +557,15 @@ func (l *loop) halt(why string) {
 	}
 	l.halted = why
 	l.note("halted: %s; nothing more runs (no audit, no action)", why)
-	l.log(levelError, "halted: nothing more runs without the journal", "error", why)
+	l.fact(Fact{Kind: FactHalted, Why: why})
 }
 
-// hold puts workload's spec hash on hold, and has the holds file say so.
-func (l *loop) hold(workload, hash string) {
+// hold puts workload's spec hash on hold, for cause, and has the holds
+// file say so.
+func (l *loop) hold(workload, hash string, cause HoldCause) {
 	l.guards.hold(workload, hash)
 	l.saveHolds()
+	l.fact(Fact{Kind: FactHoldSet, Hold: &HoldFact{Workload: workload, Hashes: []string{hash}, By: l.opts.User, Cause: cause}})
 }
 
 // hold puts workload's spec hash on hold.
@@ -589,16 +591,16 @@ func (l *loop) startRollback(workload string) {
 		l.note("roll back %s: %v", workload, w.Err)
 		return
 	}
-	l.beginRollback("rollback", workload, w.Hash, "spec "+short(w.Hash)+" on hold")
+	l.beginRollback("rollback", HoldByOperator, workload, w.Hash, "spec "+short(w.Hash)+" on hold")
 	l.note("rolling back %s: spec %s on hold; its new containers stop where an older one still serves", workload, short(w.Hash))
 }
 
 // beginRollback rolls workload's spec hash back, as the operator's r does
 // and as a failed canary does: journaled as action, the spec on hold at
 // once, then Diff's stops of it (Observed.RollingBack), drained.
-func (l *loop) beginRollback(action, workload, hash, about string) {
+func (l *loop) beginRollback(action string, cause HoldCause, workload, hash, about string) {
 	l.decision(action, workload, about)
-	l.hold(workload, hash)
+	l.hold(workload, hash, cause)
 	l.rollbacks[workload] = hash
 }
 

@@ -3,12 +3,13 @@ package session
 import (
 	"bytes"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 )
 
-// A session with Options.Events reports its steps as typed events, in
+// A session with Options.Facts reports its steps as typed events, in
 // order, and does not also log them; without it, the same steps are log
 // lines (the agent's), so no view has to read the other's words.
 func TestStepsAreTypedEvents(t *testing.T) {
@@ -20,6 +21,9 @@ func TestStepsAreTypedEvents(t *testing.T) {
 	h.opts.Facts = func(e Fact) {
 		mu.Lock()
 		defer mu.Unlock()
+		if !e.Kind.IsStep() {
+			return // the session's own facts: the desired state loaded, the lock
+		}
 		if e.Step.Workload != "web" {
 			t.Errorf("event of %q", e.Step.Workload)
 		}
@@ -62,4 +66,79 @@ func (s *syncWriter) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.String()
+}
+
+// Every fact is numbered from 1 without a gap, each snapshot carries the
+// last of them, and a reader that fell behind what a snapshot carries is
+// told how many it missed, never silently skipped.
+func TestFactsAreNumberedAndAConsumerBehindIsTold(t *testing.T) {
+	var g factLog
+	for range 3*maxFacts + 7 {
+		g.add(Fact{Kind: FactWaiting})
+	}
+	s := Snapshot{Facts: g.last()}
+	if len(s.Facts) != maxFacts {
+		t.Fatalf("snapshot carries %d facts, want %d", len(s.Facts), maxFacts)
+	}
+	for i, f := range s.Facts {
+		if want := uint64(2*maxFacts+7) + uint64(i) + 1; f.Seq != want {
+			t.Fatalf("fact %d numbered %d, want %d", i, f.Seq, want)
+		}
+	}
+	facts, missed := s.FactsSince(10)
+	if want := s.Facts[0].Seq - 11; missed != want || len(facts) != maxFacts {
+		t.Fatalf("since 10: %d facts, %d missed; want %d, %d", len(facts), missed, maxFacts, want)
+	}
+	last := s.LastFact()
+	if facts, missed := s.FactsSince(last - 2); missed != 0 || len(facts) != 2 || facts[0].Seq != last-1 {
+		t.Fatalf("since last-2: %d facts from %v, %d missed", len(facts), facts, missed)
+	}
+	// What a snapshot holds never changes as the log goes on.
+	before := slices.Clone(s.Facts)
+	for range 2 * maxFacts {
+		g.add(Fact{Kind: FactResumed})
+	}
+	if !slices.EqualFunc(before, s.Facts, func(a, b Fact) bool { return a.Seq == b.Seq && a.Kind == b.Kind }) {
+		t.Fatal("a snapshot's facts changed as the log went on")
+	}
+}
+
+// A session's own facts (not a step's) are typed: the desired state
+// loading, the lock taken, a pause and its end, each in order and
+// numbered, in every snapshot.
+func TestSessionFactsAreTyped(t *testing.T) {
+	f, clock := newEngine()
+	h := newHarness(t, f, clock, desiredYAML("web:v1", 1), ModeAuto)
+	h.start()
+	h.drive("the start done", func(s Snapshot) bool { return len(s.Recent) == 1 && s.Running == nil })
+	h.s.Do(Pause{})
+	h.drive("paused", func(s Snapshot) bool { return s.Pause != nil })
+	h.s.Do(Resume{})
+	snap := h.drive("resumed", func(s Snapshot) bool { return s.Pause == nil })
+	var kinds []FactKind
+	for i, f := range snap.Facts {
+		if f.Seq != uint64(i)+1 {
+			t.Fatalf("fact %d numbered %d", i, f.Seq)
+		}
+		if f.At.IsZero() || f.EngineAt.IsZero() {
+			t.Fatalf("fact %v without its times", f.Kind)
+		}
+		kinds = append(kinds, f.Kind)
+	}
+	for _, want := range [][]FactKind{
+		{FactDesired, FactStepStarted, FactStepDone, FactPaused, FactResumed},
+	} {
+		i := 0
+		for _, k := range kinds {
+			if i < len(want) && k == want[i] {
+				i++
+			}
+		}
+		if i < len(want) {
+			t.Fatalf("facts %v, want %v in that order", kinds, want)
+		}
+	}
+	if p := snap.Facts[len(snap.Facts)-1]; p.Kind != FactResumed || p.Pause == nil || !p.Pause.ByOperator {
+		t.Fatalf("last fact %+v, want the operator's pause ended", p)
+	}
 }

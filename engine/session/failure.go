@@ -41,8 +41,8 @@ func (l *loop) checkFailures() {
 			Since:     l.engineNow(),
 		}
 		l.note("paused: %s", l.pause.Reason)
-		l.log(levelError, "paused: a new container missed its health deadline (failure_action pause)",
-			"workload", f.Workload, "slot", f.Slot, "container", f.Container, "reason", f.Reason)
+		p := *l.pause
+		l.fact(Fact{Kind: FactPaused, Pause: &p, Failure: &Failure{Workload: f.Workload, Slot: f.Slot, Container: f.Container, Reason: f.Reason}})
 		l.endRollout("paused")
 		l.fetchDetail(f.Container)
 	}

@@ -193,7 +193,7 @@ func (l *loop) takeDiskHolds(recs, base state.Holds, say bool) {
 				l.unhold(w, h)
 				if say {
 					l.note("hold on %s spec %s lifted outside this session (rollcall retry)", w, short(h))
-					l.log(levelInfo, "hold lifted outside this session", "workload", w, "spec", short(h))
+					l.fact(Fact{Kind: FactHoldLifted, Hold: &HoldFact{Workload: w, Hashes: []string{h}, Lifted: LiftedElsewhere}})
 				}
 			}
 		}
@@ -202,6 +202,9 @@ func (l *loop) takeDiskHolds(recs, base state.Holds, say bool) {
 		for h := range hs {
 			if !base.Has(w, h) && !l.holds[w][h] {
 				l.guards.hold(w, h)
+				if say {
+					l.fact(Fact{Kind: FactHoldSet, Hold: &HoldFact{Workload: w, Hashes: []string{h}, Cause: HoldFromFile}})
+				}
 			}
 		}
 	}
@@ -327,6 +330,7 @@ func (l *loop) dropStaleHolds() {
 				l.unhold(w, h)
 				changed = true
 				l.note("hold on %s spec %s lifted: the desired spec changed", w, short(h))
+				l.fact(Fact{Kind: FactHoldLifted, Hold: &HoldFact{Workload: w, Hashes: []string{h}, Lifted: LiftedSpecChanged}})
 			}
 		}
 	}
@@ -365,7 +369,7 @@ func (l *loop) retry(workload string) {
 		}
 		l.saveHolds()
 		l.note("hold on %s spec %s lifted by %s: it starts again under the usual rules", workload, strings.Join(shorts, ", "), l.opts.User)
-		l.log(levelInfo, "hold lifted by the operator", "workload", workload, "spec", strings.Join(shorts, ","), "user", l.opts.User)
+		l.fact(Fact{Kind: FactHoldLifted, Hold: &HoldFact{Workload: workload, Hashes: hashes, By: l.opts.User, Lifted: LiftedByOperator}})
 		l.spend() // the plan in hand has the hold
 		l.requestFetch()
 	})

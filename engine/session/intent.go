@@ -135,12 +135,15 @@ func (l *loop) handle(i Intent) {
 		if l.pause == nil {
 			l.pause = &PauseInfo{Reason: "paused by " + l.opts.User, ByOperator: true, Since: l.engineNow()}
 			l.decision("pause", "", "")
+			p := *l.pause
+			l.fact(Fact{Kind: FactPaused, Pause: &p})
 			l.endRollout("paused")
 		}
 	case Resume:
 		if l.pause != nil {
 			l.decision("resume", "", l.pause.Reason)
 			l.note("resumed (%s)", l.pause.Reason)
+			l.fact(Fact{Kind: FactResumed, Pause: l.pause})
 			l.pause = nil
 		}
 	case Rollback:

@@ -256,14 +256,14 @@ func (l *loop) onLockTaken(d lockDone) {
 		} else {
 			l.note("%s needs the host lock: %v: watching instead", was, d.err)
 		}
-		l.log(levelError, "host lock held elsewhere: watching instead", "lock", d.path, "error", d.err.Error())
+		l.fact(Fact{Kind: FactLockRefused, Lock: &LockFact{Path: d.path, Holder: d.holder, Err: d.err.Error()}})
 		return
 	}
 	if l.lockErr != "" {
 		l.note("took the host lock")
 	}
 	l.lock, l.holder, l.lockErr, l.lockFree = d.lock, nil, "", false
-	l.log(levelInfo, "host lock taken", "lock", d.path)
+	l.fact(Fact{Kind: FactLockTaken, Lock: &LockFact{Path: d.path}})
 	l.decision("lock-taken", "", d.path)
 	l.act() // a plan in hand may run now
 }

@@ -425,7 +425,7 @@ func (l *loop) logWaits() {
 		return
 	}
 	for _, s := range l.newWaits(l.plan) {
-		l.event(Fact{Kind: FactWaiting, Step: s})
+		l.fact(Fact{Kind: FactWaiting, Step: s})
 	}
 }
 

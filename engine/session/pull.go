@@ -153,7 +153,7 @@ func (l *loop) onPulled(pp reconcile.PullProgress) {
 		return
 	}
 	l.pulls.said[pp.Step.Key()] = pullMark(pp)
-	l.event(Fact{Kind: FactPulling, Step: pp.Step, Pull: &pp})
+	l.fact(Fact{Kind: FactPulling, Step: pp.Step, Pull: &pp})
 }
 
 // cancelUnneededPulls cancels each pull in flight whose image no workload

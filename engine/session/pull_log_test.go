@@ -35,8 +35,11 @@ func TestPullLogLinesAreStructured(t *testing.T) {
 		{Fact{Kind: FactStepFailed, Step: s, Duration: time.Second, Err: errors.New("pull web: unauthorized")}, "step failed",
 			map[string]any{"action": "pull", "error": "pull web: unauthorized"}},
 	} {
-		msg, _, kv := tc.e.logLine()
-		got := attrs(kv)
+		lines := tc.e.logLines()
+		if len(lines) != 1 {
+			t.Fatalf("fact %v: %d log lines, want 1", tc.e.Kind, len(lines))
+		}
+		msg, got := lines[0].msg, attrs(lines[0].attrs)
 		if msg != tc.msg {
 			t.Errorf("event %d: message %q, want %q", tc.e.Kind, msg, tc.msg)
 		}

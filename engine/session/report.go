@@ -68,9 +68,9 @@ func (l *loop) setConnected(ok bool, why string) {
 	switch {
 	case !l.connect(ok, why):
 	case ok:
-		l.log(levelInfo, "engine reconnected")
+		l.fact(Fact{Kind: FactEngineUp})
 	default:
-		l.log(levelError, "engine disconnected: nothing runs until it answers", "error", l.engineErr)
+		l.fact(Fact{Kind: FactEngineDown, Why: l.engineErr})
 	}
 }
 

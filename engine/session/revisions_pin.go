@@ -316,23 +316,23 @@ func (l *loop) notePinChanges(was, now state.Pins) {
 		}
 		v := PinView{PinRecord: p, Standing: true}
 		l.note("%s %s", p.Workload, v.Line())
-		l.log(levelInfo, "pinned", "workload", p.Workload, "revision", p.Revision.Number, "spec", short(p.Revision.Hash), "by", p.By)
+		l.fact(Fact{Kind: FactPinSet, Pin: &PinFact{Workload: p.Workload, Revision: p.Revision.Number, Hash: p.Revision.Hash, By: p.By}})
 	}
 	for _, p := range was.List() {
 		if _, ok := now[p.Workload]; ok {
 			continue
 		}
-		why := "outside this session (rollcall retry)"
+		lift := &PinFact{Workload: p.Workload, Revision: p.Revision.Number, Hash: p.Revision.Hash, By: l.opts.User, Lifted: LiftedElsewhere}
 		switch {
 		case ps.lifting[p.Workload]:
-			why = "by " + l.opts.User
+			lift.Lifted = LiftedByOperator
 		case ps.ending[p.Workload]:
-			why = "as the desired spec changed"
+			lift.Lifted = LiftedSpecChanged
 		}
 		delete(ps.lifting, p.Workload)
 		delete(ps.ending, p.Workload)
-		l.note("pin of %s to revision %d lifted %s: the desired spec rolls in under the usual rules", p.Workload, p.Revision.Number, why)
-		l.log(levelInfo, "pin lifted", "workload", p.Workload, "revision", p.Revision.Number, "why", why)
+		l.note("pin of %s to revision %d lifted %s: the desired spec rolls in under the usual rules", p.Workload, p.Revision.Number, lift.liftWords())
+		l.fact(Fact{Kind: FactPinLifted, Pin: lift})
 	}
 }
 

@@ -352,6 +352,7 @@ type loop struct {
 
 	mode   Mode
 	notes  []Note
+	facts  factLog     // what happened (facts.go)
 	proxy  proxyState  // the proxy in front (proxy.go)
 	pulls  pullState   // the pulls in flight (pull.go)
 	canary canaryState // the canaries by traffic (canary.go)

@@ -60,7 +60,10 @@ type Snapshot struct {
 	Lock     LockInfo
 
 	Events []docker.Event // the last engine events, oldest first
-	Notes  []Note         // what the session wants the operator to know, oldest first
+	// Facts are the last facts of the session (facts.go), oldest first:
+	// what happened, typed and numbered. FactsSince reads them on.
+	Facts []Fact
+	Notes []Note // what the session wants the operator to know, oldest first
 
 	// Why nothing runs now, as the session decided ("" when a step runs or
 	// nothing is left to run).
@@ -281,6 +284,7 @@ func (l *loop) snapshot() Snapshot {
 		Lock:    LockInfo{Path: l.lockPath, Held: l.lock != nil, Err: l.lockErr, Free: l.lockFree && l.lock == nil},
 		Waiting: l.waiting, Gated: l.gated, Settling: l.settleLeft(l.wallNow()), Halted: l.halted,
 		RolledBack: slices.Clone(l.rolledBack), Proxy: l.proxy.view(l.containers),
+		Facts: l.facts.last(),
 	}
 	s.Fresh = l.fresh() && !l.loading && !l.fetching && len(l.running) == 0 && l.resolved != nil && l.connected && !l.diskBusy()
 	s.Steady = s.Fresh && l.plan.Empty() && len(l.plan.Errors()) == 0 && s.Settling == 0
