@@ -193,6 +193,9 @@ func applyFinal(res session.Outcome, timeout time.Duration) string {
 		if failed > 0 {
 			s += fmt.Sprintf(" (%d failed step(s) retried)", failed)
 		}
+		if said := res.Standing.Said(); said != "" { // the pins reached, as asked
+			s += "; " + said
+		}
 		return s
 	}
 	if res.TimedOut {

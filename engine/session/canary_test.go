@@ -460,10 +460,10 @@ func TestUnattendedEndsOnAHeldCanary(t *testing.T) {
 	h := newHarness(t, f, clock, canaryYAML("web:v2", c.URL, "[{share: 10%, for: 200ms}]"), ModeAuto)
 	h.start()
 	s := h.drive("the canary held", func(s Snapshot) bool {
-		_, done := judge(s, true)
+		_, done := judge(s.Standing, true)
 		return done
 	})
-	why, _ := judge(s, true)
+	why, _ := judge(s.Standing, true)
 	if !strings.Contains(why, "canary web holds at step 1/1") || !strings.Contains(why, "rollcall retry web") {
 		t.Errorf("judge says %q, want the held canary and what lifts it", why)
 	}

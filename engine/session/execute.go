@@ -444,18 +444,18 @@ func (l *loop) onStepDone(d stepDone) {
 	switch {
 	case unneeded && d.err != nil:
 		// A pull the desired state no longer needs: cancelled, not failed.
-		l.fact(Fact{Kind: FactStepFailed, Step: s, Duration: d.duration, Err: d.err})
+		l.fact(Fact{Kind: FactStepFailed, Step: s, Result: &res, Duration: d.duration, Err: d.err})
 	case errors.As(d.err, &canaryOutcome):
 		l.endRollout(fmt.Sprintf("%s %s did not pass", s.Action, s.Target()))
-		l.fact(Fact{Kind: FactStepFailed, Step: s, Duration: d.duration, Err: d.err})
+		l.fact(Fact{Kind: FactStepFailed, Step: s, Result: &res, Duration: d.duration, Err: d.err})
 	case d.err != nil:
 		wait := l.failed(key, l.wallNow())
 		l.note("%s %s failed: %v", s.Action, s.Target(), d.err)
 		l.endRollout(fmt.Sprintf("%s %s failed", s.Action, s.Target()))
-		l.fact(Fact{Kind: FactStepFailed, Step: s, Duration: d.duration, Err: d.err, RetryIn: wait})
+		l.fact(Fact{Kind: FactStepFailed, Step: s, Result: &res, Duration: d.duration, Err: d.err, RetryIn: wait})
 	default:
 		l.succeeded(s)
-		l.fact(Fact{Kind: FactStepDone, Step: s, Duration: d.duration})
+		l.fact(Fact{Kind: FactStepDone, Step: s, Result: &res, Duration: d.duration})
 		if s.Hold != "" && !operator {
 			// failure_action's rollback: its spec goes on hold now, and
 			// it is listed. The operator's put the spec on hold as it
@@ -564,9 +564,20 @@ func (l *loop) halt(why string) {
 // file say so.
 func (l *loop) hold(workload, hash string, cause HoldCause) {
 	l.guards.hold(workload, hash)
+	l.holdCause(workload, hash, cause)
 	l.saveHolds()
 	l.fact(Fact{Kind: FactHoldSet, Hold: &HoldFact{Workload: workload, Hashes: []string{hash}, By: l.opts.User, Cause: cause}})
 }
+
+// holdCause records why workload's spec hash went on hold.
+func (g *guards) holdCause(workload, hash string, cause HoldCause) {
+	if g.holdCauses == nil {
+		g.holdCauses = map[string]HoldCause{}
+	}
+	g.holdCauses[holdKey(workload, hash)] = cause
+}
+
+func holdKey(workload, hash string) string { return workload + "\x00" + hash }
 
 // hold puts workload's spec hash on hold.
 func (g *guards) hold(workload, hash string) {

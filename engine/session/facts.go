@@ -83,6 +83,7 @@ type Fact struct {
 
 	// A step's facts.
 	Step     reconcile.Step
+	Result   *StepResult              // done, failed: the step as it ran
 	Duration time.Duration            // done, failed
 	Err      error                    // step failed; desired rejected
 	RetryIn  time.Duration            // failed: auto tries it again after this

@@ -202,6 +202,7 @@ func (l *loop) takeDiskHolds(recs, base state.Holds, say bool) {
 		for h := range hs {
 			if !base.Has(w, h) && !l.holds[w][h] {
 				l.guards.hold(w, h)
+				l.holdCause(w, h, HoldFromFile)
 				if say {
 					l.fact(Fact{Kind: FactHoldSet, Hold: &HoldFact{Workload: w, Hashes: []string{h}, Cause: HoldFromFile}})
 				}
@@ -221,6 +222,7 @@ func (l *loop) unhold(w, h string) {
 
 // unhold drops the hold of workload w's spec h.
 func (g *guards) unhold(w, h string) {
+	delete(g.holdCauses, holdKey(w, h))
 	delete(g.holds[w], h)
 	if len(g.holds[w]) == 0 {
 		delete(g.holds, w)

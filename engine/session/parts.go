@@ -223,6 +223,7 @@ type guards struct {
 	pause            *PauseInfo
 	skipHealth       bool
 	holds            map[string]map[string]bool
+	holdCauses       map[string]HoldCause // why each hold was put, by holdKey; none for a hold this session did not see put
 	blastCheck       bool
 	confirm          *Confirmation
 	refusal          *Refusal    // unattended: the blast radius refused the desired state

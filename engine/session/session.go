@@ -350,13 +350,15 @@ type loop struct {
 	runner
 	disk
 
-	mode   Mode
-	notes  []Note
-	facts  factLog     // what happened (facts.go)
-	proxy  proxyState  // the proxy in front (proxy.go)
-	pulls  pullState   // the pulls in flight (pull.go)
-	canary canaryState // the canaries by traffic (canary.go)
-	notify notifyState // the webhooks of notify: (notify.go)
+	mode  Mode
+	notes []Note
+	facts factLog // what happened (facts.go)
+	// lastStanding is the standing last decided (standing.go).
+	lastStanding Standing
+	proxy        proxyState  // the proxy in front (proxy.go)
+	pulls        pullState   // the pulls in flight (pull.go)
+	canary       canaryState // the canaries by traffic (canary.go)
+	notify       notifyState // the webhooks of notify: (notify.go)
 
 	seq uint64
 }

@@ -93,6 +93,12 @@ type Snapshot struct {
 	// Proxy is what the proxy in front routes to, when the desired state
 	// names one (proxy.caddy_admin); nil otherwise.
 	Proxy *ProxyView
+	// Standing is where the session stands as a whole, and why
+	// (standing.go): what apply, the fleet, the console's header and the
+	// metrics read.
+	Standing Standing
+
+	holdCauses map[string]HoldCause // why each of Holds was put, where the session knows
 }
 
 // RolloutInfo is an approved rollout under way.
@@ -335,6 +341,8 @@ func (l *loop) snapshot() Snapshot {
 	s.Pins = slices.Clone(l.rev.pins.views)
 	s.Canaries = l.canaryViews()
 	s.Slots, s.Progress = SlotViews(l.rev.pins.diffed(l.resolved), &l.plan, l.containers)
+	s.holdCauses = maps.Clone(l.holdCauses)
+	s.Standing = l.standing(&s)
 	return s
 }
 

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -23,8 +22,15 @@ type Outcome struct {
 	TimedOut bool
 	// Plans counts the fresh plans the session diffed while it ran.
 	Plans int
-	// Steps are the steps it ran, in order.
+	// Steps are the steps it ran, in order, as the session's facts told
+	// them (step done, step failed).
 	Steps []StepResult
+	// Missed counts the facts the run fell too far behind to read: its
+	// Steps may lack some then. 0 in any run that kept up.
+	Missed uint64
+	// Standing is where the session stood when the run ended: what
+	// Converged and Reason say in short.
+	Standing Standing
 	// Last is the last snapshot.
 	Last Snapshot
 	// Left is what was left when the run ended: Last's plan without the
@@ -58,7 +64,7 @@ func unattended(ctx context.Context, s *Session, untilSteady bool) Outcome {
 	go func() { done <- s.Run(runCtx) }()
 
 	var out Outcome
-	seen := map[string]bool{}
+	var seen uint64 // the last fact read
 	var lastPlan time.Time
 	record := func(snap Snapshot) {
 		out.Last = snap
@@ -66,13 +72,14 @@ func unattended(ctx context.Context, s *Session, untilSteady bool) Outcome {
 			lastPlan = snap.PlanAt
 			out.Plans++
 		}
-		for _, r := range snap.Recent {
-			id := r.Step.Key() + "@" + r.Began.String()
-			if !seen[id] {
-				seen[id] = true
-				out.Steps = append(out.Steps, r)
+		facts, missed := snap.FactsSince(seen)
+		out.Missed += missed
+		for _, f := range facts {
+			if (f.Kind == FactStepDone || f.Kind == FactStepFailed) && f.Result != nil {
+				out.Steps = append(out.Steps, *f.Result)
 			}
 		}
+		seen = max(seen, snap.LastFact())
 	}
 	verdict := ""
 	stopped := "" // "timed out" or "interrupted": ctx ended the run
@@ -85,7 +92,7 @@ loop:
 				break loop
 			}
 			record(snap)
-			if v, stop := judge(snap, untilSteady); stop {
+			if v, stop := judge(snap.Standing, untilSteady); stop {
 				verdict, ended = v, true
 				break loop
 			}
@@ -105,6 +112,7 @@ loop:
 	for snap := range s.Snapshots() { // Run lets a running step end first
 		record(snap)
 	}
+	out.Standing = out.Last.Standing
 	// What was left is said once the steps in flight have ended, from
 	// what ran: not from the plan as it stood when ctx ended.
 	out.Left = Left(out.Last)
@@ -125,89 +133,36 @@ loop:
 	return out
 }
 
-// judge reads a snapshot for an unattended run: whether it is over, and if
-// so why it failed ("" for success).
-func judge(s Snapshot, untilSteady bool) (string, bool) {
-	if s.Halted != "" {
-		return "halted: " + s.Halted, true
+// judge reads the session's standing for an unattended run: whether the
+// run is over, and if so why it failed ("" for success). It decides
+// nothing itself: the standing does.
+func judge(st Standing, untilSteady bool) (string, bool) {
+	failed := func() (string, bool) { return st.Said(), true }
+	if st.Kind == StandingFailed && st.Causes[0].Kind == CauseHalted {
+		return failed()
 	}
 	if !untilSteady {
 		return "", false
 	}
-	switch {
-	case s.Desired == nil && s.SourceErr != nil:
-		return "desired state: " + oneLine(s.SourceErr.Error()), true
-	case s.Refusal != nil:
-		return fmt.Sprintf("refused: %s; nothing was stopped (pass --allow-mass-stop to do it on purpose)", s.Refusal.Reason), true
-	case s.Pause != nil:
-		return "paused: " + s.Pause.Reason + "; fix it and run again, or roll back the desired state", true
-	case !s.Fresh || s.Settling > 0:
-		return "", false
-	}
-	if why := canaryHeld(s); why != "" {
-		return why, true
-	}
-	if !s.Plan.Empty() {
-		return "", false // steps to run, or waits that end by themselves
-	}
-	var why []string
-	for _, r := range s.RolledBack {
-		why = append(why, fmt.Sprintf("rolled back %s/%d (%s): spec %s is on hold until the desired spec changes",
-			r.Workload, r.Slot, r.Reason, short(r.Hash)))
-	}
-	if len(why) == 0 {
-		for _, w := range sortedKeys(s.Holds) {
-			for _, h := range s.Holds[w] {
-				why = append(why, fmt.Sprintf("%s: spec %s is on hold (rolled back before); change the desired spec, or run `rollcall retry %s`, to try again", w, short(h), w))
-			}
+	switch st.Kind {
+	case StandingBlocked:
+		if st.Causes[0].Kind == CauseDesired { // no desired state: nothing to wait for
+			return failed()
 		}
-	}
-	for _, p := range s.Pins {
-		if p.Standing { // the pinned revision is reached, not the desired spec (revisions_pin.go)
-			why = append(why, p.Workload+" "+p.Line())
+	case StandingFailed, StandingHeld:
+		if !st.Pending || st.Causes[0].Kind == CauseRefused || st.Causes[0].Kind == CauseFailurePause {
+			return failed()
 		}
-	}
-	if errs := s.Plan.Errors(); len(errs) > 0 {
-		why = append(why, "cannot converge: "+strings.Join(errs, "; "))
-	}
-	if len(why) > 0 {
-		return strings.Join(why, "; "), true
-	}
-	if s.Steady {
-		return "", true
+	case StandingConverged:
+		if !st.Pending {
+			return "", true
+		}
 	}
 	return "", false
 }
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
-}
-
-// canaryHeld says why nothing more runs when a canary step ended with too
-// little traffic and holds (on_insufficient_traffic: hold), and the plan
-// has nothing else to run: only an operator moves it on. "" otherwise.
-func canaryHeld(s Snapshot) string {
-	if s.Running != nil {
-		return ""
-	}
-	for _, wp := range s.Plan.Workloads {
-		for _, st := range wp.Steps {
-			if st.Executable() {
-				return ""
-			}
-		}
-	}
-	// Diff says which canary holds (ReasonCanaryHeld): not worked out again.
-	var why []string
-	for _, wp := range s.Plan.Workloads {
-		for _, st := range wp.Steps {
-			if r := st.Why; r.Kind == reconcile.ReasonCanaryHeld && r.Canary != nil && r.Judgement != nil {
-				why = append(why, fmt.Sprintf("canary %s holds at step %d/%d: %s; `rollcall retry %s` runs the step again, or change the desired spec",
-					wp.Name, r.Canary.Index+1, r.Canary.Of, *r.Judgement, wp.Name))
-			}
-		}
-	}
-	return strings.Join(why, "; ")
 }
 
 // Left is what s's plan had left: its steps but those s says ran to
