@@ -87,6 +87,9 @@ func TestApplyJSON(t *testing.T) {
 	if !doc.Converged || doc.Error != "" || len(doc.Steps) != 5 || len(doc.Pending) != 0 || doc.Rounds < 1 {
 		t.Errorf("document: %+v", doc)
 	}
+	if st := doc.Standing; st == nil || st.Kind != session.StandingConverged || len(st.Causes) != 0 || doc.Missed != 0 {
+		t.Errorf("standing %+v, missed %d: want converged, no cause, nothing missed", st, doc.Missed)
+	}
 	live, err := h.fake.List(context.Background(), "rctest")
 	if err != nil {
 		t.Fatal(err)

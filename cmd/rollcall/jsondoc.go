@@ -440,6 +440,36 @@ type applyDoc struct {
 	Pending   []stepDoc      `json:"pending"`
 	Rollout   string         `json:"rollout"`
 	Hosts     []hostApplyDoc `json:"hosts"`
+	// Standing is where the session stood at the end (one engine; each
+	// host's in hosts), as the session decided it.
+	Standing *standingDoc `json:"standing,omitempty"`
+	// Missed counts the session's facts apply fell too far behind to
+	// read: steps may be missing from steps then. 0 in a run that kept up.
+	Missed uint64 `json:"missed_facts"`
+}
+
+// standingDoc is a session's standing (session.Standing).
+type standingDoc struct {
+	Kind   session.StandingKind `json:"kind"`
+	Causes []causeDoc           `json:"causes"`
+	Pinned []string             `json:"pinned"` // workloads whose pin was reached, as asked
+}
+
+type causeDoc struct {
+	Kind     session.CauseKind `json:"kind"`
+	Workload string            `json:"workload,omitempty"`
+	Text     string            `json:"text"`
+}
+
+func newStandingDoc(st session.Standing) *standingDoc {
+	d := &standingDoc{Kind: st.Kind, Causes: []causeDoc{}, Pinned: []string{}}
+	for _, c := range st.Causes {
+		d.Causes = append(d.Causes, causeDoc{Kind: c.Kind, Workload: c.Workload, Text: c.Said()})
+	}
+	for _, p := range st.Pinned {
+		d.Pinned = append(d.Pinned, p.Workload)
+	}
+	return d
 }
 
 // hostApplyDoc is one host of apply --json with hosts: (applyDoc.Hosts).
@@ -495,7 +525,8 @@ func newJudgementDoc(s reconcile.CanaryStep, j reconcile.Judgement) *judgementDo
 // that ran its judgement, in the order they ended (progress.canaryResult).
 func newApplyDoc(d *spec.Desired, res session.Outcome, summary string, judged func(reconcile.Step) *judgementDoc) applyDoc {
 	doc := applyDoc{Source: d.Source, Prefix: d.Prefix, Converged: res.Converged, Rounds: res.Plans,
-		Summary: summary, Steps: []resultDoc{}, Pending: []stepDoc{}, Hosts: []hostApplyDoc{}}
+		Summary: summary, Steps: []resultDoc{}, Pending: []stepDoc{}, Hosts: []hostApplyDoc{},
+		Standing: newStandingDoc(res.Standing), Missed: res.Missed}
 	if !res.Converged {
 		doc.Error = oneLine(res.Reason)
 		for _, s := range res.Left.Steps() {

@@ -42,6 +42,9 @@ func (k StandingKind) String() string {
 // MarshalText names the kind in JSON.
 func (k StandingKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
+// UnmarshalText reads a kind as MarshalText names it.
+func (k *StandingKind) UnmarshalText(b []byte) error { return unmarshalName(b, standingNames[:], (*int)(k), "standing") }
+
 // StandingKinds are every kind, in order (the metrics export one series each).
 func StandingKinds() []StandingKind {
 	return []StandingKind{StandingStarting, StandingConverged, StandingRolling, StandingAwaitingApproval,
@@ -89,6 +92,37 @@ const (
 	CauseApproval                            // step mode: the next step waits for approval (Step)
 	CauseConfirm                             // a question waits for the operator (Confirm)
 )
+
+var causeNames = [...]string{
+	CauseHalted: "halted", CauseRefused: "refused", CauseFailurePause: "failure-pause", CauseOperatorPause: "operator-pause",
+	CauseRolledBack: "rolled-back", CauseHold: "hold", CauseCanaryHeld: "canary-held", CauseCannotConverge: "cannot-converge",
+	CauseDesired: "desired", CauseEngine: "engine", CauseLock: "lock", CauseApproval: "approval", CauseConfirm: "confirm",
+}
+
+// String is the kind as apply --json names it.
+func (k CauseKind) String() string {
+	if k > 0 && int(k) < len(causeNames) {
+		return causeNames[k]
+	}
+	return fmt.Sprintf("cause(%d)", int(k))
+}
+
+// MarshalText names the kind in JSON.
+func (k CauseKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText reads a kind as MarshalText names it.
+func (k *CauseKind) UnmarshalText(b []byte) error { return unmarshalName(b, causeNames[:], (*int)(k), "cause") }
+
+// unmarshalName sets *k to the index of b in names.
+func unmarshalName(b []byte, names []string, k *int, what string) error {
+	for i, n := range names {
+		if n != "" && n == string(b) {
+			*k = i
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown %s %q", what, b)
+}
 
 // Cause is one reason for a standing.
 type Cause struct {
