@@ -72,7 +72,9 @@ func (k FactKind) String() string {
 func (k FactKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
 // UnmarshalText reads a kind as MarshalText names it.
-func (k *FactKind) UnmarshalText(b []byte) error { return unmarshalName(b, factKindNames[:], (*int)(k), "fact") }
+func (k *FactKind) UnmarshalText(b []byte) error {
+	return unmarshalName(b, factKindNames[:], (*int)(k), "fact")
+}
 
 // IsStep reports whether the kind is about a step of the plan (Step is set).
 func (k FactKind) IsStep() bool { return k >= FactStepStarted && k <= FactPulling }

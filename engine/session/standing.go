@@ -43,7 +43,9 @@ func (k StandingKind) String() string {
 func (k StandingKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
 // UnmarshalText reads a kind as MarshalText names it.
-func (k *StandingKind) UnmarshalText(b []byte) error { return unmarshalName(b, standingNames[:], (*int)(k), "standing") }
+func (k *StandingKind) UnmarshalText(b []byte) error {
+	return unmarshalName(b, standingNames[:], (*int)(k), "standing")
+}
 
 // StandingKinds are every kind, in order (the metrics export one series each).
 func StandingKinds() []StandingKind {
@@ -111,7 +113,9 @@ func (k CauseKind) String() string {
 func (k CauseKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
 // UnmarshalText reads a kind as MarshalText names it.
-func (k *CauseKind) UnmarshalText(b []byte) error { return unmarshalName(b, causeNames[:], (*int)(k), "cause") }
+func (k *CauseKind) UnmarshalText(b []byte) error {
+	return unmarshalName(b, causeNames[:], (*int)(k), "cause")
+}
 
 // unmarshalName sets *k to the index of b in names.
 func unmarshalName(b []byte, names []string, k *int, what string) error {
