@@ -46,7 +46,7 @@ type board struct {
 	// the clock
 	planTicks bool
 
-	steady   bool          // the desired state is reached (Snapshot.Steady)
+	standing session.Standing // where the session stands, as it decided (Snapshot.Standing)
 	skipped  int           // steps skipped: the plan is not done while one is
 	waiting  string        // why nothing runs
 	settling time.Duration // the changed desired state settles this much longer
@@ -338,7 +338,7 @@ func newBoard(s session.Snapshot) board {
 	}
 	b.events = eventsOf(s)
 
-	b.steady, b.waiting, b.settling, b.halted = s.Steady, sanitize(s.Waiting), s.Settling, firstLine(s.Halted)
+	b.standing, b.waiting, b.settling, b.halted = s.Standing, sanitize(s.Waiting), s.Settling, firstLine(s.Halted)
 	for _, st := range s.Steps {
 		if st.State == session.StepSkipped {
 			b.skipped++
@@ -374,6 +374,18 @@ func rolledBackOf(rb session.RollbackInfo, s session.Snapshot) rolledBackRow {
 		}
 	}
 	return r
+}
+
+// converged: the session decided the desired state is reached.
+func (b *board) converged() bool { return b.standing.Kind == session.StandingConverged }
+
+// settled: nothing more runs by itself: converged, held or failed.
+func (b *board) settled() bool {
+	switch b.standing.Kind {
+	case session.StandingConverged, session.StandingHeld, session.StandingFailed:
+		return true
+	}
+	return false
 }
 
 func headerOf(s session.Snapshot) headerInfo {

@@ -77,6 +77,7 @@ func TestHeaderCountsTheRowsItSitsBeside(t *testing.T) {
 	s.Slots[1].Ready, s.Slots[2].Ready = false, false // as Diff has it
 	s.Progress = session.Progress{Ready: 3, Total: 4} // the session counts needs-update as ready
 	s.Fresh, s.Steady = true, false
+	s.Standing = session.Standing{Kind: session.StandingRolling}
 	screen := ansi.Strip(sized(theme.Mono, 120, 40, s).View().Content)
 	up := 0
 	for _, row := range newBoard(s).slots {

@@ -111,6 +111,7 @@ func converged() session.Snapshot {
 	s.Slots = append(s.Slots, worker(false))
 	s.Progress = session.Progress{Ready: 4, Total: 4}
 	s.Fresh, s.Steady = true, true
+	s.Standing = session.Standing{Kind: session.StandingConverged}
 	s.Events = []docker.Event{
 		{Time: t0.Add(-12 * time.Minute), Action: "start", Name: "rollcall-web-2-2222bbbb"},
 		{Time: t0.Add(-11 * time.Minute), Action: "health_status: healthy", Name: "rollcall-web-2-2222bbbb"},
@@ -269,6 +270,7 @@ func trouble() session.Snapshot {
 	s := converged()
 	s.Connected = false
 	s.Fresh, s.Steady = false, false
+	s.Standing = session.Standing{Kind: session.StandingRolling}
 	s.EngineErr = "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"
 	s.SourceErr = spec.ErrorList{{File: "rollcall.yaml", Line: 7, Col: 5, Msg: `unknown key "replica"`, Hint: "did you mean replicas?"}}
 	s.Lock = session.LockInfo{Err: "host lock /run/lock/rollcall.lock: permission denied"}
@@ -380,6 +382,7 @@ func pullStepOf() reconcile.Step {
 func pulling() session.Snapshot {
 	s := converged()
 	s.Seq, s.Mode, s.Steady = 61, session.ModeAuto, false
+	s.Standing = session.Standing{Kind: session.StandingRolling}
 	s.Progress = session.Progress{Ready: 1, Total: 4} // web's 3 slots are stale until the image is there
 	for i := range 3 {
 		v := &s.Slots[i]

@@ -92,9 +92,9 @@ func (h header) lines(f frame, w int) []string {
 	switch {
 	case !hi.connected:
 		parts = append(parts, c.Stale.Render("? "+progress+", as last seen"))
-	case b.steady && hi.progress.Done():
+	case b.converged() && hi.progress.Done():
 		parts = append(parts, c.ProgressDone.Render(theme.Healthy.Glyph()+" converged · "+progress))
-	case b.steady: // a hold or an error keeps a slot off its desired spec
+	case b.settled(): // a hold, a pin or an error keeps a slot off its desired spec
 		parts = append(parts, c.Progress.Render(theme.Booting.Glyph()+" "+progress+", nothing more to do"))
 	default:
 		text := theme.Booting.Glyph() + " " + progress

@@ -72,7 +72,7 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, k.Approve):
 		cmd = m.approveSelected()
 	case key.Matches(msg, k.ApprovePlan):
-		if b.steady {
+		if b.converged() {
 			// Nothing to roll: the approval would only end at once (a
 			// journal line and a note that approve nothing).
 			m.flash = "nothing to approve: converged"

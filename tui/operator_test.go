@@ -403,6 +403,7 @@ func TestDisconnectedIsLastSeen(t *testing.T) {
 	c := newConsole(t, converged())
 	gone := converged()
 	gone.Connected, gone.Fresh, gone.Steady = false, false, false
+	gone.Standing.Pending = true
 	gone.At = t0.Add(12 * time.Second)
 	c.snapshot(gone)
 	scr := c.screen()

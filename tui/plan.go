@@ -272,7 +272,7 @@ func (p *planPane) body(f frame, cols planColumns, cur int, focused bool, w, h i
 				return []string{"  " + st.Muted.Render("no desired state loaded: nothing is planned")}
 			case f.filter != "":
 				return []string{"  " + st.Muted.Render("no step matches the filter (esc clears it)")}
-			case !b.steady:
+			case !b.settled():
 				return []string{"  " + st.Muted.Render("nothing planned yet: looking again…")}
 			default:
 				return []string{"  " + k.ok.paint(theme.Done.Glyph()+" converged: nothing to do")}
