@@ -47,10 +47,10 @@ type board struct {
 	planTicks bool
 
 	standing session.Standing // where the session stands, as it decided (Snapshot.Standing)
-	skipped  int           // steps skipped: the plan is not done while one is
-	waiting  string        // why nothing runs
-	settling time.Duration // the changed desired state settles this much longer
-	rollout  *rolloutRow   // the operator approved the whole rollout
+	skipped  int              // steps skipped: the plan is not done while one is
+	waiting  string           // why nothing runs
+	settling time.Duration    // the changed desired state settles this much longer
+	rollout  *rolloutRow      // the operator approved the whole rollout
 	refusal  string
 	halted   string          // the journal broke: nothing runs
 	rolled   []rolledBackRow // automatic rollbacks, oldest first
