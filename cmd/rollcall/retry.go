@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -92,28 +93,13 @@ hold stays).`,
 			}
 
 			// No audit, no action: the decision is journaled first.
-			shorts := make([]string, len(mine))
-			for i, h := range mine {
-				shorts[i] = shortHash(h.Hash)
-			}
-			jr, err := journal.Open(g.journal, journal.Options{})
-			if err != nil {
-				return withHint(err, "the hold stays: a decision that cannot be journaled is not taken")
-			}
-			defer jr.Close()
-			engine := info.ID
-			if engine == "" {
-				engine = info.Endpoint
-			}
-			entry := journal.Entry{Time: time.Now(), User: journal.CurrentUser(), Mode: retryMode, Action: "retry",
-				Workload: workload, Slot: -1, Reason: "hold lifted on spec " + strings.Join(shorts, ", "),
-				Result: journal.ResultDecision, Engine: engine, Prefix: d.Prefix}
-			if err := jr.Append(entry); err != nil {
-				return withHint(err, "the hold stays: a decision that cannot be journaled is not taken")
-			}
-			lifted, err := session.LiftHolds(g.stateDir(), info, d.Prefix, workload)
-			if err != nil {
+			lifted, err := session.RetryHolds(g.stateDir(), g.journal, info, d.Prefix, workload, journal.CurrentUser(), retryMode, mine)
+			var re *session.RetryError
+			switch {
+			case errors.As(err, &re) && re.Stage == session.RetryNotLifted:
 				return withHint(err, "the hold stays; the journal has the retry, run it again")
+			case err != nil:
+				return withHint(err, "the hold stays: a decision that cannot be journaled is not taken")
 			}
 			if len(lifted) == 0 { // lifted meanwhile: the desired spec changed, or another retry
 				out.printf("%s: the hold was lifted meanwhile; nothing more to lift\n", termSafe(workload))
