@@ -29,9 +29,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rollcall/rollcall/engine/demo/demoapp"
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/fake"
+	"github.com/rollcall/rollcall/engine/docker/imagebuild"
 	"github.com/rollcall/rollcall/engine/docker/moby"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/session"
@@ -227,7 +227,7 @@ type CleanOptions struct {
 	// Images are the tags the demo built; none means DefaultImages. On an
 	// engine that builds images (the moby adapter), their tags are removed,
 	// and the older builds of them that a newer build left untagged (found
-	// by their demoapp.TagLabel).
+	// by their imagebuild.TagLabel).
 	Images Images
 	// StateDir is where sessions kept the prefix's revisions, holds and pins
 	// (beside the journal); "" leaves them.
@@ -324,7 +324,7 @@ func cleanImages(ctx context.Context, r imageRemover, img Images) ([]string, err
 		}
 	}
 	for _, tag := range []string{img.V1, img.V2} {
-		imgs, err := r.ImagesLabelled(ctx, demoapp.TagLabel+"="+tag)
+		imgs, err := r.ImagesLabelled(ctx, imagebuild.TagLabel+"="+tag)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -1,4 +1,13 @@
-package demoapp
+// Package imagebuild builds the demoapp image: a FROM scratch image whose
+// entrypoint is an executable (a statically linked Go binary, or a
+// dynamically linked one with the files it needs), tagged and labelled. The
+// executable's path is data: engine/demo passes rollcall itself or a compiled
+// demoapp, dockertest the demoapp it compiles with CGO_ENABLED=0.
+//
+// It sits below engine/demo so that engine/docker/dockertest can build its
+// test image without importing engine/demo. It imports the standard library
+// only; the Builder it takes is engine/docker/moby's BuildImage.
+package imagebuild
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package demoapp
+package imagebuild
 
 import (
 	"bytes"
