@@ -29,6 +29,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/source/load"
+
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/docker/imagebuild"
@@ -36,7 +38,6 @@ import (
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/source"
-	"github.com/rollcall/rollcall/engine/spec"
 	"github.com/rollcall/rollcall/engine/state"
 )
 
@@ -163,12 +164,12 @@ func Stage(ctx context.Context, c docker.Client, opts StageOptions) (string, err
 			}
 		}
 	}
-	start, err := spec.Parse("demo start state", []byte(startYAML(prefix, img, web)))
+	start, err := load.Parse("demo start state", []byte(startYAML(prefix, img, web)))
 	if err != nil {
 		return "", fmt.Errorf("demo start state: %w", err) // a bug in this file
 	}
 	desired := desiredYAML(prefix, img, web)
-	if _, err := spec.Parse("demo desired state", []byte(desired)); err != nil {
+	if _, err := load.Parse("demo desired state", []byte(desired)); err != nil {
 		return "", fmt.Errorf("demo desired state: %w", err)
 	}
 	fmt.Fprintf(log, "starting the out-of-date state under prefix %s\n", prefix)

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/source/load"
+
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/dockertest"
 	"github.com/rollcall/rollcall/engine/docker/imagebuild"
@@ -222,7 +224,7 @@ func TestDemoWithARegistryOnRealEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	desired, err := spec.Parse(path, text)
+	desired, err := load.Parse(path, text)
 	if err != nil {
 		t.Fatal(err)
 	}
