@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/source/load"
+
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rollcall/rollcall/engine/docker/fake"
@@ -31,7 +33,7 @@ type textSource struct{ text string }
 
 func (s textSource) Name() string { return "mem.yaml" }
 func (s textSource) Load(context.Context) (*spec.Desired, error) {
-	return spec.Parse("mem.yaml", []byte(s.text))
+	return load.Parse("mem.yaml", []byte(s.text))
 }
 func (s textSource) Changes(context.Context) <-chan struct{} { return nil }
 
@@ -42,7 +44,7 @@ func rollEngine(t *testing.T) (*fake.Engine, *fake.ManualClock) {
 	f := fake.New(fake.Options{Clock: clock, Seed: 1})
 	f.AddImage("web:v1", "sha256:1111", fake.Behaviour{ReadyAfter: time.Second})
 	f.AddImage("web:v2", "sha256:2222", fake.Behaviour{ReadyAfter: time.Second})
-	d, err := spec.Parse("seed.yaml", []byte(desiredYAML("web:v1")))
+	d, err := load.Parse("seed.yaml", []byte(desiredYAML("web:v1")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rollcall/rollcall/engine/demo/demoapp"
+	"github.com/rollcall/rollcall/engine/docker/imagebuild"
 	caddyproxy "github.com/rollcall/rollcall/engine/proxy"
 )
 
@@ -231,7 +231,7 @@ func (b *bench) demoappImage(ctx context.Context) error {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build ./cmd/demoapp (run rollbench from the module root): %w: %s", err, strings.TrimSpace(string(out)))
 	}
-	files, err := demoapp.ImageFiles(b.demoapp, "v1")
+	files, err := imagebuild.ImageFiles(b.demoapp, "v1")
 	if err != nil {
 		return err
 	}

@@ -18,8 +18,8 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
-	"github.com/rollcall/rollcall/engine/demo/demoapp"
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/imagebuild"
 	"github.com/rollcall/rollcall/engine/docker/moby"
 	"github.com/rollcall/rollcall/engine/state"
 )
@@ -84,7 +84,7 @@ func (b *bench) build(ctx context.Context) error {
 	}
 	for _, v := range []string{"v1", "v2"} {
 		for _, hc := range []bool{false, true} {
-			files, err := demoapp.ImageFiles(b.demoapp, v)
+			files, err := imagebuild.ImageFiles(b.demoapp, v)
 			if err != nil {
 				return err
 			}

@@ -25,11 +25,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/source/load"
+
 	"github.com/moby/moby/client"
 
 	"github.com/rollcall/rollcall/engine/docker/dockertest"
 	"github.com/rollcall/rollcall/engine/fleet"
-	"github.com/rollcall/rollcall/engine/spec"
 )
 
 // fleetConfig is a roll of several hosts: replicas on each of hosts
@@ -210,7 +211,7 @@ func policyWaves(hosts []string, policy string) ([][]int, error) {
 	for i := range hosts {
 		eps[i] = "unix:///run/" + hosts[i] + ".sock"
 	}
-	d, err := spec.Parse("waves.yaml", []byte(fleetFile("waves", "demoapp:v1", fleetConfig{len(hosts), 1, 1}, time.Second, hosts, eps, policy)))
+	d, err := load.Parse("waves.yaml", []byte(fleetFile("waves", "demoapp:v1", fleetConfig{len(hosts), 1, 1}, time.Second, hosts, eps, policy)))
 	if err != nil {
 		return nil, err
 	}

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/demo"
-	"github.com/rollcall/rollcall/engine/demo/demoapp"
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/imagebuild"
 )
 
 // The configuration pull (issue 27): 3 replicas of demoapp v1 roll to an
@@ -100,7 +100,7 @@ func (r *results) measurePull(ctx context.Context, b *bench, o options) error {
 // removes it from the engine: only the registry has it then. It returns
 // the registry's reference and the image's size.
 func (b *bench) buildForRegistry(ctx context.Context, host string) (string, int64, error) {
-	files, err := demoapp.ImageFiles(b.demoapp, "v2")
+	files, err := imagebuild.ImageFiles(b.demoapp, "v2")
 	if err != nil {
 		return "", 0, err
 	}

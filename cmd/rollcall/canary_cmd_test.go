@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/source/load"
+
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/rollcall/rollcall/engine/docker"
@@ -50,7 +52,7 @@ func seedV1(t *testing.T, h *harness) {
 // then holds the first canary step.
 func addCanary(t *testing.T, h *harness, path, text string) {
 	t.Helper()
-	d, err := spec.Parse(path, []byte(text))
+	d, err := load.Parse(path, []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +132,7 @@ func TestPlanShowsTheCanary(t *testing.T) {
 	if doc.SchemaVersion != 7 || doc.Converged {
 		t.Errorf("schema %d converged %v, want 7 and false", doc.SchemaVersion, doc.Converged)
 	}
-	d, err := spec.Parse(path, []byte(text))
+	d, err := load.Parse(path, []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}

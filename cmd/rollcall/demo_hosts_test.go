@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/source/load"
+
 	"github.com/rollcall/rollcall/engine/demo"
-	"github.com/rollcall/rollcall/engine/spec"
 )
 
 // TestDemoHostsHeadless: demo --hosts 3 --headless stages the demo on three
@@ -72,7 +73,7 @@ func TestDemoHostsHeadless(t *testing.T) {
 		t.Errorf("the hosts' steps overlap (first %v, last %v):\n%s", first, last, res.stderr)
 	}
 
-	d, err := spec.Load(filepath.Join(demo.Dir(prefix), "fleet.yaml"))
+	d, err := load.Load(filepath.Join(demo.Dir(prefix), "fleet.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/source/load"
+
 	"github.com/spf13/cobra"
 
 	"github.com/rollcall/rollcall/engine/docker"
@@ -25,7 +27,7 @@ const missingFileHint = `write one, starting from examples/rollcall.yaml; point 
 
 // defaultFile is the desired-state file when neither -f nor --compose is
 // given; when it does not exist, a compose file of the directory is taken
-// (spec.ComposeFileNames, in compose's order).
+// (load.ComposeFileNames, in compose's order).
 const defaultFile = "rollcall.yaml"
 
 // desiredFlags say where the desired state comes from.
@@ -102,7 +104,7 @@ func (f desiredFlags) chooseKind(e env) (desiredSource, error) {
 			return desiredSource{}, usageErr(fmt.Errorf("-f %s: a URL must be http:// or https://", scheme+"://..."))
 		}
 		return desiredSource{kind: sourceURL, path: f.file}, nil
-	case f.file != "" && spec.IsComposeFile(f.file):
+	case f.file != "" && load.IsComposeFile(f.file):
 		return desiredSource{kind: sourceCompose, path: f.file, environ: e.environ}, nil
 	case f.file != "":
 		return desiredSource{kind: sourceFile, path: f.file}, nil
@@ -110,12 +112,12 @@ func (f desiredFlags) chooseKind(e env) (desiredSource, error) {
 	if _, err := os.Stat(defaultFile); err == nil {
 		return desiredSource{kind: sourceFile, path: defaultFile}, nil
 	}
-	for _, name := range spec.ComposeFileNames {
+	for _, name := range load.ComposeFileNames {
 		if _, err := os.Stat(name); err == nil {
 			return desiredSource{kind: sourceCompose, path: name, environ: e.environ}, nil
 		}
 	}
-	return desiredSource{}, withHint(fmt.Errorf("no desired-state file here: no %s, and no compose file (%s)", defaultFile, strings.Join(spec.ComposeFileNames, ", ")), missingFileHint)
+	return desiredSource{}, withHint(fmt.Errorf("no desired-state file here: no %s, and no compose file (%s)", defaultFile, strings.Join(load.ComposeFileNames, ", ")), missingFileHint)
 }
 
 func isURL(s string) bool { return strings.Contains(s, "://") }
@@ -173,7 +175,7 @@ func withPrefix(d *spec.Desired, prefix string) (*spec.Desired, error) {
 	if prefix != "" {
 		// The override goes through the loader, so it meets the rules the
 		// file's own prefix meets, with the same message.
-		if _, err := spec.Parse("--prefix", []byte("prefix: "+strconv.Quote(prefix)+"\nworkloads: {}\n")); err != nil {
+		if _, err := load.Parse("--prefix", []byte("prefix: "+strconv.Quote(prefix)+"\nworkloads: {}\n")); err != nil {
 			return nil, usageErr(fmt.Errorf("--prefix %q: not a valid label prefix: lowercase letters, digits, '-' and '.', starting with a letter, at most 40 characters", prefix))
 		}
 		d.Prefix = prefix

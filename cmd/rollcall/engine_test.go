@@ -21,9 +21,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rollcall/rollcall/engine/demo/demoapp"
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/dockertest"
+	"github.com/rollcall/rollcall/engine/docker/imagebuild"
 )
 
 func TestMain(m *testing.M) { os.Exit(dockertest.Main(m)) }
@@ -148,7 +148,7 @@ func TestRealEngineDemoappImageFromTheBinary(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	bin := buildRollcall(t, ctx, t.TempDir())
-	files, err := demoapp.ImageFiles(bin, "fromrollcall")
+	files, err := imagebuild.ImageFiles(bin, "fromrollcall")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestRealEngineDemoappImageFromTheBinary(t *testing.T) {
 	})
 	prefix := dockertest.Prefix(t)
 	tag = dockertest.ImageTag("demoapp", "fromrollcall")
-	if _, err := demoapp.BuildImage(ctx, dockertest.ImageBuilder(t), bin, tag, "fromrollcall"); err != nil {
+	if _, err := imagebuild.BuildImage(ctx, dockertest.ImageBuilder(t), bin, tag, "fromrollcall"); err != nil {
 		t.Fatal(err)
 	}
 	id, err := m.Create(ctx, docker.CreateSpec{

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/source/load"
+
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -18,7 +20,7 @@ func TestExampleFileParses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := spec.Parse(path, data)
+	d, err := load.Parse(path, data)
 	if err != nil {
 		t.Fatalf("example does not parse:\n%v", err)
 	}
@@ -46,7 +48,7 @@ const shippedAdmin = "unix:///run/rollcall-caddy/admin.sock"
 // and no warning.
 func parseExample(t *testing.T, name string, data []byte) *spec.Desired {
 	t.Helper()
-	d, err := spec.Parse(name, data)
+	d, err := load.Parse(name, data)
 	if err != nil {
 		t.Fatalf("%s does not parse:\n%v", name, err)
 	}

@@ -2,8 +2,8 @@
 // downtime.
 //
 // This package is flags and wiring only: it reads the desired-state file
-// (engine/spec), talks to the engine (engine/docker), lets engine/reconcile
-// decide and act, and writes the audit trail (engine/journal). What it adds is
+// (engine/source/load, into engine/spec's types), talks to the engine
+// (engine/docker), lets engine/reconcile decide and act, and writes the audit trail (engine/journal). What it adds is
 // presentation: the styled plan tree (render.go), the --json documents
 // (jsondoc.go), progress lines and exit codes. It holds no loop: the
 // console, apply, agent and demo each run an engine/session session.

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/source/load"
+
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/reconcile"
@@ -68,7 +70,7 @@ func threeHosts(t *testing.T, h *harness) (string, *spec.Desired) {
 		}
 	}
 	path := h.file("fleet.yaml", hostsYAML)
-	d, err := spec.Parse(path, []byte(hostsYAML))
+	d, err := load.Parse(path, []byte(hostsYAML))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +160,7 @@ func TestPlanHostsConverged(t *testing.T) {
 	h := newHarness(t, fake.NewManualClock(t0))
 	content := strings.Replace(mixedYAML, "workloads:\n", "hosts:\n  a: {endpoint: \"ssh://a\"}\n  b: {endpoint: \"ssh://b\", replicas: {web: 3}}\nworkloads:\n", 1)
 	path := h.file("fleet.yaml", content)
-	d, err := spec.Parse(path, []byte(content))
+	d, err := load.Parse(path, []byte(content))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +337,7 @@ func TestPlanHostsRefusesDockerHost(t *testing.T) {
 // so --prefix is applied to every state its source loads, checked as the
 // flag always is.
 func TestPrefixedSource(t *testing.T) {
-	d, err := spec.Parse("fleet.yaml", []byte(hostsYAML))
+	d, err := load.Parse("fleet.yaml", []byte(hostsYAML))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/source/load"
+
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/rollcall/rollcall/engine/docker"
@@ -53,7 +55,7 @@ func seedMixedOn(t *testing.T, f *fake.Engine) {
 	t.Helper()
 	f.AddImage("demo:v1", imageV1, fake.Behaviour{})
 	f.AddImage("demo:v2", imageV2, fake.Behaviour{})
-	d, err := spec.Parse("mixed.yaml", []byte(mixedYAML))
+	d, err := load.Parse("mixed.yaml", []byte(mixedYAML))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +251,7 @@ func seedOneWeb(t *testing.T, h *harness, b fake.Behaviour, mods ...func(*docker
 	t.Helper()
 	path := h.file("rollcall.yaml", oneWebYAML)
 	h.fake.AddImage("demo:v2", imageV2, b)
-	d, err := spec.Parse(path, []byte(oneWebYAML))
+	d, err := load.Parse(path, []byte(oneWebYAML))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rollcall/rollcall/engine/demo/demoapp"
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/docker/imagebuild"
 	"github.com/rollcall/rollcall/engine/state"
 )
 
@@ -77,7 +77,7 @@ func (imageEngine) List(context.Context, string) ([]docker.Container, error) { r
 func TestCleanRemovesAllTheDemoMadeAndNothingElse(t *testing.T) {
 	const prefix = "rctest-demo"
 	img := Images{V1: "rctest-demoapp:v1", V2: "rctest-demoapp:v2"}
-	label := func(tag string) map[string]string { return map[string]string{demoapp.TagLabel: tag} }
+	label := func(tag string) map[string]string { return map[string]string{imagebuild.TagLabel: tag} }
 	store := &images{byID: map[string]*fakeImage{
 		"sha256:v1":     {tags: []string{img.V1}, labels: label(img.V1)},
 		"sha256:v2":     {tags: []string{img.V2, "mine:kept"}, labels: label(img.V2)},

@@ -29,14 +29,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rollcall/rollcall/engine/demo/demoapp"
+	"github.com/rollcall/rollcall/engine/source/load"
+
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/fake"
+	"github.com/rollcall/rollcall/engine/docker/imagebuild"
 	"github.com/rollcall/rollcall/engine/docker/moby"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/source"
-	"github.com/rollcall/rollcall/engine/spec"
 	"github.com/rollcall/rollcall/engine/state"
 )
 
@@ -163,12 +164,12 @@ func Stage(ctx context.Context, c docker.Client, opts StageOptions) (string, err
 			}
 		}
 	}
-	start, err := spec.Parse("demo start state", []byte(startYAML(prefix, img, web)))
+	start, err := load.Parse("demo start state", []byte(startYAML(prefix, img, web)))
 	if err != nil {
 		return "", fmt.Errorf("demo start state: %w", err) // a bug in this file
 	}
 	desired := desiredYAML(prefix, img, web)
-	if _, err := spec.Parse("demo desired state", []byte(desired)); err != nil {
+	if _, err := load.Parse("demo desired state", []byte(desired)); err != nil {
 		return "", fmt.Errorf("demo desired state: %w", err)
 	}
 	fmt.Fprintf(log, "starting the out-of-date state under prefix %s\n", prefix)
@@ -227,7 +228,7 @@ type CleanOptions struct {
 	// Images are the tags the demo built; none means DefaultImages. On an
 	// engine that builds images (the moby adapter), their tags are removed,
 	// and the older builds of them that a newer build left untagged (found
-	// by their demoapp.TagLabel).
+	// by their imagebuild.TagLabel).
 	Images Images
 	// StateDir is where sessions kept the prefix's revisions, holds and pins
 	// (beside the journal); "" leaves them.
@@ -324,7 +325,7 @@ func cleanImages(ctx context.Context, r imageRemover, img Images) ([]string, err
 		}
 	}
 	for _, tag := range []string{img.V1, img.V2} {
-		imgs, err := r.ImagesLabelled(ctx, demoapp.TagLabel+"="+tag)
+		imgs, err := r.ImagesLabelled(ctx, imagebuild.TagLabel+"="+tag)
 		if err != nil {
 			errs = append(errs, err)
 			continue

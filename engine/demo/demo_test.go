@@ -10,11 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/source/load"
+
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/source"
-	"github.com/rollcall/rollcall/engine/spec"
 )
 
 // The demo on the fake engine shows every kind of step, and reaches
@@ -70,7 +71,7 @@ func TestDemoOnFakeConvergesStepByStep(t *testing.T) {
 
 func TestDemoFilesParse(t *testing.T) {
 	for name, text := range map[string]string{"start": startYAML(Prefix, DefaultImages, DefaultImages), "desired": desiredYAML(Prefix, DefaultImages, DefaultImages)} {
-		d, err := spec.Parse(name, []byte(text))
+		d, err := load.Parse(name, []byte(text))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

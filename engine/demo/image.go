@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/rollcall/rollcall/engine/demo/demoapp"
+	"github.com/rollcall/rollcall/engine/docker/imagebuild"
 )
 
 // Images are the tags the demo's two versions run under. `rollcall demo`
@@ -32,7 +32,7 @@ func (img Images) orDefault() Images {
 // started under that name: so a built or installed rollcall stages its demo
 // with no Go toolchain and no source tree. A test binary is no demoapp:
 // tests pass a compiled one.
-func buildImages(ctx context.Context, b demoapp.Builder, exe string, img Images, log io.Writer) error {
+func buildImages(ctx context.Context, b imagebuild.Builder, exe string, img Images, log io.Writer) error {
 	if exe == "" {
 		self, err := os.Executable()
 		if err != nil {
@@ -42,7 +42,7 @@ func buildImages(ctx context.Context, b demoapp.Builder, exe string, img Images,
 	}
 	for _, i := range []struct{ tag, version string }{{img.V1, "v1"}, {img.V2, "v2"}} {
 		fmt.Fprintf(log, "building %s (FROM scratch, on the local engine)\n", i.tag)
-		if _, err := demoapp.BuildImage(ctx, b, exe, i.tag, i.version); err != nil {
+		if _, err := imagebuild.BuildImage(ctx, b, exe, i.tag, i.version); err != nil {
 			return fmt.Errorf("build %s: %w", i.tag, err)
 		}
 	}

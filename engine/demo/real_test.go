@@ -14,9 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rollcall/rollcall/engine/demo/demoapp"
+	"github.com/rollcall/rollcall/engine/source/load"
+
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/dockertest"
+	"github.com/rollcall/rollcall/engine/docker/imagebuild"
 	"github.com/rollcall/rollcall/engine/docker/moby"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/session"
@@ -60,7 +62,7 @@ func TestDemoOnRealEngine(t *testing.T) {
 	if err := os.WriteFile(older, append(exe, 0), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	oldID, err := demoapp.BuildImage(ctx, dockertest.ImageBuilder(t), older, img.V1, "v1")
+	oldID, err := imagebuild.BuildImage(ctx, dockertest.ImageBuilder(t), older, img.V1, "v1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +224,7 @@ func TestDemoWithARegistryOnRealEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	desired, err := spec.Parse(path, text)
+	desired, err := load.Parse(path, text)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +267,7 @@ func (g *guard) RemoveImage(ctx context.Context, ref string) error {
 	m := g.Client.(*moby.Moby)
 	ours := ref == g.img.V1 || ref == g.img.V2 || registryCopyOf(ref, g.img.V1) || registryCopyOf(ref, g.img.V2)
 	for _, tag := range []string{g.img.V1, g.img.V2} {
-		imgs, err := m.ImagesLabelled(ctx, demoapp.TagLabel+"="+tag)
+		imgs, err := m.ImagesLabelled(ctx, imagebuild.TagLabel+"="+tag)
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/source/load"
+
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/reconcile/reconciletest"
 	"github.com/rollcall/rollcall/engine/spec"
@@ -18,7 +20,7 @@ func TestDemoFirstPlanShowsEveryStep(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	f, _, _ := staged(t, 20*time.Millisecond)
-	desired, err := spec.Parse("demo desired state", []byte(desiredYAML(Prefix, DefaultImages, DefaultImages)))
+	desired, err := load.Parse("demo desired state", []byte(desiredYAML(Prefix, DefaultImages, DefaultImages)))
 	if err != nil {
 		t.Fatal(err)
 	}

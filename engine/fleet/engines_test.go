@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/source/load"
+
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/dockertest"
 	"github.com/rollcall/rollcall/engine/fleet"
@@ -44,7 +46,7 @@ func (s *source) Name() string { return "fleet.yaml" }
 func (s *source) Load(context.Context) (*spec.Desired, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return spec.Parse("fleet.yaml", []byte(s.text))
+	return load.Parse("fleet.yaml", []byte(s.text))
 }
 func (s *source) Changes(context.Context) <-chan struct{} { return s.ch }
 func (s *source) set(text string) {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/source/load"
+
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
@@ -57,7 +59,7 @@ func (m *memSource) Name() string { return "fleet.yaml" }
 func (m *memSource) Load(context.Context) (*spec.Desired, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return spec.Parse("fleet.yaml", []byte(m.text))
+	return load.Parse("fleet.yaml", []byte(m.text))
 }
 
 func (m *memSource) Changes(context.Context) <-chan struct{} { return m.ch }
@@ -134,7 +136,7 @@ func newWorld(t *testing.T, names ...string) *world {
 // calls it took.
 func (w *world) seed(image string, replicas int) {
 	w.t.Helper()
-	d, err := spec.Parse("seed.yaml", []byte(fleetYAML(image, replicas, w.names)))
+	d, err := load.Parse("seed.yaml", []byte(fleetYAML(image, replicas, w.names)))
 	if err != nil {
 		w.t.Fatal(err)
 	}

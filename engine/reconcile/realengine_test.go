@@ -26,6 +26,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/source/load"
+
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/dockertest"
 	"github.com/rollcall/rollcall/engine/docker/moby"
@@ -132,7 +134,7 @@ func (rt *realTest) desiredAt(prefix string, workloads ...string) *spec.Desired 
 	} else {
 		text += "workloads:\n" + strings.Join(workloads, "")
 	}
-	d, err := spec.Parse(prefix+".yaml", []byte(text))
+	d, err := load.Parse(prefix+".yaml", []byte(text))
 	if err != nil {
 		rt.t.Fatalf("desired state:\n%s\n%v", text, err)
 	}

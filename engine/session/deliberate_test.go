@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/source/load"
+
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/reconcile"
@@ -299,7 +301,7 @@ func (u *unresolvable) ImageInspect(ctx context.Context, ref string) (docker.Ima
 func TestHoldStandsWhileTheImageCannotBeResolved(t *testing.T) {
 	f, clock := newEngine()
 	seed(t, f, clock, desiredYAML("web:v1", 1))
-	d, _ := spec.Parse("v2.yaml", []byte(desiredYAML("web:v2", 1)))
+	d, _ := load.Parse("v2.yaml", []byte(desiredYAML("web:v2", 1)))
 	r := spec.Resolve(context.Background(), d, f)
 	held := r.Workload("web").Hash
 	if _, err := f.Create(context.Background(), *reconcile.CreateSpec(pfx, r.Workload("web"), 0)); err != nil {

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/source/load"
+
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
@@ -101,7 +103,7 @@ func TestPauseBlocksSteps(t *testing.T) {
 func TestOperatorRollbackKeepsFinishedSlots(t *testing.T) {
 	f, clock := newEngine()
 	seed(t, f, clock, desiredYAML("web:v1", 2))
-	d, err := spec.Parse("v2.yaml", []byte(desiredYAML("web:v2", 2)))
+	d, err := load.Parse("v2.yaml", []byte(desiredYAML("web:v2", 2)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +149,7 @@ func TestOperatorRollbackKeepsFinishedSlots(t *testing.T) {
 func TestOperatorRollbackRunsWhilePaused(t *testing.T) {
 	f, clock := newEngine()
 	seed(t, f, clock, desiredYAML("web:v1", 1))
-	d, _ := spec.Parse("v2.yaml", []byte(desiredYAML("web:v2", 1)))
+	d, _ := load.Parse("v2.yaml", []byte(desiredYAML("web:v2", 1)))
 	r := spec.Resolve(context.Background(), d, f)
 	if _, err := f.Create(context.Background(), *reconcile.CreateSpec(pfx, r.Workload("web"), 0)); err != nil {
 		t.Fatal(err)
@@ -305,7 +307,7 @@ func TestEveryStepFollowsAFreshList(t *testing.T) {
 func TestHoldsOutliveTheSession(t *testing.T) {
 	f, clock := newEngine()
 	seed(t, f, clock, desiredYAML("web:v1", 1))
-	d, _ := spec.Parse("v2.yaml", []byte(desiredYAML("web:v2", 1)))
+	d, _ := load.Parse("v2.yaml", []byte(desiredYAML("web:v2", 1)))
 	r := spec.Resolve(context.Background(), d, f)
 	if _, err := f.Create(context.Background(), *reconcile.CreateSpec(pfx, r.Workload("web"), 0)); err != nil {
 		t.Fatal(err)
@@ -816,7 +818,7 @@ func TestNothingRunsWithoutItsJournalLine(t *testing.T) {
 func TestNothingRunsWhileTheHoldsWriteHangs(t *testing.T) {
 	f, clock := newEngine()
 	seed(t, f, clock, desiredYAML("web:v1", 1))
-	d, _ := spec.Parse("v2.yaml", []byte(desiredYAML("web:v2", 1)))
+	d, _ := load.Parse("v2.yaml", []byte(desiredYAML("web:v2", 1)))
 	r := spec.Resolve(context.Background(), d, f)
 	hash := r.Workload("web").Hash
 	if _, err := f.Create(context.Background(), *reconcile.CreateSpec(pfx, r.Workload("web"), 0)); err != nil {

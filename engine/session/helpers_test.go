@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/source/load"
+
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
@@ -48,7 +50,7 @@ func (m *memSource) Name() string { return "mem.yaml" }
 func (m *memSource) Load(context.Context) (*spec.Desired, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return spec.Parse("mem.yaml", []byte(m.text))
+	return load.Parse("mem.yaml", []byte(m.text))
 }
 
 func (m *memSource) Changes(context.Context) <-chan struct{} { return m.ch }
@@ -74,7 +76,7 @@ func newEngine() (*fake.Engine, *fake.ManualClock) {
 // then forgets the calls it took.
 func seed(t *testing.T, f *fake.Engine, clock *fake.ManualClock, text string) {
 	t.Helper()
-	d, err := spec.Parse("seed.yaml", []byte(text))
+	d, err := load.Parse("seed.yaml", []byte(text))
 	if err != nil {
 		t.Fatalf("seed: %v", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/source/load"
+
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
@@ -20,7 +22,7 @@ import (
 func heldWeb(t *testing.T, f *fake.Engine, clock *fake.ManualClock) (string, docker.EngineInfo, string) {
 	t.Helper()
 	seed(t, f, clock, desiredYAML("web:v1", 1))
-	d, err := spec.Parse("v2.yaml", []byte(desiredYAML("web:v2", 1)))
+	d, err := load.Parse("v2.yaml", []byte(desiredYAML("web:v2", 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +273,7 @@ func TestHoldKeptWhileTheImageCannotBeResolved(t *testing.T) {
 	// The held spec's hash, as resolved where web:v2 exists.
 	other := fake.New(fake.Options{Clock: clock, Seed: 1})
 	other.AddImage("web:v2", "sha256:2222", fake.Behaviour{ReadyAfter: time.Second})
-	d, err := spec.Parse("v2.yaml", []byte(desiredYAML("web:v2", 1)))
+	d, err := load.Parse("v2.yaml", []byte(desiredYAML("web:v2", 1)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/source/load"
+
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
@@ -26,7 +28,7 @@ func revYAML(image string) string {
 // resolvedWeb is web of text as resolved on f.
 func resolvedWeb(t *testing.T, f *fake.Engine, text string) *spec.Resolved {
 	t.Helper()
-	d, err := spec.Parse("web.yaml", []byte(text))
+	d, err := load.Parse("web.yaml", []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +299,7 @@ func TestPinWithTheImageGone(t *testing.T) {
 	seed(t, f, clock, revYAML("web:v2"))
 	h := newRevHarness(t, f, clock, revYAML("web:v2"), ModeAuto)
 	// Revision 1 ran web:v0, long since removed from the engine.
-	d, err := spec.Parse("v0.yaml", []byte(revYAML("web:v0")))
+	d, err := load.Parse("v0.yaml", []byte(revYAML("web:v0")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/source/load"
+
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
 )
@@ -27,7 +29,7 @@ func TestOperatorRollbackDrainsThroughDiffsStop(t *testing.T) {
 			f, clock := newEngine()
 			seed(t, f, clock, withPreStop(desiredYAML("web:v1", 2, "drain: 300ms")))
 			v2 := withPreStop(desiredYAML("web:v2", 2, "drain: 300ms"))
-			d, err := spec.Parse("v2.yaml", []byte(v2))
+			d, err := load.Parse("v2.yaml", []byte(v2))
 			if err != nil {
 				t.Fatal(err)
 			}

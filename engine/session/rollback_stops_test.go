@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/rollcall/rollcall/engine/source/load"
+
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
 )
@@ -20,7 +22,7 @@ func TestOperatorRollbackStopIsNotFailureActions(t *testing.T) {
 			f, clock := newEngine()
 			seed(t, f, clock, desiredYAML("web:v1", 2))
 			v2 := desiredYAML("web:v2", 2)
-			d, err := spec.Parse("v2.yaml", []byte(v2))
+			d, err := load.Parse("v2.yaml", []byte(v2))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/source/load"
+
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
@@ -439,7 +441,7 @@ func TestOperatorRollback(t *testing.T) {
 	f, clock := newEngine()
 	seed(t, f, clock, desiredYAML("web:v1", 2))
 	// Slot 1 has its v2 container beside the v1 one, mid-roll.
-	d, err := spec.Parse("v2.yaml", []byte(desiredYAML("web:v2", 2)))
+	d, err := load.Parse("v2.yaml", []byte(desiredYAML("web:v2", 2)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/source/load"
+
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/reconcile"
@@ -18,7 +20,7 @@ import (
 // workloads on rows of their own.
 func TestSlotViews(t *testing.T) {
 	f, _ := newEngine()
-	d, err := spec.Parse("v2.yaml", []byte(desiredYAML("web:v2", 3)))
+	d, err := load.Parse("v2.yaml", []byte(desiredYAML("web:v2", 3)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +199,7 @@ func TestParseMode(t *testing.T) {
 // one, a booting container ranks above a crashed one that was created first.
 func TestSlotViewPrimaryIsDiffs(t *testing.T) {
 	f, _ := newEngine()
-	d, err := spec.Parse("v2.yaml", []byte(desiredYAML("web:v2", 1)))
+	d, err := load.Parse("v2.yaml", []byte(desiredYAML("web:v2", 1)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// A compose file is read through spec.ParseCompose, and a change of the
+// A compose file is read through load.ParseCompose, and a change of the
 // .env beside it counts as a change of the desired state.
 func TestComposeSourceFollowsDotEnv(t *testing.T) {
 	dir := t.TempDir()

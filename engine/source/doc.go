@@ -7,7 +7,7 @@
 //     anywhere along the chain (a Kubernetes ConfigMap's ..data swap, ln
 //     -sfn). It watches with fsnotify and polls beside the watch, so a
 //     missed event is caught late rather than never.
-//   - Compose is a compose file read by spec.ParseCompose, followed as File
+//   - Compose is a compose file read by load.ParseCompose, followed as File
 //     is, with the .env beside it.
 //   - URL polls a document served over HTTP(S) with If-None-Match, with an
 //     optional bearer token read from a file at each poll; a failed load is

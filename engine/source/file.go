@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/source/load"
+
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/rollcall/rollcall/engine/spec"
@@ -43,10 +45,10 @@ const filePoll = 2 * time.Second
 // poll until it succeeds: the file's stamp has not changed, so without it
 // the change the failed read missed would never be loaded.
 func File(path string) Source {
-	return &fileSource{path: path, debounce: fileDebounce, pollEvery: filePoll, parse: spec.Parse, read: spec.ReadFile}
+	return &fileSource{path: path, debounce: fileDebounce, pollEvery: filePoll, parse: load.Parse, read: spec.ReadFile}
 }
 
-// Compose is a compose file (spec.ParseCompose), followed as
+// Compose is a compose file (load.ParseCompose), followed as
 // File follows a file, and its project's .env beside it. environ is
 // the environment its variables are interpolated from (os.Environ()).
 // Files it refers to (env_file, extends, include) are read at each load
@@ -54,7 +56,7 @@ func File(path string) Source {
 func Compose(path string, environ []string) Source {
 	environ = slices.Clone(environ)
 	return &fileSource{path: path, debounce: fileDebounce, pollEvery: filePoll, siblings: []string{".env"}, read: spec.ReadFile,
-		parse: func(name string, data []byte) (*spec.Desired, error) { return spec.ParseCompose(name, data, environ) }}
+		parse: func(name string, data []byte) (*spec.Desired, error) { return load.ParseCompose(name, data, environ) }}
 }
 
 type fileSource struct {

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/source/load"
+
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -69,7 +71,7 @@ func (e *StaleError) Error() string { return e.Err.Error() }
 func (e *StaleError) Unwrap() error { return e.Err }
 
 // URL is a desired-state document served over HTTP(S), as YAML or
-// JSON (JSON is YAML): the rollcall.yaml schema, read by spec.Parse. It is
+// JSON (JSON is YAML): the rollcall.yaml schema, read by load.Parse. It is
 // polled every Interval with If-None-Match, so an unchanged document costs
 // a 304 and is not parsed again; a server without ETags that sends the same
 // bytes is not parsed again either. Changes signals only an answer that
@@ -262,7 +264,7 @@ func (s *urlSource) fetch(ctx context.Context) (*spec.Desired, error) {
 		s.etag = resp.Header.Get("ETag")
 		return s.good, nil
 	}
-	d, err := spec.Parse(s.name, body)
+	d, err := load.Parse(s.name, body)
 	if err != nil {
 		return nil, err // an ErrorList, each entry located in the document
 	}

@@ -1,10 +1,7 @@
 package spec
 
 import (
-	"fmt"
 	"time"
-
-	yaml "go.yaml.in/yaml/v3"
 )
 
 // The bounds of every number in a desired state that drives memory or
@@ -49,37 +46,7 @@ const (
 	// them without pause.
 	MinCanaryInterval = 100 * time.Millisecond
 
-	// maxHealthRetries bounds a healthcheck's retries: with the interval
+	// MaxHealthRetries bounds a healthcheck's retries: with the interval
 	// they make how long an unhealthy container takes to be said so.
-	maxHealthRetries = 100
+	MaxHealthRetries = 100
 )
-
-// boundedDuration reads a duration of at most MaxDuration.
-func (l *loader) boundedDuration(n *yaml.Node, path string) (time.Duration, bool) {
-	d, ok := l.duration(n, path)
-	if ok && d > MaxDuration {
-		l.fail(n, fmt.Sprintf("at most %s: a longer step or wait would hold the roll, and the host lock, for days", fmtDuration(MaxDuration)),
-			"%s: %s is too long", path, n.Value)
-		return 0, false
-	}
-	return d, ok
-}
-
-// atMost fails n unless v <= bound, saying why with hint.
-func (l *loader) atMost(n *yaml.Node, path string, v, bound int, hint string) bool {
-	if v <= bound {
-		return true
-	}
-	l.fail(n, hint, "%s: %d is more than %d", path, v, bound)
-	return false
-}
-
-const replicasHint = "at most 1000 replicas of a workload on one engine (see README: bounds); run more engines under hosts: for more"
-
-// fmtDuration writes d as a file would: 24h, not 24h0m0s.
-func fmtDuration(d time.Duration) string {
-	if d%time.Hour == 0 {
-		return fmt.Sprintf("%dh", d/time.Hour)
-	}
-	return d.String()
-}

@@ -48,13 +48,13 @@ func ReadFile(path string) ([]byte, error) {
 	if st.Size() > MaxDocumentBytes {
 		return nil, tooLarge(path)
 	}
-	return readAtMost(f, path)
+	return ReadAtMost(f, path)
 }
 
-// readAtMost reads r to its end, refusing it once it gives more than
+// ReadAtMost reads r to its end, refusing it once it gives more than
 // MaxDocumentBytes: a file that grows while being read, past the size it
 // had when opened, is refused, never accepted a byte over.
-func readAtMost(r io.Reader, path string) ([]byte, error) {
+func ReadAtMost(r io.Reader, path string) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxDocumentBytes+1))
 	if err != nil {
 		return nil, err

@@ -13,23 +13,6 @@ const (
 	MinRegistryPoll = 10 * time.Second
 )
 
-// registryPoll reads registry_poll: a duration of at least MinRegistryPoll.
-func (l *loader) registryPoll(f field) time.Duration {
-	if isNull(f.val) {
-		return 0
-	}
-	d, ok := l.duration(f.val, f.path)
-	if !ok {
-		return 0
-	}
-	if d < MinRegistryPoll {
-		l.fail(f.val, "registries rate-limit: ask every 10s or less often (the default is 5m)",
-			"%s: %s is too often", f.path, d)
-		return 0
-	}
-	return d
-}
-
 // RegistryPollEvery is how often the registry is asked where the `pull:
 // always` tags point: registry_poll, or DefaultRegistryPoll.
 func (d *Desired) RegistryPollEvery() time.Duration {

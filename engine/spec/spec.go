@@ -1,11 +1,13 @@
-// Package spec is rollcall's desired state: the rollcall.yaml format, its
-// validation, defaults, the spec hash, and resolving image references to the
-// image IDs the engine has. A compose file maps onto the same document
-// (ParseCompose), checked by the same rules.
+// Package spec is rollcall's desired state: the types of a rollcall.yaml
+// document (and of a compose file mapped onto it), their defaults and
+// bounds, the spec hash, the rules that need no file (a host's share of a
+// fleet, host access, stop-first), and resolving image references to the
+// image IDs the engine has. Reading a document is engine/source/load's.
 //
 // It imports nothing of rollcall's but the plain data types of engine/docker
-// (for resolving images); never reconcile, session, tui or theme. Only
-// compose*.go import compose-go.
+// (for resolving images); never reconcile, session, tui or theme, and no
+// YAML or compose-go package, so that reconcile, which reads these types,
+// links neither (internal/links checks it).
 package spec
 
 import (
@@ -82,7 +84,7 @@ func (d *Desired) Names() []string {
 	return names
 }
 
-// Workload is one named service. After Load, every default is filled in.
+// Workload is one named service. After load.Load, every default is filled in.
 type Workload struct {
 	Name        string
 	Image       string
@@ -132,7 +134,7 @@ type Workload struct {
 	// (depends_on condition completed, compose's
 	// service_completed_successfully): a one-shot job, such as a
 	// migration. Its container that exited 0 is done, not crashed: it runs
-	// once per spec hash, never restarted. Set by the loader; not in the
+	// once per spec hash, never restarted. Set by engine/source/load; not in the
 	// hash.
 	Job bool
 }
@@ -232,7 +234,7 @@ type Analysis struct {
 	OnInsufficientTraffic string
 }
 
-// Defaults, applied by Load to anything left unset.
+// Defaults, applied by load.Load to anything left unset.
 var (
 	DefaultRestart        = "unless-stopped"
 	DefaultStopSignal     = "SIGTERM"

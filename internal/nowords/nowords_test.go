@@ -27,11 +27,11 @@ var wordy = regexp.MustCompile(`\.Error\(\)|(?i:reason|\bmsg\b|\.Msg\b|note|mess
 // allowed are the places that must read words no one offers as data,
 // each with why. Each must still match something, so the list stays true.
 var allowed = []struct{ file, expr, why string }{
-	{"engine/spec/syntax.go", "p.msg", "the YAML library's parser messages have no kind; the hint for a tab or a stray ':' is chosen from them"},
-	{"engine/spec/errors.go", "err.Error()", "the YAML library's one-line error, when its typed error cannot be read"},
-	{"engine/spec/errors.go", "e.Msg", "the same YAML message, for the tab hint"},
-	{"engine/spec/compose.go", "err.Error()", "compose-go's dotenv parser says the line only in its message"},
-	{"engine/spec/compose_map.go", "e.Msg", "the loader's own messages for a compose document, renamed to the compose paths they came from (the same package's words)"},
+	{"engine/source/load/syntax.go", "p.msg", "the YAML library's parser messages have no kind; the hint for a tab or a stray ':' is chosen from them"},
+	{"engine/source/load/errors.go", "err.Error()", "the YAML library's one-line error, when its typed error cannot be read"},
+	{"engine/source/load/errors.go", "e.Msg", "the same YAML message, for the tab hint"},
+	{"engine/source/load/compose.go", "err.Error()", "compose-go's dotenv parser says the line only in its message"},
+	{"engine/source/load/compose_map.go", "e.Msg", "the loader's own messages for a compose document, renamed to the compose paths they came from (the same package's words)"},
 }
 
 func TestNoCodeMatchesWords(t *testing.T) {

@@ -13,7 +13,7 @@
 //
 // It needs the go command (demoapp is compiled from this module, statically)
 // and the docker command line (for the sweep and image removal, which the
-// adapter has no call for). It imports engine/docker and engine/demo/demoapp
+// adapter has no call for). It imports engine/docker and engine/docker/imagebuild
 // only, never engine/demo, reconcile or session, so that their internal
 // tests can use it.
 package dockertest
@@ -34,7 +34,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rollcall/rollcall/engine/demo/demoapp"
+	"github.com/rollcall/rollcall/engine/docker/imagebuild"
 	"github.com/rollcall/rollcall/engine/docker/moby"
 )
 
@@ -265,7 +265,7 @@ func buildLocked(t testing.TB, m *moby.Moby, tag, version string) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
-	id, err := demoapp.BuildImage(ctx, runBuilder{m}, bin, tag, version)
+	id, err := imagebuild.BuildImage(ctx, runBuilder{m}, bin, tag, version)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func buildVariant(t testing.TB, tag, version string, edit func(files map[string]
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := demoapp.ImageFiles(bin, version)
+	files, err := imagebuild.ImageFiles(bin, version)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rollcall/rollcall/engine/demo/demoapp"
+	"github.com/rollcall/rollcall/engine/docker/imagebuild"
 	"github.com/rollcall/rollcall/engine/docker/moby"
 )
 
@@ -459,7 +459,7 @@ func withRunLabel(df []byte) []byte {
 // ImageBuilder returns a builder of images on the engine (see Engine)
 // that labels each with the run: build every image of a test with it, under
 // a tag of the run (ImageTag). It skips t when there is no engine.
-func ImageBuilder(t testing.TB) demoapp.Builder {
+func ImageBuilder(t testing.TB) imagebuild.Builder {
 	t.Helper()
 	return runBuilder{Engine(t)}
 }
