@@ -377,6 +377,39 @@ func TestApplyCanaryFails(t *testing.T) {
 	}
 }
 
+// TestPlanSaysTheCanaryAbortHold: after a canary aborted by itself, plan
+// and plan --json give its hold's cause as the canary's, from the hold's
+// typed cause: never "rolled back by the operator".
+func TestPlanSaysTheCanaryAbortHold(t *testing.T) {
+	h := newHarness(t, fake.NewManualClock(t0))
+	seedV1(t, h)
+	c := newCohortStandIn(t, 2)
+	path := h.file("rollcall.yaml", canaryFile("v2", c.URL, "[{share: 10%, for: 10s}]", "{interval: 100ms, max_error_rate: 5%, min_requests: 10}"))
+	if res := h.run("", "apply", "--yes", "--timeout", "1m", "-f", path); res.code != exitFailed {
+		t.Fatalf("apply: exit %d, want 1\n%s", res.code, res.stderr)
+	}
+	res := h.run("", "plan", "-f", path)
+	mustContain(t, "plan", res.stdout, "on hold: web spec ", ": the canary failed its analysis and was rolled back: error rate 20.0% > max_error_rate 5.0%")
+	if strings.Contains(res.stdout, "operator") {
+		t.Errorf("plan names the operator for the canary's hold:\n%s", res.stdout)
+	}
+	res = h.run("", "plan", "--json", "-f", path)
+	var doc struct {
+		SchemaVersion int `json:"schema_version"`
+		Holds         []struct {
+			Cause  string `json:"cause"`
+			Reason string `json:"reason"`
+		} `json:"holds"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, res.stdout)
+	}
+	if doc.SchemaVersion != 8 || len(doc.Holds) != 1 || doc.Holds[0].Cause != "canary-abort" ||
+		!strings.HasPrefix(doc.Holds[0].Reason, "the canary failed its analysis") {
+		t.Errorf("plan --json: schema %d, holds %+v; want 8 and one hold of cause canary-abort", doc.SchemaVersion, doc.Holds)
+	}
+}
+
 // progressOn is a progress that prints plain lines to b.
 func progressOn(b *bytes.Buffer) *progress {
 	return &progress{out: screen{w: b, st: theme.New(theme.Mono)}}

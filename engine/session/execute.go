@@ -9,6 +9,7 @@ import (
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/state"
 )
 
 // Retry backoff of a step that failed at the engine, in auto mode.
@@ -460,7 +461,7 @@ func (l *loop) onStepDone(d stepDone) {
 			// failure_action's rollback: its spec goes on hold now, and
 			// it is listed. The operator's put the spec on hold as it
 			// began, and a Retry since may have lifted it: not again.
-			l.hold(s.Workload, s.Hold)
+			l.hold(s.Workload, s.Hold, holdWhy{state.HoldByFailureAction, s.Target() + ": " + s.Reason})
 			l.rolledBackBy(RollbackInfo{Workload: s.Workload, Slot: s.Slot, Container: s.Container,
 				Hash: s.Hold, Reason: s.Reason, At: l.engineNow()})
 			l.note("rolled back %s: spec %s is on hold until the desired spec changes", s.Target(), short(s.Hold))
@@ -560,19 +561,38 @@ func (l *loop) halt(why string) {
 	l.log(levelError, "halted: nothing more runs without the journal", "error", why)
 }
 
-// hold puts workload's spec hash on hold, and has the holds file say so.
-func (l *loop) hold(workload, hash string) {
-	l.guards.hold(workload, hash)
+// hold puts workload's spec hash on hold for why, and has the holds file
+// say so.
+func (l *loop) hold(workload, hash string, why holdWhy) {
+	l.guards.hold(workload, hash, why)
 	l.saveHolds()
 }
 
-// hold puts workload's spec hash on hold.
-func (g *guards) hold(workload, hash string) {
+// holdWhy is what put a hold, kept with it: its typed cause, and the
+// detail said as it was put.
+type holdWhy struct {
+	cause  state.HoldCause
+	detail string
+}
+
+// hold puts workload's spec hash on hold for why.
+func (g *guards) hold(workload, hash string, why holdWhy) {
 	if g.holds[workload] == nil {
 		g.holds[workload] = map[string]bool{}
 	}
 	g.holds[workload][hash] = true
+	if g.holdWhys == nil {
+		g.holdWhys = map[string]map[string]holdWhy{}
+	}
+	if g.holdWhys[workload] == nil {
+		g.holdWhys[workload] = map[string]holdWhy{}
+	}
+	g.holdWhys[workload][hash] = why
 }
+
+// holdWhy is what put workload's spec hash on hold (the zero holdWhy, a
+// cause unknown, for a hold the session does not know).
+func (g *guards) holdWhy(workload, hash string) holdWhy { return g.holdWhys[workload][hash] }
 
 // startRollback is the operator's rollback of a workload: hold its spec at
 // once; rollbackStep then stops its new containers one by one.
@@ -589,16 +609,16 @@ func (l *loop) startRollback(workload string) {
 		l.note("roll back %s: %v", workload, w.Err)
 		return
 	}
-	l.beginRollback("rollback", workload, w.Hash, "spec "+short(w.Hash)+" on hold")
+	l.beginRollback("rollback", workload, w.Hash, "spec "+short(w.Hash)+" on hold", holdWhy{cause: state.HoldByOperator})
 	l.note("rolling back %s: spec %s on hold; its new containers stop where an older one still serves", workload, short(w.Hash))
 }
 
 // beginRollback rolls workload's spec hash back, as the operator's r does
 // and as a failed canary does: journaled as action, the spec on hold at
 // once, then Diff's stops of it (Observed.RollingBack), drained.
-func (l *loop) beginRollback(action, workload, hash, about string) {
+func (l *loop) beginRollback(action, workload, hash, about string, why holdWhy) {
 	l.decision(action, workload, about)
-	l.hold(workload, hash)
+	l.hold(workload, hash, why)
 	l.rollbacks[workload] = hash
 }
 

@@ -201,7 +201,8 @@ func (l *loop) takeDiskHolds(recs, base state.Holds, say bool) {
 	for w, hs := range recs {
 		for h := range hs {
 			if !base.Has(w, h) && !l.holds[w][h] {
-				l.guards.hold(w, h)
+				rec := recs[w][h]
+				l.guards.hold(w, h, holdWhy{rec.Cause, rec.Reason})
 			}
 		}
 	}
@@ -221,6 +222,10 @@ func (g *guards) unhold(w, h string) {
 	delete(g.holds[w], h)
 	if len(g.holds[w]) == 0 {
 		delete(g.holds, w)
+	}
+	delete(g.holdWhys[w], h)
+	if len(g.holdWhys[w]) == 0 {
+		delete(g.holdWhys, w)
 	}
 }
 
@@ -252,7 +257,8 @@ func (l *loop) saveHolds() {
 	for w, hs := range l.holds {
 		for h := range hs {
 			if !l.hs.disk.Has(w, h) {
-				job.added = append(job.added, state.Hold{Workload: w, Hash: h, Since: l.wallNow().UTC(), By: l.opts.User, Reason: l.holdReason(w, h)})
+				why := l.holdWhy(w, h)
+				job.added = append(job.added, state.Hold{Workload: w, Hash: h, Since: l.wallNow().UTC(), By: l.opts.User, Cause: why.cause, Reason: why.detail})
 			}
 		}
 	}
@@ -298,16 +304,8 @@ func (l *loop) onHoldsWritten(w holdsWritten) {
 	l.act()
 }
 
-// holdReason is why workload's spec hash was put on hold: the automatic
-// rollback that just ended, else the operator's.
-func (r *runner) holdReason(w, h string) string {
-	for i := len(r.recent) - 1; i >= 0; i-- {
-		if s := r.recent[i].Step; s.Hold == h && s.Workload == w && r.recent[i].Err == "" {
-			return s.Target() + ": " + s.Reason
-		}
-	}
-	return "rolled back by the operator"
-}
+// said is the hold in words (state.Hold.Why).
+func (w holdWhy) said() string { return state.Hold{Cause: w.cause, Reason: w.detail}.Why() }
 
 // dropStaleHolds lifts the holds of a workload whose desired spec changed
 // (rule 9: "until the desired spec changes"), and of workloads no longer
