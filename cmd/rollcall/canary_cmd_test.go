@@ -598,18 +598,22 @@ func TestHistoryShowsCanaryFigures(t *testing.T) {
 		index  int
 		j      reconcile.Judgement
 		failed bool
+		held   bool
 	}{
 		{0, reconcile.Judge(analysis, time.Minute, reconcile.CohortFigures{Requests: 5400, Errors: 5, P95: 8 * time.Millisecond},
-			reconcile.CohortFigures{Requests: 600, Errors: 3, P95: 9 * time.Millisecond}, true), false},
+			reconcile.CohortFigures{Requests: 600, Errors: 3, P95: 9 * time.Millisecond}, true), false, false},
 		{1, reconcile.Judge(analysis, 20*time.Second, reconcile.CohortFigures{Requests: 1500, P95: 8 * time.Millisecond},
-			reconcile.CohortFigures{Requests: 500, Errors: 60, P95: 30 * time.Millisecond}, false), true},
+			reconcile.CohortFigures{Requests: 500, Errors: 60, P95: 30 * time.Millisecond}, false), true, false},
+		// on_insufficient_traffic: hold: the step holds, it did not fail
+		{0, reconcile.Judge(analysis, time.Minute, reconcile.CohortFigures{Requests: 5400, P95: 8 * time.Millisecond},
+			reconcile.CohortFigures{Requests: 12, P95: 9 * time.Millisecond}, true), false, true},
 	} {
 		cs := reconcile.CanaryStep{Spec: "abc", Index: tc.index, Of: 2, Share: []float64{0.05, 0.25}[tc.index], For: time.Minute, Analysis: analysis}
 		s := reconcile.Step{Action: reconcile.ActCanary, Workload: "web", Slot: 0, Container: "rctest-web-0-c72bb0bf", Canary: &cs,
 			Reason: fmt.Sprintf("canary step %d/2", tc.index+1)}
 		r := reconcile.Result{Step: s, Duration: tc.j.Window}
-		if tc.failed {
-			r.Err = &reconcile.CanaryError{Step: s, Judgement: tc.j}
+		if tc.failed || tc.held {
+			r.Err = &reconcile.CanaryError{Step: s, Judgement: tc.j, Hold: tc.held}
 		}
 		e := journal.FromResult(r, t0.Add(time.Duration(i)*time.Minute), "alice", "apply")
 		e.Canary = journal.CanaryOf(s, tc.j)
@@ -624,13 +628,17 @@ func TestHistoryShowsCanaryFigures(t *testing.T) {
 		t.Fatalf("exit %d: %s", res.code, res.stderr)
 	}
 	lines := strings.Split(strings.TrimRight(res.stdout, "\n"), "\n")
-	if len(lines) != 3 {
-		t.Fatalf("%d lines, want a header and 2 rows:\n%s", len(lines), res.stdout)
+	if len(lines) != 4 {
+		t.Fatalf("%d lines, want a header and 3 rows:\n%s", len(lines), res.stdout)
 	}
 	mustContain(t, "passed step", lines[1], "canary", "web/0", "✓ ok",
 		"step 1/2 at 5%: within the analysis · canary 600 req 0.5% err p95 9ms · stable 5400 req 0.09% err p95 8ms over 1m")
 	mustContain(t, "failed step", lines[2], "✗ failed",
 		"step 2/2 at 25%: error rate 12% > max_error_rate 1% · canary 500 req 12% err p95 30ms · stable 1500 req 0% err p95 8ms over 20s")
+	mustContain(t, "held step", lines[3], "held", "step 1/2 at 5%: too little traffic")
+	if strings.Contains(lines[3], "failed") {
+		t.Errorf("a held canary step shows as failed: %q", lines[3])
+	}
 
 	h.terminal["stdout"] = true
 	styledRes := h.run("", "history")
@@ -646,7 +654,7 @@ func TestHistoryShowsCanaryFigures(t *testing.T) {
 		}
 		got = append(got, e)
 	}
-	if len(got) != 2 || got[1].Canary == nil || got[1].Canary.Check != string(reconcile.CheckErrorRate) || got[1].Canary.Measured != 0.12 {
+	if len(got) != 3 || got[2].Result != journal.ResultHeld || got[1].Canary == nil || got[1].Canary.Check != string(reconcile.CheckErrorRate) || got[1].Canary.Measured != 0.12 {
 		t.Errorf("--json entries %+v, want the journal's canary objects", got)
 	}
 }
