@@ -127,8 +127,8 @@ func TestPlanShowsTheCanary(t *testing.T) {
 		t.Fatalf("plan --json: exit %d, want 2\n%s", res.code, res.stderr)
 	}
 	doc := planDocOf(t, res.stdout)
-	if doc.SchemaVersion != 7 || doc.Converged {
-		t.Errorf("schema %d converged %v, want 7 and false", doc.SchemaVersion, doc.Converged)
+	if doc.SchemaVersion != planSchemaVersion || doc.Converged {
+		t.Errorf("schema %d converged %v, want %d and false", doc.SchemaVersion, doc.Converged, planSchemaVersion)
 	}
 	d, err := spec.Parse(path, []byte(text))
 	if err != nil {
