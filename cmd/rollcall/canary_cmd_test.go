@@ -129,8 +129,8 @@ func TestPlanShowsTheCanary(t *testing.T) {
 		t.Fatalf("plan --json: exit %d, want 2\n%s", res.code, res.stderr)
 	}
 	doc := planDocOf(t, res.stdout)
-	if doc.SchemaVersion != 7 || doc.Converged {
-		t.Errorf("schema %d converged %v, want 7 and false", doc.SchemaVersion, doc.Converged)
+	if doc.SchemaVersion != planSchemaVersion || doc.Converged {
+		t.Errorf("schema %d converged %v, want %d and false", doc.SchemaVersion, doc.Converged, planSchemaVersion)
 	}
 	d, err := load.Parse(path, []byte(text))
 	if err != nil {
@@ -379,6 +379,39 @@ func TestApplyCanaryFails(t *testing.T) {
 	}
 }
 
+// TestPlanSaysTheCanaryAbortHold: after a canary aborted by itself, plan
+// and plan --json give its hold's cause as the canary's, from the hold's
+// typed cause: never "rolled back by the operator".
+func TestPlanSaysTheCanaryAbortHold(t *testing.T) {
+	h := newHarness(t, fake.NewManualClock(t0))
+	seedV1(t, h)
+	c := newCohortStandIn(t, 2)
+	path := h.file("rollcall.yaml", canaryFile("v2", c.URL, "[{share: 10%, for: 10s}]", "{interval: 100ms, max_error_rate: 5%, min_requests: 10}"))
+	if res := h.run("", "apply", "--yes", "--timeout", "1m", "-f", path); res.code != exitFailed {
+		t.Fatalf("apply: exit %d, want 1\n%s", res.code, res.stderr)
+	}
+	res := h.run("", "plan", "-f", path)
+	mustContain(t, "plan", res.stdout, "on hold: web spec ", ": the canary failed its analysis and was rolled back: error rate 20.0% > max_error_rate 5.0%")
+	if strings.Contains(res.stdout, "operator") {
+		t.Errorf("plan names the operator for the canary's hold:\n%s", res.stdout)
+	}
+	res = h.run("", "plan", "--json", "-f", path)
+	var doc struct {
+		SchemaVersion int `json:"schema_version"`
+		Holds         []struct {
+			Cause  string `json:"cause"`
+			Reason string `json:"reason"`
+		} `json:"holds"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, res.stdout)
+	}
+	if doc.SchemaVersion != 8 || len(doc.Holds) != 1 || doc.Holds[0].Cause != "canary-abort" ||
+		!strings.HasPrefix(doc.Holds[0].Reason, "the canary failed its analysis") {
+		t.Errorf("plan --json: schema %d, holds %+v; want 8 and one hold of cause canary-abort", doc.SchemaVersion, doc.Holds)
+	}
+}
+
 // progressOn is a progress that prints plain lines to b.
 func progressOn(b *bytes.Buffer) *progress {
 	return &progress{out: screen{w: b, st: theme.New(theme.Mono)}}
@@ -567,18 +600,22 @@ func TestHistoryShowsCanaryFigures(t *testing.T) {
 		index  int
 		j      reconcile.Judgement
 		failed bool
+		held   bool
 	}{
 		{0, reconcile.Judge(analysis, time.Minute, reconcile.CohortFigures{Requests: 5400, Errors: 5, P95: 8 * time.Millisecond},
-			reconcile.CohortFigures{Requests: 600, Errors: 3, P95: 9 * time.Millisecond}, true), false},
+			reconcile.CohortFigures{Requests: 600, Errors: 3, P95: 9 * time.Millisecond}, true), false, false},
 		{1, reconcile.Judge(analysis, 20*time.Second, reconcile.CohortFigures{Requests: 1500, P95: 8 * time.Millisecond},
-			reconcile.CohortFigures{Requests: 500, Errors: 60, P95: 30 * time.Millisecond}, false), true},
+			reconcile.CohortFigures{Requests: 500, Errors: 60, P95: 30 * time.Millisecond}, false), true, false},
+		// on_insufficient_traffic: hold: the step holds, it did not fail
+		{0, reconcile.Judge(analysis, time.Minute, reconcile.CohortFigures{Requests: 5400, P95: 8 * time.Millisecond},
+			reconcile.CohortFigures{Requests: 12, P95: 9 * time.Millisecond}, true), false, true},
 	} {
 		cs := reconcile.CanaryStep{Spec: "abc", Index: tc.index, Of: 2, Share: []float64{0.05, 0.25}[tc.index], For: time.Minute, Analysis: analysis}
 		s := reconcile.Step{Action: reconcile.ActCanary, Workload: "web", Slot: 0, Container: "rctest-web-0-c72bb0bf", Canary: &cs,
 			Reason: fmt.Sprintf("canary step %d/2", tc.index+1)}
 		r := reconcile.Result{Step: s, Duration: tc.j.Window}
-		if tc.failed {
-			r.Err = &reconcile.CanaryError{Step: s, Judgement: tc.j}
+		if tc.failed || tc.held {
+			r.Err = &reconcile.CanaryError{Step: s, Judgement: tc.j, Hold: tc.held}
 		}
 		e := journal.FromResult(r, t0.Add(time.Duration(i)*time.Minute), "alice", "apply")
 		e.Canary = journal.CanaryOf(s, tc.j)
@@ -593,13 +630,17 @@ func TestHistoryShowsCanaryFigures(t *testing.T) {
 		t.Fatalf("exit %d: %s", res.code, res.stderr)
 	}
 	lines := strings.Split(strings.TrimRight(res.stdout, "\n"), "\n")
-	if len(lines) != 3 {
-		t.Fatalf("%d lines, want a header and 2 rows:\n%s", len(lines), res.stdout)
+	if len(lines) != 4 {
+		t.Fatalf("%d lines, want a header and 3 rows:\n%s", len(lines), res.stdout)
 	}
 	mustContain(t, "passed step", lines[1], "canary", "web/0", "✓ ok",
 		"step 1/2 at 5%: within the analysis · canary 600 req 0.5% err p95 9ms · stable 5400 req 0.09% err p95 8ms over 1m")
 	mustContain(t, "failed step", lines[2], "✗ failed",
 		"step 2/2 at 25%: error rate 12% > max_error_rate 1% · canary 500 req 12% err p95 30ms · stable 1500 req 0% err p95 8ms over 20s")
+	mustContain(t, "held step", lines[3], "held", "step 1/2 at 5%: too little traffic")
+	if strings.Contains(lines[3], "failed") {
+		t.Errorf("a held canary step shows as failed: %q", lines[3])
+	}
 
 	h.terminal["stdout"] = true
 	styledRes := h.run("", "history")
@@ -615,7 +656,7 @@ func TestHistoryShowsCanaryFigures(t *testing.T) {
 		}
 		got = append(got, e)
 	}
-	if len(got) != 2 || got[1].Canary == nil || got[1].Canary.Check != string(reconcile.CheckErrorRate) || got[1].Canary.Measured != 0.12 {
+	if len(got) != 3 || got[2].Result != journal.ResultHeld || got[1].Canary == nil || got[1].Canary.Check != string(reconcile.CheckErrorRate) || got[1].Canary.Measured != 0.12 {
 		t.Errorf("--json entries %+v, want the journal's canary objects", got)
 	}
 }

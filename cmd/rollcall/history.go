@@ -29,10 +29,10 @@ func newHistoryCmd(e env, g *globals) *cobra.Command {
 		Long: `Show the last N steps executed against the engine, by any console, apply or
 agent that wrote to this journal, and the operators' decisions (approve,
 skip, confirm, rollback ...), newest last. A step is one row: its result
-(ok, failed, or interrupted when no end was journaled: still running, or
-cut short by a crash); a canary step's row shows its verdict and both
-cohorts' figures. A table on a terminal, tab-aligned plain text when
-piped; --json prints the journal's own last N lines, a "started" line
+(ok, failed, held: a canary step held on too little traffic, or
+interrupted when no end was journaled: still running, or cut short by a
+crash); a canary step's row shows its verdict and both cohorts' figures.
+A table on a terminal, tab-aligned plain text when piped; --json prints the journal's own last N lines, a "started" line
 before each step's end (one JSON object per line, the schema of
 engine/journal.Entry).
 
@@ -138,7 +138,7 @@ func historyRow(s screen, en journal.Entry) []string {
 		target = termSafe(en.Workload)
 	case journal.ResultStarted:
 		result = s.render(s.st.Muted, s.st.Glyphs.Running+" "+termSafe(en.Result))
-	case journal.ResultInterrupted:
+	case journal.ResultInterrupted, journal.ResultHeld:
 		result = s.render(s.st.Warn, s.st.Glyphs.Warning+" "+termSafe(en.Result))
 		detail = s.render(s.st.Warn, termSafe(oneLine(en.Error)))
 	default:
@@ -150,7 +150,7 @@ func historyRow(s screen, en journal.Entry) []string {
 		// record: its error repeats them as a sentence.
 		detail = termSafe(canaryHistoryText(c))
 		switch {
-		case en.Result == journal.ResultInterrupted:
+		case en.Result == journal.ResultInterrupted, en.Result == journal.ResultHeld:
 			detail = s.render(s.st.Warn, detail)
 		case en.Result != journal.ResultOK:
 			detail = s.render(s.st.Bad, detail)

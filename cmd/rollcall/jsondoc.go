@@ -18,10 +18,10 @@ import (
 // (arrays are [] rather than null when empty). schema_version counts the
 // additions: 2 added schema_version, field_changes and then; 3 added holds;
 // 4 added hosts and waves; 5 added pins, a step's wait and slots; 6 added a
-// step's canary; 7 added a step's stop_first.
+// step's canary; 7 added a step's stop_first; 8 added a hold's cause.
 //
 //	{
-//	  "schema_version": int  7
+//	  "schema_version": int  8
 //	  "source":    string   the desired-state file
 //	  "prefix":    string   the label prefix in force (after --prefix)
 //	  "converged": bool     every slot runs the desired spec, healthy (exit 0): nothing
@@ -32,7 +32,12 @@ import (
 //	    {"workload": string, "hash": string (the spec hash on hold),
 //	     "since": string|null  RFC 3339 UTC: when it was put on hold (null: not recorded),
 //	     "by": string (who ran the session that put it on hold, "" if not recorded),
-//	     "reason": string (the rollback that put it on hold, "" if not recorded),
+//	     "cause": "operator"|"canary-abort"|"failure-action"|"unknown"  what put it on
+//	                        hold: the operator's rollback, a canary that failed its
+//	                        analysis, failure_action: rollback; unknown when the holds
+//	                        file does not say (written by an older rollcall)
+//	     "reason": string (the cause in words, then its detail: the step rolled back
+//	                        and why, the canary's judgement),
 //	     "slots": [int]     the slots it keeps from starting the desired spec; [] when
 //	                        it keeps none (the desired spec changed: the next session
 //	                        drops the hold)}
@@ -181,7 +186,7 @@ type fieldChangeDoc struct {
 }
 
 // planSchemaVersion is planDoc's schema_version.
-const planSchemaVersion = 7
+const planSchemaVersion = 8
 
 type pinDoc struct {
 	Workload string     `json:"workload"`
@@ -217,6 +222,7 @@ type holdDoc struct {
 	Hash     string     `json:"hash"`
 	Since    *time.Time `json:"since"`
 	By       string     `json:"by"`
+	Cause    string     `json:"cause"`
 	Reason   string     `json:"reason"`
 	Slots    []int      `json:"slots"`
 }
@@ -300,7 +306,7 @@ func newPlanDoc(d *spec.Desired, p reconcile.Plan, fields map[string][]reconcile
 	}
 	held := heldSlots(p)
 	for _, h := range holds {
-		hd := holdDoc{Workload: h.Workload, Hash: h.Hash, By: h.By, Reason: h.Reason,
+		hd := holdDoc{Workload: h.Workload, Hash: h.Hash, By: h.By, Cause: h.Cause.Key(), Reason: h.Why(),
 			Slots: append([]int{}, held[h.Workload][h.Hash]...)}
 		if !h.Since.IsZero() {
 			since := h.Since.UTC()

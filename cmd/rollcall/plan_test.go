@@ -395,6 +395,7 @@ func TestPlanHoldIsNotConverged(t *testing.T) {
 			Hash     string     `json:"hash"`
 			Since    *time.Time `json:"since"`
 			By       string     `json:"by"`
+			Cause    string     `json:"cause"`
 			Reason   string     `json:"reason"`
 			Slots    []int      `json:"slots"`
 		} `json:"holds"`
@@ -413,6 +414,7 @@ func TestPlanHoldIsNotConverged(t *testing.T) {
 	}
 	hd := doc.Holds[0]
 	if hd.Workload != "web" || hd.Hash != hash || hd.By != journal.CurrentUser() || hd.Since == nil || hd.Since.IsZero() ||
+		hd.Cause != "failure-action" || !strings.HasPrefix(hd.Reason, "rolled back by failure_action: web/") ||
 		!strings.Contains(hd.Reason, "health_deadline") || len(hd.Slots) != 2 || hd.Slots[0] != 0 || hd.Slots[1] != 1 {
 		t.Errorf("hold %+v, want web %s by the user since a time, slots [0 1], with its reason", hd, hash)
 	}

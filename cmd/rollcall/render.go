@@ -205,10 +205,7 @@ func holdLine(h session.Hold) string {
 	if h.By != "" {
 		line += " by " + h.By
 	}
-	if h.Reason != "" {
-		line += ": " + h.Reason
-	}
-	return line
+	return line + ": " + h.Why()
 }
 
 func slotText(slot int) string {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/session"
+	"github.com/rollcall/rollcall/engine/state"
 )
 
 // fullPlan is a plan with one of every kind of line the tree shows: a
@@ -54,7 +55,8 @@ func fullPlan() (reconcile.Plan, []session.Hold) {
 		Notes: []string{"rctest-stray: no workload label (left alone)"},
 	}
 	holds := []session.Hold{
-		{Workload: "web", Hash: "31447235aaaaaaaa", Since: time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC), By: "tester", Reason: "rolled back: not healthy"},
+		{Workload: "web", Hash: "31447235aaaaaaaa", Since: time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC), By: "tester",
+			Cause: state.HoldByFailureAction, Reason: "web/6: rollback: not healthy"},
 		{Workload: "gone", Hash: "99999999bbbbbbbb"},
 	}
 	return p, holds

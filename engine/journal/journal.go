@@ -42,9 +42,13 @@ import (
 
 // Result values of Entry.Result.
 const (
-	ResultStarted  = "started"  // written before a step runs
-	ResultOK       = "ok"       // the step ended well
-	ResultFailed   = "failed"   // the step ended with an engine error
+	ResultStarted = "started" // written before a step runs
+	ResultOK      = "ok"      // the step ended well
+	ResultFailed  = "failed"  // the step ended with an engine error
+	// ResultHeld: a canary step that held (too little traffic, with
+	// on_insufficient_traffic: hold); it waits for the operator, and
+	// failed nothing.
+	ResultHeld     = "held"
 	ResultDecision = "decision" // an operator's decision, not a step
 	// ResultInterrupted: the step was cut short (a second signal) or, as
 	// history reads it, a "started" line was never followed by its end.
@@ -72,7 +76,9 @@ const (
 //	reason       why the step was planned, as the plan says it; for a
 //	             decision, what it was about
 //	result       "started" (the line written before a step runs), then
-//	             "ok" or "failed" when it ends; "decision" for a decision.
+//	             "ok" or "failed" when it ends, "held" for a canary step
+//	             that held on too little traffic (error says why);
+//	             "decision" for a decision.
 //	             A "started" with no end is a step cut short by a crash:
 //	             history shows it as interrupted
 //	error        the engine's error when failed, else ""
@@ -168,7 +174,11 @@ func FromResult(r reconcile.Result, began time.Time, user, mode string) Entry {
 		Container: r.Step.Container, Reason: r.Step.Reason,
 		Result: ResultOK, DurationMS: r.Duration.Milliseconds(),
 	}
-	if r.Err != nil {
+	var ce *reconcile.CanaryError
+	switch {
+	case errors.As(r.Err, &ce) && ce.Hold:
+		e.Result, e.Error = ResultHeld, r.Err.Error()
+	case r.Err != nil:
 		e.Result, e.Error = ResultFailed, r.Err.Error()
 	}
 	return e

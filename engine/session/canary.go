@@ -15,6 +15,7 @@ import (
 	"github.com/rollcall/rollcall/engine/proxy"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
+	"github.com/rollcall/rollcall/engine/state"
 )
 
 // A canary step (reconcile.ActCanary, DESIGN §12) runs here, beside the
@@ -420,7 +421,7 @@ func (l *loop) canaryEnded(s reconcile.Step, err error, judged *reconcile.Judgem
 	case errors.As(err, &ce):
 		j := ce.Judgement
 		delete(l.canary.progress, s.Workload)
-		l.beginRollback("canary-abort", HoldByCanary, s.Workload, cs.Spec, "spec "+short(cs.Spec)+" on hold: "+j.String())
+		l.beginRollback("canary-abort", s.Workload, cs.Spec, "spec "+short(cs.Spec)+" on hold: "+j.String(), holdWhy{state.HoldByCanaryAbort, j.String()})
 		share := "its share is 0"
 		if ue != nil {
 			share = "its share could not be set to 0, it was stopped through the engine"

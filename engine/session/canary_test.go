@@ -294,6 +294,7 @@ func TestCanaryWithNoTrafficHolds(t *testing.T) {
 	c := newCohortStandIn(t, f)
 	c.set(func(c *cohortStandIn) { c.quiet = true })
 	h := newHarness(t, f, clock, canaryYAML("web:v2", c.URL, "[{share: 10%, for: 300ms}]"), ModeAuto)
+	path := h.withJournal()
 	h.start()
 	canaryWait := func(s Snapshot) bool {
 		for _, wp := range s.Plan.Workloads {
@@ -310,6 +311,9 @@ func TestCanaryWithNoTrafficHolds(t *testing.T) {
 	})
 	if !hasNote(s, "too little traffic") {
 		t.Errorf("the hold does not say why:\n%s", describe(s))
+	}
+	if es := canaryEntries(t, path); len(es) != 1 || es[0].Result != journal.ResultHeld || es[0].Canary.Verdict != string(reconcile.VerdictInsufficient) {
+		t.Errorf("journal's canary lines %+v, want one held on too little traffic (it failed nothing)", es)
 	}
 	var waits int
 	for _, wp := range s.Plan.Workloads {

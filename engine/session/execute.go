@@ -9,6 +9,7 @@ import (
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/reconcile"
+	"github.com/rollcall/rollcall/engine/state"
 )
 
 // Retry backoff of a step that failed at the engine, in auto mode.
@@ -460,7 +461,7 @@ func (l *loop) onStepDone(d stepDone) {
 			// failure_action's rollback: its spec goes on hold now, and
 			// it is listed. The operator's put the spec on hold as it
 			// began, and a Retry since may have lifted it: not again.
-			l.hold(s.Workload, s.Hold, HoldByFailureAction)
+			l.hold(s.Workload, s.Hold, holdWhy{state.HoldByFailureAction, s.Target() + ": " + s.Reason})
 			rb := RollbackInfo{Workload: s.Workload, Slot: s.Slot, Container: s.Container,
 				Hash: s.Hold, Reason: s.Reason, At: l.engineNow()}
 			l.rolledBackBy(rb)
@@ -560,32 +561,39 @@ func (l *loop) halt(why string) {
 	l.fact(Fact{Kind: FactHalted, Why: why})
 }
 
-// hold puts workload's spec hash on hold, for cause, and has the holds
-// file say so.
-func (l *loop) hold(workload, hash string, cause HoldCause) {
-	l.guards.hold(workload, hash)
-	l.holdCause(workload, hash, cause)
+// hold puts workload's spec hash on hold for why, and has the holds file
+// say so.
+func (l *loop) hold(workload, hash string, why holdWhy) {
+	l.guards.hold(workload, hash, why)
 	l.saveHolds()
-	l.fact(Fact{Kind: FactHoldSet, Hold: &HoldFact{Workload: workload, Hashes: []string{hash}, By: l.opts.User, Cause: cause}})
+	l.fact(Fact{Kind: FactHoldSet, Hold: &HoldFact{Workload: workload, Hashes: []string{hash}, By: l.opts.User, Cause: why.cause}})
 }
 
-// holdCause records why workload's spec hash went on hold.
-func (g *guards) holdCause(workload, hash string, cause HoldCause) {
-	if g.holdCauses == nil {
-		g.holdCauses = map[string]HoldCause{}
-	}
-	g.holdCauses[holdKey(workload, hash)] = cause
+// holdWhy is what put a hold, kept with it: its typed cause, and the
+// detail said as it was put.
+type holdWhy struct {
+	cause  state.HoldCause
+	detail string
 }
 
-func holdKey(workload, hash string) string { return workload + "\x00" + hash }
-
-// hold puts workload's spec hash on hold.
-func (g *guards) hold(workload, hash string) {
+// hold puts workload's spec hash on hold for why.
+func (g *guards) hold(workload, hash string, why holdWhy) {
 	if g.holds[workload] == nil {
 		g.holds[workload] = map[string]bool{}
 	}
 	g.holds[workload][hash] = true
+	if g.holdWhys == nil {
+		g.holdWhys = map[string]map[string]holdWhy{}
+	}
+	if g.holdWhys[workload] == nil {
+		g.holdWhys[workload] = map[string]holdWhy{}
+	}
+	g.holdWhys[workload][hash] = why
 }
+
+// holdWhy is what put workload's spec hash on hold (the zero holdWhy, a
+// cause unknown, for a hold the session does not know).
+func (g *guards) holdWhy(workload, hash string) holdWhy { return g.holdWhys[workload][hash] }
 
 // startRollback is the operator's rollback of a workload: hold its spec at
 // once; rollbackStep then stops its new containers one by one.
@@ -602,16 +610,16 @@ func (l *loop) startRollback(workload string) {
 		l.note("roll back %s: %v", workload, w.Err)
 		return
 	}
-	l.beginRollback("rollback", HoldByOperator, workload, w.Hash, "spec "+short(w.Hash)+" on hold")
+	l.beginRollback("rollback", workload, w.Hash, "spec "+short(w.Hash)+" on hold", holdWhy{cause: state.HoldByOperator})
 	l.note("rolling back %s: spec %s on hold; its new containers stop where an older one still serves", workload, short(w.Hash))
 }
 
 // beginRollback rolls workload's spec hash back, as the operator's r does
 // and as a failed canary does: journaled as action, the spec on hold at
 // once, then Diff's stops of it (Observed.RollingBack), drained.
-func (l *loop) beginRollback(action string, cause HoldCause, workload, hash, about string) {
+func (l *loop) beginRollback(action, workload, hash, about string, why holdWhy) {
 	l.decision(action, workload, about)
-	l.hold(workload, hash, cause)
+	l.hold(workload, hash, why)
 	l.rollbacks[workload] = hash
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/rollcall/rollcall/engine/notify"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
+	"github.com/rollcall/rollcall/engine/state"
 )
 
 // A session's record is a log of facts (DESIGN §7): each thing that
@@ -119,15 +120,8 @@ type Failure struct {
 	Reason    string
 }
 
-// HoldCause is why a spec went on hold.
-type HoldCause int
-
-const (
-	HoldByOperator      HoldCause = iota + 1 // the operator rolled it back (r, rollcall rollback)
-	HoldByFailureAction                      // failure_action rollback: a new container missed its deadline
-	HoldByCanary                             // a canary step failed its analysis (canary-abort)
-	HoldFromFile                             // another process put it on hold (the holds file)
-)
+// HoldCause is what put a spec on hold (kept in the holds file).
+type HoldCause = state.HoldCause
 
 // LiftCause is why a hold or a pin was lifted.
 type LiftCause int
@@ -143,8 +137,10 @@ type HoldFact struct {
 	Workload string
 	Hashes   []string // the specs
 	By       string   // the operator, when it was theirs
-	Cause    HoldCause
-	Lifted   LiftCause // hold lifted: why
+	Cause    HoldCause // hold set: what put it
+	// Elsewhere: hold set by another process (read from the holds file).
+	Elsewhere bool
+	Lifted    LiftCause // hold lifted: why
 }
 
 // PinFact is a pin set or lifted.
@@ -309,7 +305,7 @@ func (f Fact) logLines() []logLine {
 			"workload", r.Workload, "slot", r.Slot, "container", r.Container, "spec", short(r.Hash), "reason", r.Reason)
 	case FactHoldSet:
 		h := f.Hold
-		return one("spec on hold", levelInfo, "workload", h.Workload, "spec", shorts(h.Hashes), "cause", h.Cause.String())
+		return one("spec on hold", levelInfo, "workload", h.Workload, "spec", shorts(h.Hashes), "cause", h.Cause.Key(), "elsewhere", h.Elsewhere)
 	case FactHoldLifted:
 		h := f.Hold
 		switch h.Lifted {
@@ -379,7 +375,7 @@ func (f Fact) Text() string {
 		return fmt.Sprintf("rolled back %s/%d %s: spec %s is on hold until the desired spec changes (%s)", r.Workload, r.Slot, r.Container, short(r.Hash), r.Reason)
 	case FactHoldSet:
 		h := f.Hold
-		return fmt.Sprintf("%s: spec %s on hold (%s)", h.Workload, shorts(h.Hashes), h.Cause)
+		return fmt.Sprintf("%s: spec %s on hold (%s)", h.Workload, shorts(h.Hashes), h.Cause.Said())
 	case FactHoldLifted:
 		h := f.Hold
 		return fmt.Sprintf("%s: hold on spec %s lifted %s", h.Workload, shorts(h.Hashes), h.Lifted.words(h.By))
@@ -411,21 +407,6 @@ func (f Fact) Text() string {
 		return "desired state broken, keeping the last good one: " + oneLine(f.Err.Error())
 	}
 	return f.Kind.String()
-}
-
-// String is the cause as the plan, the logs and apply say it.
-func (c HoldCause) String() string {
-	switch c {
-	case HoldByOperator:
-		return "rolled back by the operator"
-	case HoldByFailureAction:
-		return "rolled back by failure_action"
-	case HoldByCanary:
-		return "canary aborted"
-	case HoldFromFile:
-		return "put on hold by another rollcall"
-	}
-	return "on hold"
 }
 
 func (c LiftCause) words(by string) string {

@@ -201,10 +201,10 @@ func (l *loop) takeDiskHolds(recs, base state.Holds, say bool) {
 	for w, hs := range recs {
 		for h := range hs {
 			if !base.Has(w, h) && !l.holds[w][h] {
-				l.guards.hold(w, h)
-				l.holdCause(w, h, HoldFromFile)
+				rec := recs[w][h]
+				l.guards.hold(w, h, holdWhy{rec.Cause, rec.Reason})
 				if say {
-					l.fact(Fact{Kind: FactHoldSet, Hold: &HoldFact{Workload: w, Hashes: []string{h}, Cause: HoldFromFile}})
+					l.fact(Fact{Kind: FactHoldSet, Hold: &HoldFact{Workload: w, Hashes: []string{h}, Cause: rec.Cause, Elsewhere: true}})
 				}
 			}
 		}
@@ -222,10 +222,13 @@ func (l *loop) unhold(w, h string) {
 
 // unhold drops the hold of workload w's spec h.
 func (g *guards) unhold(w, h string) {
-	delete(g.holdCauses, holdKey(w, h))
 	delete(g.holds[w], h)
 	if len(g.holds[w]) == 0 {
 		delete(g.holds, w)
+	}
+	delete(g.holdWhys[w], h)
+	if len(g.holdWhys[w]) == 0 {
+		delete(g.holdWhys, w)
 	}
 }
 
@@ -257,7 +260,8 @@ func (l *loop) saveHolds() {
 	for w, hs := range l.holds {
 		for h := range hs {
 			if !l.hs.disk.Has(w, h) {
-				job.added = append(job.added, state.Hold{Workload: w, Hash: h, Since: l.wallNow().UTC(), By: l.opts.User, Reason: l.holdReason(w, h)})
+				why := l.holdWhy(w, h)
+				job.added = append(job.added, state.Hold{Workload: w, Hash: h, Since: l.wallNow().UTC(), By: l.opts.User, Cause: why.cause, Reason: why.detail})
 			}
 		}
 	}
@@ -303,16 +307,8 @@ func (l *loop) onHoldsWritten(w holdsWritten) {
 	l.act()
 }
 
-// holdReason is why workload's spec hash was put on hold: the automatic
-// rollback that just ended, else the operator's.
-func (r *runner) holdReason(w, h string) string {
-	for i := len(r.recent) - 1; i >= 0; i-- {
-		if s := r.recent[i].Step; s.Hold == h && s.Workload == w && r.recent[i].Err == "" {
-			return s.Target() + ": " + s.Reason
-		}
-	}
-	return "rolled back by the operator"
-}
+// said is the hold in words (state.Hold.Why).
+func (w holdWhy) said() string { return state.Hold{Cause: w.cause, Reason: w.detail}.Why() }
 
 // dropStaleHolds lifts the holds of a workload whose desired spec changed
 // (rule 9: "until the desired spec changes"), and of workloads no longer

@@ -198,7 +198,7 @@ func TestASessionWriteKeepsALiftMadeOutside(t *testing.T) {
 	if _, err := LiftHolds(dir, info, pfx, "web"); err != nil {
 		t.Fatal(err)
 	}
-	l.holds["api"] = map[string]bool{"bbbb2222": true} // a rollback of api
+	l.guards.hold("api", "bbbb2222", holdWhy{cause: state.HoldByOperator}) // a rollback of api
 	l.saveHolds()
 	l.awaitHolds(t)
 	if l.holds["web"]["aaaa1111"] || !l.holds["api"]["bbbb2222"] {
@@ -208,7 +208,7 @@ func TestASessionWriteKeepsALiftMadeOutside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || got[0].Workload != "api" || got[0].By != "tester" || got[0].Since.IsZero() || got[0].Reason == "" {
+	if len(got) != 1 || got[0].Workload != "api" || got[0].By != "tester" || got[0].Since.IsZero() || got[0].Cause != state.HoldByOperator {
 		t.Errorf("holds file %+v, want api's hold with who, when and why", got)
 	}
 	// A read that began before that write is older than it: not taken.

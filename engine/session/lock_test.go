@@ -1,6 +1,9 @@
 package session
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
 	"sync"
 	"testing"
 	"time"
@@ -199,5 +202,40 @@ func TestCallersLockIsNoOtherHolder(t *testing.T) {
 	h.waitFor("watch again", func(s Snapshot) bool { return s.Mode == ModeWatch && !s.Lock.Held })
 	if snap := h.settle(); snap.Lock.Holder != nil {
 		t.Fatalf("a demo switched to watch names %+v as the holder", snap.Lock.Holder)
+	}
+}
+
+// A console opened read-only (--watch), which never wants the lock, beside
+// another process's session that holds it, names that one: its user and
+// pid, never this process. (Issue 29 saw `demo --watch` name itself; the
+// caller's-lock case is TestCallersLockIsNoOtherHolder.)
+func TestWatchNamesTheOtherHolder(t *testing.T) {
+	other := exec.Command("sleep", "30") // the other rollcall's process
+	if err := other.Start(); err != nil {
+		t.Fatalf("start a process to hold the lock: %v", err)
+	}
+	defer func() { _ = other.Process.Kill(); _ = other.Wait() }()
+	f, clock := newEngine()
+	h := newHarness(t, f, clock, desiredYAML("web:v1", 1), ModeWatch)
+	lk, _, err := state.TakeLock(h.opts.LockPath, "agent", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Release()
+	since := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	// The flock stays this test's; the file names the other process, as
+	// its own take would have written it.
+	line := fmt.Sprintf("agent %d %s\n", other.Process.Pid, since.Format(time.RFC3339))
+	if err := os.WriteFile(h.opts.LockPath, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.start()
+	snap := h.waitFor("the holder read", func(s Snapshot) bool { return s.Lock.Holder != nil })
+	if hd := snap.Lock.Holder; hd.PID != other.Process.Pid || hd.User != "agent" || !hd.Since.Equal(since) || snap.Lock.Held || snap.Mode != ModeWatch {
+		t.Fatalf("watch beside another holder: holder %+v, held %v, mode %s; want agent (pid %d), not held, watch",
+			hd, snap.Lock.Held, snap.Mode, other.Process.Pid)
+	}
+	if snap.Lock.Holder.PID == os.Getpid() {
+		t.Fatalf("watch names itself (pid %d) as the lock's holder", os.Getpid())
 	}
 }

@@ -269,7 +269,7 @@ func (l *loop) notifyHolds(s *Snapshot, post func(notify.Event)) {
 				continue
 			}
 			e := l.notifyEvent(notify.KindHold, w, reconcile.NoSlot)
-			e.Spec, e.Reason = h, l.holdReason(w, h)
+			e.Spec, e.Reason = h, l.holdWhy(w, h).said()
 			e.ToImage = desiredImage(s, w)
 			post(e)
 		}

@@ -41,7 +41,7 @@ import (
 //     forgetGone, newWaits (the waits not logged yet).
 //   - runner: what runs and what ran. finish, record, failed (the retry's
 //     backoff), succeeded, rolledBackBy, unhold, forgetGone,
-//     forgetRestarts (rule 4's reset), holdReason, drainingNow,
+//     forgetRestarts (rule 4's reset), drainingNow,
 //     restartsInFlight.
 //   - disk: the workers beside the loop and what was handed to them.
 //     startWorkers, writeJournal, holdsReader, writePins, diskPending,
@@ -223,7 +223,7 @@ type guards struct {
 	pause            *PauseInfo
 	skipHealth       bool
 	holds            map[string]map[string]bool
-	holdCauses       map[string]HoldCause // why each hold was put, by holdKey; none for a hold this session did not see put
+	holdWhys         map[string]map[string]holdWhy // what put each hold, beside holds
 	blastCheck       bool
 	confirm          *Confirmation
 	refusal          *Refusal    // unattended: the blast radius refused the desired state

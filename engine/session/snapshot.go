@@ -98,7 +98,7 @@ type Snapshot struct {
 	// metrics read.
 	Standing Standing
 
-	holdCauses map[string]HoldCause // why each of Holds was put, where the session knows
+	holdCauses map[string]map[string]HoldCause // what put each of Holds
 }
 
 // RolloutInfo is an approved rollout under way.
@@ -341,7 +341,15 @@ func (l *loop) snapshot() Snapshot {
 	s.Pins = slices.Clone(l.rev.pins.views)
 	s.Canaries = l.canaryViews()
 	s.Slots, s.Progress = SlotViews(l.rev.pins.diffed(l.resolved), &l.plan, l.containers)
-	s.holdCauses = maps.Clone(l.holdCauses)
+	for w, hs := range l.holdWhys {
+		if s.holdCauses == nil {
+			s.holdCauses = map[string]map[string]HoldCause{}
+		}
+		s.holdCauses[w] = map[string]HoldCause{}
+		for h, why := range hs {
+			s.holdCauses[w][h] = why.cause
+		}
+	}
 	s.Standing = l.standing(&s)
 	return s
 }

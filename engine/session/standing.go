@@ -133,7 +133,7 @@ type Cause struct {
 	Kind      CauseKind
 	Workload  string
 	Hash      string    // hold
-	Hold      HoldCause // hold: why it was put (0: not known to this session)
+	Hold      HoldCause // hold: what put it
 	Why       string
 	Refusal   *Refusal
 	Pause     *PauseInfo
@@ -159,11 +159,7 @@ func (c Cause) Said() string {
 		r := c.Rollback
 		return fmt.Sprintf("rolled back %s/%d (%s): spec %s is on hold until the desired spec changes", r.Workload, r.Slot, r.Reason, short(r.Hash))
 	case CauseHold:
-		why := "rolled back before"
-		if c.Hold != 0 {
-			why = c.Hold.String()
-		}
-		return fmt.Sprintf("%s: spec %s is on hold (%s); change the desired spec, or run `rollcall retry %s`, to try again", c.Workload, short(c.Hash), why, c.Workload)
+		return fmt.Sprintf("%s: spec %s is on hold (%s); change the desired spec, or run `rollcall retry %s`, to try again", c.Workload, short(c.Hash), c.Hold.Said(), c.Workload)
 	case CauseCanaryHeld:
 		return fmt.Sprintf("canary %s holds at step %d/%d: %s; `rollcall retry %s` runs the step again, or change the desired spec",
 			c.Workload, c.Canary.Index+1, c.Canary.Of, *c.Judgement, c.Workload)
@@ -265,7 +261,7 @@ func standingOf(s *Snapshot) (Standing, bool) {
 	for _, w := range sortedKeys(s.Holds) {
 		for _, h := range s.Holds[w] {
 			if !rolled[[2]string{w, h}] {
-				held = append(held, Cause{Kind: CauseHold, Workload: w, Hash: h, Hold: s.holdCauses[holdKey(w, h)]})
+				held = append(held, Cause{Kind: CauseHold, Workload: w, Hash: h, Hold: s.holdCauses[w][h]})
 			}
 		}
 	}

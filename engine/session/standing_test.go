@@ -1,6 +1,7 @@
 package session
 
 import (
+	"github.com/rollcall/rollcall/engine/state"
 	"strings"
 	"testing"
 	"time"
@@ -66,7 +67,7 @@ func TestStandingHeldNamesTheHoldsCause(t *testing.T) {
 			hold = &s.Standing.Causes[i]
 		}
 	}
-	if hold == nil || hold.Workload != "web" || hold.Hold != HoldByOperator {
+	if hold == nil || hold.Workload != "web" || hold.Hold != state.HoldByOperator {
 		t.Fatalf("causes %+v, want web's hold, by the operator", s.Standing.Causes)
 	}
 	if why, over := judge(s.Standing, true); !over || !strings.Contains(why, "rolled back by the operator") {

@@ -31,8 +31,12 @@ import (
 // so no change of one is lost to another.
 //
 // On disk: {"web": [{"hash": "…", "since": "RFC 3339", "by": "alice",
-// "reason": "…"}]}. A file of an older rollcall, {"web": ["hash"]}, reads as
-// holds without since, by and reason.
+// "cause": "canary-abort", "reason": "…"}]}. A file of an older rollcall,
+// {"web": ["hash"]}, reads as holds without since, by, cause and reason;
+// one without "cause" reads as HoldCauseUnknown, never as the operator's:
+// the rollcall that wrote it called every hold whose rollback it could not
+// find "rolled back by the operator", a canary's abort among them, so its
+// words are no evidence of who put the hold.
 
 // Hold is one spec on hold.
 type Hold struct {
@@ -40,7 +44,61 @@ type Hold struct {
 	Hash     string
 	Since    time.Time // when it was put on hold; zero when the file does not say
 	By       string    // who ran the session that put it on hold; "" when not said
-	Reason   string    // why: the rollback that put it on hold; "" when not said
+	Cause    HoldCause // what put it on hold; HoldCauseUnknown when the file does not say
+	// Reason is the detail of the cause, as it was said when the hold was
+	// put (the failed step and why, the canary's judgement); "" when there
+	// is none.
+	Reason string
+}
+
+// Why is why h stands, in words: its cause's (Said), then its detail.
+func (h Hold) Why() string {
+	if h.Reason == "" {
+		return h.Cause.Said()
+	}
+	return h.Cause.Said() + ": " + h.Reason
+}
+
+// HoldCause is what put a spec on hold. Every view says it in the words
+// of Said, and keys it (plan --json) by its value.
+type HoldCause string
+
+const (
+	// HoldCauseUnknown: the holds file does not say (an older rollcall's).
+	HoldCauseUnknown HoldCause = ""
+	// HoldByOperator: the operator's rollback (r in the console, the
+	// Rollback intent).
+	HoldByOperator HoldCause = "operator"
+	// HoldByCanaryAbort: a canary step failed its analysis and was rolled
+	// back by itself.
+	HoldByCanaryAbort HoldCause = "canary-abort"
+	// HoldByFailureAction: a failed step rolled back by the workload's
+	// update.failure_action: rollback.
+	HoldByFailureAction HoldCause = "failure-action"
+)
+
+// Key is the cause as plan --json names it: its value, "unknown" when
+// not said.
+func (c HoldCause) Key() string {
+	if c == HoldCauseUnknown {
+		return "unknown"
+	}
+	return string(c)
+}
+
+// Said is the cause in words, the one place a view finds them.
+func (c HoldCause) Said() string {
+	switch c {
+	case HoldCauseUnknown:
+		return "cause not recorded (put on hold by an older rollcall)"
+	case HoldByOperator:
+		return "rolled back by the operator"
+	case HoldByCanaryAbort:
+		return "the canary failed its analysis and was rolled back"
+	case HoldByFailureAction:
+		return "rolled back by failure_action"
+	}
+	return "put on hold by " + string(c) // a newer rollcall's cause
 }
 
 // Holds are holds by workload, then spec hash.
@@ -170,6 +228,7 @@ type holdOnDisk struct {
 	Hash   string     `json:"hash"`
 	Since  *time.Time `json:"since,omitempty"`
 	By     string     `json:"by,omitempty"`
+	Cause  HoldCause  `json:"cause,omitempty"`
 	Reason string     `json:"reason,omitempty"`
 }
 
@@ -218,7 +277,7 @@ func ReadHoldsFile(path string) (Holds, error) {
 			if d.Hash == "" {
 				return Holds{}, fmt.Errorf("read holds %s: workload %q: a hold without a hash", path, w)
 			}
-			h := Hold{Workload: w, Hash: d.Hash, By: d.By, Reason: d.Reason}
+			h := Hold{Workload: w, Hash: d.Hash, By: d.By, Cause: d.Cause, Reason: d.Reason}
 			if d.Since != nil {
 				h.Since = *d.Since
 			}
@@ -234,7 +293,7 @@ func ReadHoldsFile(path string) (Holds, error) {
 func WriteHoldsFile(path string, recs Holds) error {
 	onDisk := map[string][]holdOnDisk{}
 	for _, h := range recs.List() {
-		d := holdOnDisk{Hash: h.Hash, By: h.By, Reason: h.Reason}
+		d := holdOnDisk{Hash: h.Hash, By: h.By, Cause: h.Cause, Reason: h.Reason}
 		if !h.Since.IsZero() {
 			since := h.Since.UTC()
 			d.Since = &since

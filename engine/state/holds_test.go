@@ -1,6 +1,7 @@
 package state
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -91,6 +92,46 @@ func TestHoldsRoundTrip(t *testing.T) {
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("the holds file outlives its last hold: %v", err)
+	}
+}
+
+// A hold keeps its typed cause through the file; a hold of a file written
+// before causes were kept, with or without its words, reads as
+// HoldCauseUnknown (never as the operator's), its words kept as the
+// detail.
+func TestHoldCauseIsKeptInTheFile(t *testing.T) {
+	dir := t.TempDir()
+	info := docker.EngineInfo{ID: "engine-1"}
+	path := HoldsPath(dir, info, pfx)
+	recs := Holds{}
+	for i, c := range []HoldCause{HoldByOperator, HoldByCanaryAbort, HoldByFailureAction} {
+		recs.Add(Hold{Workload: "web", Hash: fmt.Sprintf("hash%d", i), Since: time.Unix(int64(i), 0).UTC(), Cause: c})
+	}
+	if err := WriteHoldsFile(path, recs); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ListHolds(dir, info, pfx)
+	if err != nil || len(got) != 3 || got[0].Cause != HoldByOperator || got[1].Cause != HoldByCanaryAbort || got[2].Cause != HoldByFailureAction {
+		t.Fatalf("read back %+v %v, want each hold's cause", got, err)
+	}
+	older := `{"web": [{"hash": "aaaa1111", "by": "alice", "reason": "rolled back by the operator"}], "api": ["bbbb2222"]}`
+	if err := os.WriteFile(path, []byte(older), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err = ListHolds(dir, info, pfx)
+	if err != nil || len(got) != 2 || got[0].Cause != HoldCauseUnknown || got[1].Cause != HoldCauseUnknown || got[1].Reason != "rolled back by the operator" {
+		t.Fatalf("older file read %+v %v, want causes unknown and the words kept", got, err)
+	}
+	if HoldCauseUnknown.Key() != "unknown" || HoldByCanaryAbort.Key() != "canary-abort" {
+		t.Errorf("keys %q %q", HoldCauseUnknown.Key(), HoldByCanaryAbort.Key())
+	}
+	said := map[string]bool{}
+	for _, c := range []HoldCause{HoldCauseUnknown, HoldByOperator, HoldByCanaryAbort, HoldByFailureAction} {
+		if w := c.Said(); w == "" || said[w] {
+			t.Errorf("cause %q said %q: empty or the same as another's", c, w)
+		} else {
+			said[w] = true
+		}
 	}
 }
 

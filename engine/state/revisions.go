@@ -19,13 +19,21 @@ import (
 // oldest first.
 //
 // A revision is named by a number that never changes and is never given
-// twice in a workload: each revision kept takes the number after the
-// newest's. A spec kept already (the same hash and image ID) is not kept
-// twice: recorded again (a rollback to it converged), it moves to the end
-// with the next number, as `kubectl rollout undo` renumbers, so the newest
-// is always last and has the highest number.
+// to two specs of a workload: a spec not kept yet takes the number after
+// the highest kept, and the revision of the highest number is never the
+// one dropped, so a number once given is not given again. A spec kept
+// already (the same hash and image ID) is not kept twice: recorded again
+// (a rollback to it converged), it moves to the end and keeps its number,
+// unlike `kubectl rollout undo`, which renumbers: a number shown (in
+// history --revisions, in a pin, in the journal) names the same spec for
+// as long as it is kept. A pinned revision recorded again after it was
+// dropped from the file takes its number back (the pin keeps it whole).
+// The list is in the order of recording, so the newest is last, and its
+// number need not be the highest.
 //
-// On disk: {"web": [{"number": 3, "hash": "…", "image": "web:v1",
+// On disk, each workload's in the order of recording (an older
+// rollcall's, in the order of numbers, is that order too): {"web":
+// [{"number": 3, "hash": "…", "image": "web:v1",
 // "image_id": "sha256:…", "version": "1", "at": "RFC 3339", "rollout":
 // "…", "spec": {…the engine/spec Workload…}}]}.
 
@@ -56,22 +64,36 @@ func (r Revision) Same(o Revision) bool { return r.Hash == o.Hash && r.ImageID =
 type Revisions map[string][]Revision
 
 // Record keeps rev as the newest revision of its workload: a spec kept
-// already is moved to the end (and renumbered) unless it is the newest,
-// and only the last MaxRevisions are kept. It returns the revision as
-// kept, and whether anything changed.
+// already is moved to the end with its number unless it is the newest; a
+// spec not kept takes the number rev carries if it is one this file gave
+// (a pin's revision, dropped since) and no kept spec has it, else the next
+// number. Only the last MaxRevisions are kept, the highest number among
+// them always. It returns the revision as kept, and whether anything
+// changed.
 func (r Revisions) Record(rev Revision) (Revision, bool) {
 	list := r[rev.Workload]
 	if n := len(list); n > 0 && list[n-1].Same(rev) {
 		return list[n-1], false
 	}
-	rev.Number = 1
-	if n := len(list); n > 0 {
-		rev.Number = list[n-1].Number + 1
+	highest := 0
+	for _, x := range list {
+		highest = max(highest, x.Number)
+	}
+	if i := slices.IndexFunc(list, rev.Same); i >= 0 {
+		rev.Number = list[i].Number
+	} else if taken := slices.ContainsFunc(list, func(x Revision) bool { return x.Number == rev.Number }); rev.Number < 1 || rev.Number > highest || taken {
+		rev.Number = highest + 1
 	}
 	list = slices.DeleteFunc(slices.Clone(list), rev.Same)
 	list = append(list, rev)
-	if len(list) > MaxRevisions {
-		list = list[len(list)-MaxRevisions:]
+	for len(list) > MaxRevisions {
+		// the oldest, but never the highest number: the next is after it
+		top := slices.IndexFunc(list, func(x Revision) bool { return x.Number == max(highest, rev.Number) })
+		drop := 0
+		if top == 0 {
+			drop = 1
+		}
+		list = slices.Delete(list, drop, drop+1)
 	}
 	r[rev.Workload] = list
 	return rev, true
@@ -172,7 +194,6 @@ func ReadRevisionsFile(path string) (Revisions, error) {
 			}
 			out[w] = append(out[w], d.revision(w))
 		}
-		slices.SortStableFunc(out[w], func(a, b Revision) int { return a.Number - b.Number })
 	}
 	return out, nil
 }

@@ -94,7 +94,8 @@ func TestRevisionsKeepTheLastTen(t *testing.T) {
 
 // A spec kept already is not kept twice: recorded as the newest again it
 // is a no-op; recorded again after another (a rollback to it converged),
-// it moves to the end with the next number, so the newest is last.
+// it moves to the end and keeps its number, so the newest is last and a
+// number shown names the same spec.
 func TestRevisionsNoDuplicates(t *testing.T) {
 	path := RevisionsPath(t.TempDir(), docker.EngineInfo{ID: "engine-1"}, pfx)
 	record := func(r Revision) Revision {
@@ -114,31 +115,31 @@ func TestRevisionsNoDuplicates(t *testing.T) {
 	}
 	back := rev(1)
 	back.At, back.Rollout = back.At.Add(time.Hour), "r-back"
-	if kept := record(back); kept.Number != 3 {
-		t.Errorf("an older spec recorded again: number %d, want 3 (the next)", kept.Number)
+	if kept := record(back); kept.Number != 1 {
+		t.Errorf("an older spec recorded again: number %d, want 1 (its own)", kept.Number)
 	}
 	got, err := ReadRevisionsFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	list := got["web"]
-	if len(list) != 2 || list[0].Image != "web:v2" || list[1].Image != "web:v1" || list[1].Number != 3 || list[1].Rollout != "r-back" {
-		t.Fatalf("revisions %+v, want v2 (2) then v1 (3), each once", list)
+	if len(list) != 2 || list[0].Image != "web:v2" || list[1].Image != "web:v1" || list[1].Number != 1 || list[1].Rollout != "r-back" {
+		t.Fatalf("revisions %+v, want v2 (2) then v1 (1), each once", list)
 	}
 	// The same hash with another image ID is another revision.
 	rebuilt := rev(1)
 	rebuilt.ImageID = "sha256:rebuilt"
-	if kept := record(rebuilt); kept.Number != 4 {
-		t.Errorf("a rebuilt image: number %d, want a revision of its own (4)", kept.Number)
+	if kept := record(rebuilt); kept.Number != 3 {
+		t.Errorf("a rebuilt image: number %d, want a revision of its own (3)", kept.Number)
 	}
 	if p, ok := got.Previous("web", list[1].Hash); !ok || p.Number != 2 {
 		t.Errorf("Previous with v1 desired: %+v %v, want v2 (the newest that is not the desired spec)", p, ok)
 	}
-	if p, ok := got.Previous("web", "elsewhere"); !ok || p.Number != 3 {
-		t.Errorf("Previous with a desired spec never reached: %+v %v, want the newest (3)", p, ok)
+	if p, ok := got.Previous("web", "elsewhere"); !ok || p.Number != 1 {
+		t.Errorf("Previous with a desired spec never reached: %+v %v, want the newest (1)", p, ok)
 	}
-	if _, ok := got.Find("web", 1); ok {
-		t.Errorf("number 1 is found; it was renumbered 3")
+	if r, ok := got.Find("web", 1); !ok || r.Image != "web:v1" {
+		t.Errorf("number 1: %+v %v, want v1 still", r, ok)
 	}
 }
 
