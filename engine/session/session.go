@@ -496,7 +496,7 @@ func (l *loop) run() {
 			l.onDrained(p)
 		case p := <-l.pulls.c:
 			l.onPulled(p)
-		case <-l.pulls.pollC:
+		case <-l.pulls.poll.C():
 			l.onRegistryPoll()
 		case v := <-l.canary.c:
 			l.onCanary(v)
