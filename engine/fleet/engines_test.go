@@ -14,6 +14,7 @@ import (
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/dockertest"
 	"github.com/rollcall/rollcall/engine/fleet"
+	"github.com/rollcall/rollcall/engine/loopkit"
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/spec"
 )
@@ -53,10 +54,7 @@ func (s *source) set(text string) {
 	s.mu.Lock()
 	s.text = text
 	s.mu.Unlock()
-	select {
-	case s.ch <- struct{}{}:
-	default:
-	}
+	loopkit.Signal(s.ch)
 }
 
 // canaryWatch is a client that, at every create on a host of a later

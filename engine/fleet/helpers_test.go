@@ -17,6 +17,7 @@ import (
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/engine/loopkit"
 	"github.com/rollcall/rollcall/engine/reconcile/reconciletest"
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/spec"
@@ -68,7 +69,7 @@ func (m *memSource) Set(text string) {
 	m.mu.Lock()
 	m.text = text
 	m.mu.Unlock()
-	signal(m.ch)
+	loopkit.Signal(m.ch)
 }
 
 // world is several fake engines on one clock, and a log of every

@@ -2,12 +2,13 @@ package fleet
 
 import (
 	"context"
-	"encoding/json"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/loopkit"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/spec"
@@ -160,7 +161,7 @@ func pullState(s session.Snapshot) PullState {
 // undone at each resync, and hold the waves after it back and forth.
 func planState(s session.Snapshot, want *spec.Desired, since time.Time) PlanState {
 	switch {
-	case s.Seq == 0 || want == nil || s.Desired != want || !resolvedFrom(s.Resolved, want) || s.Settling > 0:
+	case s.Seq == 0 || want == nil || !samePlan(s.Desired, want) || !resolvedFrom(s.Resolved, want) || s.Settling > 0:
 		return PlanUnknown
 	case failedSince(s, since):
 		return PlanFailed
@@ -168,6 +169,18 @@ func planState(s session.Snapshot, want *spec.Desired, since time.Time) PlanStat
 		return PlanConverged
 	}
 	return PlanRolling
+}
+
+// samePlan reports whether a session that has loaded got runs the plan of
+// want: got is want, or the state want was handed over in place of, of
+// the very same workloads (handOver), whose other keys the session takes
+// without planning again.
+func samePlan(got, want *spec.Desired) bool {
+	if got == want {
+		return true
+	}
+	return got != nil && want != nil && got.Prefix == want.Prefix &&
+		reflect.ValueOf(got.Workloads).UnsafePointer() == reflect.ValueOf(want.Workloads).UnsafePointer()
 }
 
 // resolvedFrom reports whether r was resolved from d itself (its
@@ -211,22 +224,6 @@ func (h *host) closeClient() {
 	if c, ok := h.client.(interface{ Close() error }); ok {
 		_ = c.Close()
 	}
-}
-
-// fingerprint tells desired states apart as a session does: the prefix and
-// the workloads.
-func fingerprint(d *spec.Desired) string {
-	if d == nil {
-		return ""
-	}
-	b, err := json.Marshal(struct {
-		Prefix    string
-		Workloads map[string]*spec.Workload
-	}{d.Prefix, d.Workloads})
-	if err != nil {
-		panic("fleet: fingerprint: " + err.Error()) // plain data always marshals
-	}
-	return string(b)
 }
 
 // inbox holds the latest snapshot of a host's session, for the loop:
@@ -286,5 +283,5 @@ func (s *hostSource) set(d *spec.Desired) {
 	s.mu.Lock()
 	s.d = d
 	s.mu.Unlock()
-	signal(s.ch)
+	loopkit.Signal(s.ch)
 }

@@ -5,10 +5,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/engine/loopkit"
 )
 
 // The fleet's own journal lines: decisions (journal.ResultDecision), each
@@ -190,92 +190,60 @@ func (r *run) failureText(ev Event) string {
 	return "its roll failed"
 }
 
-// lineWriter writes the fleet's lines beside the loop, in order: push
-// never blocks; ready says lines were written (or failed).
-type lineWriter struct {
-	j     *journal.Journal
-	mu    sync.Mutex
-	q     []journal.Entry
-	n     int // pushed and not yet taken (see pending)
-	errs  []error
-	done  bool
-	wake  chan struct{}
-	ready chan struct{}
-	ended chan struct{}
+// lines are the fleet's journal lines, written beside the loop in order
+// by a loopkit.Worker: push never blocks; ready says lines were written
+// (or failed). Only the loop calls them.
+type lines struct {
+	w *loopkit.Worker[journal.Entry, error] // nil: no journal
+	n int                                   // pushed and not yet taken (see pending)
 }
 
-func newLineWriter(j *journal.Journal) *lineWriter {
-	w := &lineWriter{j: j, wake: make(chan struct{}, 1), ready: make(chan struct{}, 1), ended: make(chan struct{})}
+func newLines(j *journal.Journal) *lines {
 	if j == nil {
-		close(w.ended)
-		return w
+		return &lines{}
 	}
-	go w.run()
-	return w
+	return &lines{w: loopkit.StartWorker(func(e journal.Entry) error { return j.Append(e) })}
 }
 
-func (w *lineWriter) run() {
-	defer close(w.ended)
-	for {
-		w.mu.Lock()
-		if len(w.q) == 0 {
-			done := w.done
-			w.mu.Unlock()
-			if done {
-				return
-			}
-			<-w.wake
-			continue
-		}
-		e := w.q[0]
-		w.q = w.q[1:]
-		w.mu.Unlock()
-		err := w.j.Append(e)
-		w.mu.Lock()
-		w.errs = append(w.errs, err)
-		w.mu.Unlock()
-		signal(w.ready)
-	}
-}
-
-func (w *lineWriter) push(e journal.Entry) {
-	if w.j == nil {
+func (l *lines) push(e journal.Entry) {
+	if l.w == nil {
 		return
 	}
-	w.mu.Lock()
-	w.q = append(w.q, e)
-	w.n++
-	w.mu.Unlock()
-	signal(w.wake)
+	l.w.Push(e)
+	l.n++
+}
+
+// ready receives once lines were written; nil (never) with no journal.
+func (l *lines) ready() <-chan struct{} {
+	if l.w == nil {
+		return nil
+	}
+	return l.w.Ready()
 }
 
 // pending is how many lines are still to be written, or written and not
 // yet taken: a line whose failure the loop has not seen yet is pending.
-func (w *lineWriter) pending() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.n
-}
+func (l *lines) pending() int { return l.n }
 
 // take is what came of the lines written since the last take.
-func (w *lineWriter) take() []error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := w.errs
-	w.errs = nil
-	w.n -= len(out)
+func (l *lines) take() []error {
+	if l.w == nil {
+		return nil
+	}
+	out := l.w.Take()
+	l.n -= len(out)
 	return out
 }
 
 // close lets the writer end once its lines are written, waiting a few
 // seconds at most: a hung disk is given up on.
-func (w *lineWriter) close() {
-	w.mu.Lock()
-	w.done = true
-	w.mu.Unlock()
-	signal(w.wake)
+func (l *lines) close() {
+	if l.w == nil {
+		return
+	}
+	l.w.Close()
 	select {
-	case <-w.ended:
+	case <-l.w.Done():
 	case <-time.After(5 * time.Second):
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/engine/loopkit"
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/spec"
 )
@@ -30,7 +31,7 @@ const (
 type Fleet struct {
 	opts    Options
 	snaps   chan Snapshot
-	intents intentQueue
+	intents *loopkit.Queue[Intent]
 	started atomic.Bool
 	// rollout is the ID of the rollout under way, read by every host's
 	// session as it makes a journal line.
@@ -61,7 +62,7 @@ func New(opts Options) *Fleet {
 	if opts.LostGrace <= 0 {
 		opts.LostGrace = DefaultLostGrace
 	}
-	f := &Fleet{opts: opts, snaps: make(chan Snapshot, 1), intents: newIntentQueue()}
+	f := &Fleet{opts: opts, snaps: make(chan Snapshot, 1), intents: loopkit.NewQueue[Intent]()}
 	f.rollout.Store("")
 	return f
 }
@@ -72,7 +73,7 @@ func New(opts Options) *Fleet {
 func (f *Fleet) Snapshots() <-chan Snapshot { return f.snaps }
 
 // Do hands the fleet an operator intent. It never blocks and never drops.
-func (f *Fleet) Do(i Intent) { f.intents.push(i) }
+func (f *Fleet) Do(i Intent) { f.intents.Push(i) }
 
 // Abandon cuts short the steps in flight on every host (session.Abandon).
 func (f *Fleet) Abandon() {
@@ -146,11 +147,11 @@ type run struct {
 	lockDone chan lockResult
 	lockErr  string
 
-	journal *lineWriter
+	journal *lines
 	halted  string // a line of the fleet's could not be written: nothing acts
 
 	hostWake chan struct{}
-	timer    alarm
+	timer    loopkit.Alarm
 
 	notes []session.Note
 	seq   uint64
@@ -166,7 +167,7 @@ func newRun(ctx context.Context, f *Fleet) *run {
 		loaded: make(chan loadResult, 1), lockDone: make(chan lockResult, 1), hostWake: make(chan struct{}, 1),
 		approved: map[int]bool{}}
 	r.sessCtx, r.sessCancel = context.WithCancel(context.Background())
-	r.journal = newLineWriter(f.opts.Journal)
+	r.journal = newLines(f.opts.Journal)
 	return r
 }
 
@@ -177,7 +178,7 @@ func (r *run) now() time.Time { return r.opts.Now() }
 func (r *run) end() {
 	r.sessCancel()
 	r.sessWG.Wait()
-	r.timer.stop()
+	r.timer.Stop()
 	for _, h := range r.hosts {
 		h.releaseLock()
 		h.closeClient()
@@ -268,14 +269,14 @@ func (r *run) startSessions() {
 			defer r.sessWG.Done()
 			if err := h.sess.Run(r.sessCtx); err != nil {
 				h.inbox.fail(err)
-				signal(r.hostWake)
+				loopkit.Signal(r.hostWake)
 			}
 		}()
 		go func() {
 			defer r.sessWG.Done()
 			for snap := range h.sess.Snapshots() {
 				h.inbox.put(snap)
-				signal(r.hostWake)
+				loopkit.Signal(r.hostWake)
 			}
 		}()
 	}
@@ -294,8 +295,8 @@ func (r *run) loop() {
 		select {
 		case <-r.ctx.Done():
 			return
-		case <-r.f.intents.wake:
-			for _, i := range r.f.intents.drain() {
+		case <-r.f.intents.Wake():
+			for _, i := range r.f.intents.Drain() {
 				r.handle(i)
 			}
 		case <-r.hostWake:
@@ -311,10 +312,10 @@ func (r *run) loop() {
 			}
 			r.locking = false
 			r.onLocks(res, r.lockMode)
-		case <-r.journal.ready:
+		case <-r.journal.ready():
 			r.onJournaled()
-		case <-r.timer.c:
-			r.timer.fired()
+		case <-r.timer.C():
+			r.timer.Fired()
 		}
 		r.decide()
 		r.releaseWhenWatching()
@@ -374,13 +375,18 @@ func (r *run) onLoaded(res loadResult) {
 	}
 	r.srcErr = nil
 	r.desired = d
-	// A host whose workloads did not change keeps the desired state its
-	// session has (and has resolved): only the others get the new one.
+	// A host whose prefix and workloads did not change keeps the plan
+	// its session has (and has resolved), and no new rollout begins for
+	// it; whatever else changed (notify, proxy, registry_poll, ...) is
+	// handed over to it at once. The others get the new state in full.
 	var changed []bool
 	wants := make([]*spec.Desired, len(r.hosts))
 	for i, h := range r.hosts {
 		wants[i], _ = d.ForHost(h.name)
-		changed = append(changed, fingerprint(wants[i]) != fingerprint(h.want))
+		changed = append(changed, loopkit.PlanFingerprint(wants[i]) != loopkit.PlanFingerprint(h.want))
+		if !changed[i] {
+			r.handOver(h, wants[i])
+		}
 	}
 	if !slices.Contains(changed, true) && !slices.ContainsFunc(r.hosts, func(h *host) bool { return h.rolledBack }) {
 		return
@@ -396,7 +402,7 @@ func (r *run) onLoaded(res loadResult) {
 			r.closeGate(h, why)
 			continue
 		}
-		if h.convergedUnder != nil && fingerprint(h.convergedUnder) != fingerprint(wants[i]) {
+		if h.convergedUnder != nil && loopkit.PlanFingerprint(h.convergedUnder) != loopkit.PlanFingerprint(wants[i]) {
 			h.before = h.convergedUnder
 		}
 		h.rolledBack, h.noBefore = false, false
@@ -432,6 +438,40 @@ func (r *run) setWant(h *host, d *spec.Desired, why string) {
 	h.want, h.wantSince = d, r.now()
 	r.closeGate(h, why)
 	h.src.set(d)
+}
+
+// handOver gives a host's session d, a desired state of the prefix and
+// workloads it has: its other keys reach the session, which takes them
+// without planning again, and the rollout stands as it is. The host's
+// desired state keeps the very workloads its session resolved (planState
+// reads them), and so do the states it may return to (before, and the one
+// it was converged under), so a rollback_all returns the workloads, never
+// an older notify or proxy.
+func (r *run) handOver(h *host, d *spec.Desired) {
+	if h.want == nil || loopkit.Fingerprint(d) == loopkit.Fingerprint(h.want) {
+		return
+	}
+	rebase := func(from *spec.Desired) *spec.Desired {
+		cp := *d
+		cp.Workloads = from.Workloads
+		return &cp
+	}
+	was := h.want
+	h.want = rebase(was)
+	keep := func(p *spec.Desired) *spec.Desired {
+		switch p {
+		case nil:
+			return nil
+		case was:
+			return h.want
+		}
+		return rebase(p)
+	}
+	h.convergedUnder, h.before = keep(h.convergedUnder), keep(h.before)
+	if h.approvedFor == was {
+		h.approvedFor = h.want // approved already: nothing new to approve
+	}
+	h.src.set(h.want)
 }
 
 // note records something the operator should know, for the snapshot.
@@ -619,7 +659,7 @@ func (r *run) holdReason(v Verdict, d Decision) string {
 		return "the fleet's journal cannot be written: nothing acts"
 	case v.Action == RollBack && !h.rolledBack:
 		return "rollback_all: no earlier converged desired state for this host"
-	case v.Action != Hold && h.snap.Desired != h.want:
+	case v.Action != Hold && !samePlan(h.snap.Desired, h.want):
 		return "its session has not loaded the fleet's desired state yet"
 	case v.Action != Hold && r.journal.pending() > 0 && !h.gateOpen:
 		return "the fleet's journal line is being written"
@@ -724,10 +764,10 @@ func (r *run) arm(now time.Time) {
 		}
 	}
 	if next.IsZero() || !next.After(now) {
-		r.timer.stop()
+		r.timer.Stop()
 		return
 	}
-	r.timer.set(max(next.Sub(now), 10*time.Millisecond))
+	r.timer.Set(max(next.Sub(now), 10*time.Millisecond))
 }
 
 // publish hands the latest snapshot over, replacing an unread one.
@@ -745,57 +785,4 @@ func (r *run) publish() {
 		default:
 		}
 	}
-}
-
-// alarm is a one-shot timer whose channel is nil while it is not armed.
-type alarm struct {
-	t *time.Timer
-	c <-chan time.Time
-}
-
-func (a *alarm) set(d time.Duration) {
-	a.stop()
-	a.t = time.NewTimer(d)
-	a.c = a.t.C
-}
-
-func (a *alarm) stop() {
-	if a.t != nil {
-		a.t.Stop()
-	}
-	a.t, a.c = nil, nil
-}
-
-func (a *alarm) fired() { a.t, a.c = nil, nil }
-
-// signal wakes whoever waits on c, without blocking.
-func signal(c chan struct{}) {
-	select {
-	case c <- struct{}{}:
-	default:
-	}
-}
-
-// intentQueue is an unbounded queue: Do never blocks and never drops.
-type intentQueue struct {
-	mu   sync.Mutex
-	q    []Intent
-	wake chan struct{}
-}
-
-func newIntentQueue() intentQueue { return intentQueue{wake: make(chan struct{}, 1)} }
-
-func (q *intentQueue) push(i Intent) {
-	q.mu.Lock()
-	q.q = append(q.q, i)
-	q.mu.Unlock()
-	signal(q.wake)
-}
-
-func (q *intentQueue) drain() []Intent {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	out := q.q
-	q.q = nil
-	return out
 }

@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"sync"
 	"time"
+
+	"github.com/rollcall/rollcall/engine/loopkit"
 )
 
 // Defaults of Options.
@@ -259,7 +261,7 @@ func (s *sender) push(e Event) (Report, bool) {
 	}
 	s.queue = append(s.queue, e)
 	s.mu.Unlock()
-	signal(s.wake)
+	loopkit.Signal(s.wake)
 	return r, dropped
 }
 
@@ -267,7 +269,7 @@ func (s *sender) finish() {
 	s.mu.Lock()
 	s.finishing = true
 	s.mu.Unlock()
-	signal(s.wake)
+	loopkit.Signal(s.wake)
 }
 
 func (s *sender) stop(why error) { s.cancel(why) }
@@ -439,11 +441,4 @@ func why(ctx context.Context, err error, timeout time.Duration) string {
 		err = uerr.Err
 	}
 	return err.Error()
-}
-
-func signal(c chan struct{}) {
-	select {
-	case c <- struct{}{}:
-	default:
-	}
 }

@@ -1,10 +1,10 @@
 package session
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/loopkit"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -83,9 +83,11 @@ func (l *loop) onLoaded(r loadResult) {
 	}
 	again := l.sourceErr != nil
 	l.sourceErr = nil
-	fp := fingerprint(d)
+	fp := loopkit.PlanFingerprint(d)
 	if l.desired != nil && fp == l.desiredFP {
-		l.desired = d // same workloads; its warnings may read differently
+		// Same prefix and workloads: its other keys (notify, proxy,
+		// registry_poll, warnings) are taken as they come, with no new plan.
+		l.desired = d
 		if again {
 			l.fact(Fact{Kind: FactDesired, Source: l.opts.Source.Name(), Workloads: len(d.Workloads), Again: true})
 		}
@@ -130,7 +132,7 @@ func (l *loop) onLoaded(r loadResult) {
 // until the desired source has been quiet for settle (Options.Settle).
 func (d *desire) unsettle(now time.Time, settle time.Duration) {
 	d.settleUntil = now.Add(settle)
-	d.settleAlarm.set(settle)
+	d.settleAlarm.Set(settle)
 }
 
 // settleLeft is how long, from now (wall clock), the desired state still
@@ -141,16 +143,4 @@ func (d *desire) settleLeft(now time.Time) time.Duration {
 
 func (l *loop) logSourceErr(err error) {
 	l.fact(Fact{Kind: FactDesiredError, Source: l.opts.Source.Name(), Err: err})
-}
-
-// fingerprint tells desired states apart; equal ones need no new plan.
-func fingerprint(d *spec.Desired) string {
-	b, err := json.Marshal(struct {
-		Prefix    string
-		Workloads map[string]*spec.Workload
-	}{d.Prefix, d.Workloads})
-	if err != nil {
-		panic("session: fingerprint: " + err.Error()) // plain data always marshals
-	}
-	return string(b)
 }

@@ -265,7 +265,7 @@ func (d *disk) writeJournal(e journal.Entry, now time.Time, then func(error)) {
 		return
 	}
 	d.jwait = append(d.jwait, journalWait{since: now, then: then})
-	d.journalW.push(e)
+	d.journalW.Push(e)
 }
 
 // onJournaled takes in the lines the journal worker wrote, in order.

@@ -14,6 +14,7 @@ import (
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/engine/loopkit"
 	"github.com/rollcall/rollcall/engine/reconcile/reconciletest"
 	"github.com/rollcall/rollcall/engine/spec"
 )
@@ -59,7 +60,7 @@ func (m *memSource) Set(text string) {
 	m.mu.Lock()
 	m.text = text
 	m.mu.Unlock()
-	signal(m.ch)
+	loopkit.Signal(m.ch)
 }
 
 // newEngine is a fake engine on a manual clock with web:v1 and web:v2,

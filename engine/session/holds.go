@@ -278,7 +278,7 @@ func (l *loop) saveHolds() {
 	l.hs.gen++
 	l.hs.writing, l.hs.since = job, l.wallNow()
 	l.spend()
-	l.holdsW.push(*job)
+	l.holdsW.Push(*job)
 }
 
 // onHoldsWritten takes a write of the holds file in. When the file could

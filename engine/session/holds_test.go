@@ -11,6 +11,7 @@ import (
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/engine/loopkit"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
 	"github.com/rollcall/rollcall/engine/state"
@@ -156,8 +157,8 @@ func TestHoldLiftedOutsideTheSession(t *testing.T) {
 func holdsLoop(t *testing.T) *loop {
 	l := &loop{ctx: context.Background(), opts: Options{User: "tester", Now: time.Now}, clocks: clocks{wallNow: time.Now, engineNow: time.Now}, guards: guards{holds: map[string]map[string]bool{}},
 		runner: runner{rollbacks: map[string]string{}}, observer: observer{infoOK: true, fetching: true}, disk: disk{slowSaid: map[string]time.Time{}}}
-	l.holdsW = startWorker(doHolds)
-	t.Cleanup(l.holdsW.close)
+	l.holdsW = loopkit.StartWorker(doHolds)
+	t.Cleanup(l.holdsW.Close)
 	return l
 }
 
@@ -166,8 +167,8 @@ func (l *loop) awaitHolds(t *testing.T) {
 	t.Helper()
 	for l.hs.writing != nil {
 		select {
-		case <-l.holdsW.ready:
-			for _, w := range l.holdsW.take() {
+		case <-l.holdsW.Ready():
+			for _, w := range l.holdsW.Take() {
 				l.onHoldsWritten(w)
 			}
 		case <-time.After(waitLimit):

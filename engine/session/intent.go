@@ -2,10 +2,8 @@ package session
 
 import (
 	"fmt"
-	"slices"
-	"sync"
-
 	"github.com/rollcall/rollcall/engine/reconcile"
+	"slices"
 )
 
 // Intent is something the operator asks of the session, sent with Do.
@@ -64,30 +62,6 @@ func (Recreate) intent()       {}
 func (Emergency) intent()      {}
 func (Confirm) intent()        {}
 func (Refresh) intent()        {}
-
-// intentQueue is an unbounded queue: Do never blocks and never drops.
-type intentQueue struct {
-	mu   sync.Mutex
-	q    []Intent
-	wake chan struct{}
-}
-
-func newIntentQueue() intentQueue { return intentQueue{wake: make(chan struct{}, 1)} }
-
-func (q *intentQueue) push(i Intent) {
-	q.mu.Lock()
-	q.q = append(q.q, i)
-	q.mu.Unlock()
-	signal(q.wake)
-}
-
-func (q *intentQueue) drain() []Intent {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	out := q.q
-	q.q = nil
-	return out
-}
 
 // handle applies one intent. Whatever it changes makes the plan unfit to
 // act on until a fresh relist.

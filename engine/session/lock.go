@@ -150,7 +150,7 @@ func (l *loop) takeLock() {
 		return
 	}
 	l.lockTaking = true
-	l.locks.push(lockJob{op: lockTake, gen: l.lockGen, path: l.opts.LockPath, info: l.info, prefix: l.prefix,
+	l.locks.Push(lockJob{op: lockTake, gen: l.lockGen, path: l.opts.LockPath, info: l.info, prefix: l.prefix,
 		user: l.opts.User, since: l.engineNow()})
 }
 
@@ -166,7 +166,7 @@ func (l *loop) releaseLock() {
 	}
 	if l.lock != nil && !l.lockLetGo {
 		l.lockLetGo = true
-		l.locks.push(lockJob{op: lockRelease, lock: l.lock})
+		l.locks.Push(lockJob{op: lockRelease, lock: l.lock})
 	}
 }
 
@@ -204,7 +204,7 @@ func (l *loop) readHolder() {
 		return
 	}
 	l.holderReading = true
-	l.locks.push(lockJob{op: lockRead, path: l.opts.LockPath, info: l.info, prefix: l.prefix})
+	l.locks.Push(lockJob{op: lockRead, path: l.opts.LockPath, info: l.info, prefix: l.prefix})
 }
 
 // onLock takes in what the lock worker did.
@@ -237,7 +237,7 @@ func (l *loop) onLockTaken(d lockDone) {
 	l.lockTaking = false
 	if d.job.gen != l.lockGen || !l.mode.Acting() || l.lockHeld() {
 		if d.lock != nil {
-			l.locks.push(lockJob{op: lockRelease, lock: d.lock})
+			l.locks.Push(lockJob{op: lockRelease, lock: d.lock})
 		}
 		if l.mode.Acting() {
 			l.takeLock()
@@ -298,10 +298,10 @@ func (g *guards) holderRead(h *state.LockHolder) (freed bool, was *state.LockHol
 // find: a session that holds the lock, or never wanted it, does not wake.
 func (g *guards) armLockPoll() {
 	switch need := g.lock == nil && g.lockErr != ""; {
-	case need && !g.lockPoll.armed():
-		g.lockPoll.set(lockPollEvery)
-	case !need && g.lockPoll.armed():
-		g.lockPoll.stop()
+	case need && !g.lockPoll.Armed():
+		g.lockPoll.Set(lockPollEvery)
+	case !need && g.lockPoll.Armed():
+		g.lockPoll.Stop()
 	}
 }
 

@@ -32,19 +32,19 @@ func TestWatchReleasesTheLock(t *testing.T) {
 // not wake for it (an idle console draws nothing).
 func TestLockPollRunsOnlyWhileAnotherHoldsTheLock(t *testing.T) {
 	l := &loop{}
-	defer l.lockPoll.stop()
+	defer l.lockPoll.Stop()
 	l.armLockPoll()
-	if l.lockPoll.armed() {
+	if l.lockPoll.Armed() {
 		t.Error("polled in watch mode, with no lock wanted")
 	}
 	l.lockErr = "held by ops (pid 42)"
 	l.armLockPoll()
-	if !l.lockPoll.armed() {
+	if !l.lockPoll.Armed() {
 		t.Error("not polled while another session holds the lock")
 	}
 	l.lock, l.lockErr = &state.Lock{}, ""
 	l.armLockPoll()
-	if l.lockPoll.armed() {
+	if l.lockPoll.Armed() {
 		t.Error("polled while holding the lock")
 	}
 }

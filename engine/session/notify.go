@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/engine/loopkit"
 	"github.com/rollcall/rollcall/engine/notify"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
@@ -335,7 +336,7 @@ func (ns *notifyState) add(r notify.Report) {
 	ns.mu.Lock()
 	ns.reports = append(ns.reports, r)
 	ns.mu.Unlock()
-	signal(ns.wake)
+	loopkit.Signal(ns.wake)
 }
 
 func (ns *notifyState) take() []notify.Report {

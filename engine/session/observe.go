@@ -134,7 +134,7 @@ func (l *loop) onStreamClosed() {
 		why = "engine disconnected: event stream closed"
 	}
 	l.setConnected(false, why)
-	l.resub.set(nextBackoff(&l.evFailures))
+	l.resub.Set(nextBackoff(&l.evFailures))
 }
 
 // requestFetch asks for a relist: at once when none ran for Coalesce, else
@@ -153,11 +153,11 @@ func (o *observer) relistDue(coalesce time.Duration, now time.Time) bool {
 		o.refetch = true
 		return false
 	}
-	if o.throttle.armed() {
+	if o.throttle.Armed() {
 		return false // already due, by coalescing or by backoff
 	}
 	if wait := coalesce - now.Sub(o.lastFetch); wait > 0 {
-		o.throttle.set(wait)
+		o.throttle.Set(wait)
 		return false
 	}
 	return true
@@ -178,7 +178,7 @@ type fetchResult struct {
 
 // startFetch lists the engine and resolves the desired state beside the loop.
 func (l *loop) startFetch() {
-	l.throttle.stop()
+	l.throttle.Stop()
 	l.fetching, l.refetch = true, false
 	l.lastFetch = l.wallNow()
 	epoch, ends := l.stamp()
@@ -240,7 +240,7 @@ func (l *loop) onFetched(r fetchResult) {
 	l.fetching = false
 	if r.err != nil {
 		l.setConnected(false, "engine disconnected: "+r.err.Error())
-		l.throttle.set(nextBackoff(&l.listFailures))
+		l.throttle.Set(nextBackoff(&l.listFailures))
 		return
 	}
 	l.tookList(r)
@@ -411,10 +411,10 @@ func (l *loop) armWake() {
 		}
 	}
 	if len(due) == 0 {
-		l.wake.stop()
+		l.wake.Stop()
 		return
 	}
-	l.wake.set(max(slices.Min(due), l.opts.Coalesce))
+	l.wake.Set(max(slices.Min(due), l.opts.Coalesce))
 }
 
 // logWaits logs what the plan waits for (a booting container, a crash

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/engine/loopkit"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
 	"github.com/rollcall/rollcall/engine/state"
@@ -90,10 +91,10 @@ type observer struct {
 	errc         <-chan error
 	evCancel     context.CancelFunc
 	evFailures   int // event stream failures in a row
-	resub        alarm
-	throttle     alarm // the next relist: coalescing, or backoff after a failed one
+	resub        loopkit.Alarm
+	throttle     loopkit.Alarm // the next relist: coalescing, or backoff after a failed one
 	resync       *time.Ticker
-	wake         alarm // the earliest wait of the plan ends
+	wake         loopkit.Alarm // the earliest wait of the plan ends
 	fetching     bool
 	refetch      bool
 	lastFetch    time.Time
@@ -135,7 +136,7 @@ type desire struct {
 	// settle: nothing runs before settleUntil (wall clock); the alarm
 	// looks again then.
 	settleUntil time.Time
-	settleAlarm alarm
+	settleAlarm loopkit.Alarm
 }
 
 // freshness says whether the plan in hand may be acted on, by one rule
@@ -226,16 +227,16 @@ type guards struct {
 	holdWhys         map[string]map[string]holdWhy // what put each hold, beside holds
 	blastCheck       bool
 	confirm          *Confirmation
-	refusal          *Refusal    // unattended: the blast radius refused the desired state
-	gated            string      // why the gate is closed (Gate, Options.Gated); "" when open
-	gatePulls        bool        // the closed gate lets pull steps through (Gate.Pulls)
-	halted           string      // the journal failed: nothing more runs
-	lockPoll         alarm       // armed only while another session holds the lock
-	lock             *state.Lock // held: this session acts under it
-	lockTaking       bool        // a take is on the lock worker, wanted or not (lock.go)
-	lockLetGo        bool        // a release of lock is under way: the session no longer acts under it
-	lockGen          uint64      // moves at each release: a take from before is let go of
-	holderReading    bool        // a read of who holds the lock is under way
+	refusal          *Refusal      // unattended: the blast radius refused the desired state
+	gated            string        // why the gate is closed (Gate, Options.Gated); "" when open
+	gatePulls        bool          // the closed gate lets pull steps through (Gate.Pulls)
+	halted           string        // the journal failed: nothing more runs
+	lockPoll         loopkit.Alarm // armed only while another session holds the lock
+	lock             *state.Lock   // held: this session acts under it
+	lockTaking       bool          // a take is on the lock worker, wanted or not (lock.go)
+	lockLetGo        bool          // a release of lock is under way: the session no longer acts under it
+	lockGen          uint64        // moves at each release: a take from before is let go of
+	holderReading    bool          // a read of who holds the lock is under way
 	lockPath         string
 	holder           *LockHolder
 	lockErr          string
@@ -281,15 +282,15 @@ type runner struct {
 type disk struct {
 	// The disk, beside the loop: each worker runs one kind of operation
 	// in order, and reports on its ready channel (worker).
-	journalW *worker[journal.Entry, error]
-	holdsW   *worker[holdsJob, holdsWritten]
+	journalW *loopkit.Worker[journal.Entry, error]
+	holdsW   *loopkit.Worker[holdsJob, holdsWritten]
 	rev      revState // revisions and pins, and their worker (revisions.go)
 	// the holds file as the loop knows it (holds.go): where it is ("" until
 	// the engine is known, or without StateDir), whether it was read yet
 	hs          holdsState
 	holdsPath   string
 	holdsLoaded bool
-	locks       *worker[lockJob, lockDone]
+	locks       *loopkit.Worker[lockJob, lockDone]
 	journaled   bool // Options.Journal is set
 	// jwait are the journal lines handed to journalW and not yet written,
 	// in order, with what the loop does once each is.
@@ -299,6 +300,6 @@ type disk struct {
 	diskGone bool
 	// diskAlarm wakes the loop while a write is pending, to say so;
 	// slowSaid are the writes said to be slow, by kind, since when.
-	diskAlarm alarm
+	diskAlarm loopkit.Alarm
 	slowSaid  map[string]time.Time
 }

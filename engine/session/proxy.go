@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/loopkit"
 	"github.com/rollcall/rollcall/engine/proxy"
 	"github.com/rollcall/rollcall/engine/reconcile"
 )
@@ -82,9 +83,9 @@ type proxyResult struct {
 
 // proxyState is the loop's side of the proxy.
 type proxyState struct {
-	admin string // the admin API the view is of
-	asked bool   // a question is out
-	alarm alarm  // the next question
+	admin string        // the admin API the view is of
+	asked bool          // a question is out
+	alarm loopkit.Alarm // the next question
 	at    time.Time
 	ups   []proxy.Upstream
 	err   string
@@ -106,7 +107,7 @@ func (l *loop) pollProxy() {
 	admin := l.proxyAdmin()
 	p := &l.proxy
 	if admin == "" {
-		p.alarm.stop()
+		p.alarm.Stop()
 		*p = proxyState{asked: p.asked}
 		return
 	}
@@ -114,7 +115,7 @@ func (l *loop) pollProxy() {
 		// Another proxy: the last view says nothing about it.
 		*p = proxyState{admin: admin, asked: p.asked, alarm: p.alarm}
 	}
-	if p.asked || p.alarm.armed() {
+	if p.asked || p.alarm.Armed() {
 		return
 	}
 	p.asked = true
@@ -150,12 +151,12 @@ func (l *loop) onProxied(r proxyResult) {
 		}
 		p.ups, p.err, p.down = r.ups, "", false
 	}
-	p.alarm.set(proxyEvery)
+	p.alarm.Set(proxyEvery)
 }
 
 // onProxyAlarm asks the proxy again.
 func (l *loop) onProxyAlarm() {
-	l.proxy.alarm.fired()
+	l.proxy.alarm.Fired()
 	l.pollProxy()
 }
 

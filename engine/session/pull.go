@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/loopkit"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
 )
@@ -33,8 +34,7 @@ type pullState struct {
 
 	// The registry poll (registry_poll): the images are resolved again
 	// every so often while a workload follows a tag (`pull: always`).
-	poll     *time.Timer
-	pollC    <-chan time.Time
+	poll     loopkit.Alarm
 	awaiting bool // the poll fired: its resolve is not taken in yet
 	pollMiss int  // polls in a row the registry could not answer: the next waits longer
 	asked    askedRegistry
@@ -210,10 +210,8 @@ func pullKind(s reconcile.Step, err error) docker.PullKind {
 func (l *loop) armRegistryPoll() {
 	p := &l.pulls
 	if l.desired == nil || !l.desired.FollowsTags() {
-		if p.poll != nil {
-			p.poll.Stop()
-		}
-		p.poll, p.pollC, p.awaiting, p.pollMiss = nil, nil, false, 0
+		p.poll.Stop()
+		p.awaiting, p.pollMiss = false, 0
 		return
 	}
 	if p.awaiting {
@@ -228,13 +226,12 @@ func (l *loop) armRegistryPoll() {
 			p.pollMiss = 0
 		}
 	}
-	if p.pollC != nil {
+	if p.poll.Armed() {
 		return
 	}
 	wait := l.pollWait()
 	wait += time.Duration((rand.Float64()*0.2 - 0.1) * float64(wait))
-	p.poll = time.NewTimer(wait)
-	p.pollC = p.poll.C
+	p.poll.Set(wait)
 }
 
 // pollWait is how long the next registry poll waits, without its jitter.
@@ -249,7 +246,8 @@ func (l *loop) pollWait() time.Duration {
 // onRegistryPoll resolves the images again at the next relist: a tag the
 // registry moved is then a pull.
 func (l *loop) onRegistryPoll() {
-	l.pulls.pollC, l.pulls.awaiting = nil, true
+	l.pulls.poll.Fired()
+	l.pulls.awaiting = true
 	l.pulls.asked.forget()
 	l.reresolve = true
 	l.requestFetch()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rollcall/rollcall/engine/docker"
+	"github.com/rollcall/rollcall/engine/loopkit"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
 	"github.com/rollcall/rollcall/engine/state"
@@ -165,7 +166,7 @@ func revisionNumbers(rs []state.Revision) string {
 
 // revState is what the loop knows of the revisions and the pins files.
 type revState struct {
-	w *worker[revJob, revDone]
+	w *loopkit.Worker[revJob, revDone]
 	// recorded is, by workload, the spec (hash and image ID) this session
 	// last recorded (or is recording) as a revision.
 	recorded map[string]string
@@ -209,7 +210,7 @@ func (l *loop) recordRevisions() {
 			kept.At, kept.Rollout = rev.At, rev.Rollout
 			rev = kept
 		}
-		l.rev.w.push(revJob{kind: revRecord, path: path, rev: rev})
+		l.rev.w.Push(revJob{kind: revRecord, path: path, rev: rev})
 	}
 }
 

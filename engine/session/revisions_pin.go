@@ -418,7 +418,7 @@ func (l *loop) pin(i Pin) {
 		l.note("pin %s: the desired spec is not resolved (%v): nothing to pin it against", i.Workload, rw.Err)
 		return
 	}
-	l.rev.w.push(revJob{kind: revPick, path: path, workload: i.Workload, number: i.Revision, against: rw.Hash, by: l.opts.User})
+	l.rev.w.Push(revJob{kind: revPick, path: path, workload: i.Workload, number: i.Revision, against: rw.Hash, by: l.opts.User})
 }
 
 // onPicked takes the revision a Pin chose, journals the pin and has it
@@ -479,7 +479,7 @@ func (d *disk) writePins(j revJob, f *freshness) {
 	ps.gen++
 	ps.writing++
 	f.spend()
-	d.rev.w.push(j)
+	d.rev.w.Push(j)
 }
 
 // onPinWritten takes a write of the pins file in.

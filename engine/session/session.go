@@ -11,6 +11,7 @@ import (
 
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/engine/loopkit"
 	"github.com/rollcall/rollcall/engine/notify"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/source"
@@ -149,7 +150,7 @@ type Unattended struct {
 type Session struct {
 	opts    Options
 	snaps   chan Snapshot
-	intents intentQueue
+	intents *loopkit.Queue[Intent]
 	started atomic.Bool
 
 	abandonMu sync.Mutex
@@ -182,7 +183,7 @@ func New(opts Options) *Session {
 	case opts.Settle < 0:
 		opts.Settle = 0
 	}
-	return &Session{opts: opts, snaps: make(chan Snapshot, 1), intents: newIntentQueue()}
+	return &Session{opts: opts, snaps: make(chan Snapshot, 1), intents: loopkit.NewQueue[Intent]()}
 }
 
 // Snapshots delivers the session's state after every change. It holds at
@@ -194,7 +195,7 @@ func (s *Session) Snapshots() <-chan Snapshot { return s.snaps }
 // Do hands the loop an operator intent. It never blocks and never drops:
 // intents queue up in order. What came of one shows in the next snapshots
 // (often as a Note).
-func (s *Session) Do(i Intent) { s.intents.push(i) }
+func (s *Session) Do(i Intent) { s.intents.Push(i) }
 
 // Abandon cuts the step in flight short (a second signal, a second `q`):
 // what it only waits for (its pre_stop and drain) ends, and the journal
@@ -278,10 +279,10 @@ func (l *loop) finishStep() {
 		select {
 		case d := <-l.stepped:
 			l.onStepped(d)
-		case <-l.journalW.ready:
-			l.onJournaled(l.journalW.take())
-		case <-l.holdsW.ready:
-			for _, w := range l.holdsW.take() {
+		case <-l.journalW.Ready():
+			l.onJournaled(l.journalW.Take())
+		case <-l.holdsW.Ready():
+			for _, w := range l.holdsW.Take() {
 				l.onHoldsWritten(w)
 			}
 		case <-t.C:
@@ -388,10 +389,10 @@ func newLoop(ctx context.Context, s *Session) *loop {
 // them.
 func (d *disk) startWorkers(jr *journal.Journal, lockDo func(lockJob) lockDone) {
 	d.journaled = jr != nil
-	d.journalW = startWorker(func(e journal.Entry) error { return jr.Append(e) })
-	d.holdsW = startWorker(doHolds)
-	d.rev.w = startWorker(doRev)
-	d.locks = startWorker(lockDo)
+	d.journalW = loopkit.StartWorker(func(e journal.Entry) error { return jr.Append(e) })
+	d.holdsW = loopkit.StartWorker(doHolds)
+	d.rev.w = loopkit.StartWorker(doRev)
+	d.locks = loopkit.StartWorker(lockDo)
 }
 
 // closeWorkers ends the disk workers once they are done with what they
@@ -402,29 +403,29 @@ func (d *disk) startWorkers(jr *journal.Journal, lockDo func(lockJob) lockDone) 
 // stepFinishSlack): the lock is let go of before Run returns. A lock it
 // took that the loop never saw is let go of here.
 func (l *loop) closeWorkers() {
-	l.journalW.close()
-	l.holdsW.close()
-	l.rev.w.close()
-	l.locks.close()
+	l.journalW.Close()
+	l.holdsW.Close()
+	l.rev.w.Close()
+	l.locks.Close()
 	if !l.diskGone { // a disk given up on in finishStep is not waited for again
 		select { // the journal lines handed over (the notices Close reported among them) are written before Run returns, bounded
-		case <-l.journalW.done:
+		case <-l.journalW.Done():
 		case <-time.After(stepFinishSlack):
 			l.log(levelError, "ending: the journal did not answer: its last lines are given up", "lines", len(l.jwait))
 		}
 	}
 	select { // a revision or a pin handed over is written before Run returns, bounded
-	case <-l.rev.w.done:
+	case <-l.rev.w.Done():
 	case <-time.After(stepFinishSlack):
 		l.log(levelError, "ending: the revisions file did not answer: its last change is given up")
 	}
 	select {
-	case <-l.locks.done:
+	case <-l.locks.Done():
 	case <-time.After(stepFinishSlack):
 		l.log(levelError, "ending: the lock file did not answer: the host lock goes with the process")
 		return
 	}
-	for _, d := range l.locks.take() {
+	for _, d := range l.locks.Take() {
 		if d.lock != nil {
 			d.lock.Release()
 		}
@@ -456,16 +457,16 @@ func (l *loop) start() {
 
 func (l *loop) run() {
 	defer l.resync.Stop()
-	defer l.lockPoll.stop()
-	defer l.diskAlarm.stop()
-	defer l.proxy.alarm.stop()
+	defer l.lockPoll.Stop()
+	defer l.diskAlarm.Stop()
+	defer l.proxy.alarm.Stop()
 	defer l.zeroCanaries()
 	for {
 		select {
 		case <-l.ctx.Done():
 			return
-		case <-l.s.intents.wake:
-			for _, i := range l.s.intents.drain() {
+		case <-l.s.intents.Wake():
+			for _, i := range l.s.intents.Drain() {
 				l.handle(i)
 			}
 		case ev, ok := <-l.evc:
@@ -495,47 +496,47 @@ func (l *loop) run() {
 			l.onDrained(p)
 		case p := <-l.pulls.c:
 			l.onPulled(p)
-		case <-l.pulls.pollC:
+		case <-l.pulls.poll.C():
 			l.onRegistryPoll()
 		case v := <-l.canary.c:
 			l.onCanary(v)
 		case r := <-l.proxied:
 			l.onProxied(r)
-		case <-l.proxy.alarm.c:
+		case <-l.proxy.alarm.C():
 			l.onProxyAlarm()
-		case <-l.throttle.c:
-			l.throttle.fired()
+		case <-l.throttle.C():
+			l.throttle.Fired()
 			l.startFetch()
 		case <-l.resync.C:
 			l.requestFetch() // a list alone: image events say when to resolve again
-		case <-l.wake.c:
-			l.wake.fired()
+		case <-l.wake.C():
+			l.wake.Fired()
 			l.requestFetch()
-		case <-l.resub.c:
-			l.resub.fired()
+		case <-l.resub.C():
+			l.resub.Fired()
 			l.subscribe()
-		case <-l.settleAlarm.c:
-			l.settleAlarm.fired()
+		case <-l.settleAlarm.C():
+			l.settleAlarm.Fired()
 			l.requestFetch()
-		case <-l.lockPoll.c:
-			l.lockPoll.fired()
+		case <-l.lockPoll.C():
+			l.lockPoll.Fired()
 			l.pollLock()
-		case <-l.journalW.ready:
-			l.onJournaled(l.journalW.take())
-		case <-l.holdsW.ready:
-			for _, w := range l.holdsW.take() {
+		case <-l.journalW.Ready():
+			l.onJournaled(l.journalW.Take())
+		case <-l.holdsW.Ready():
+			for _, w := range l.holdsW.Take() {
 				l.onHoldsWritten(w)
 			}
-		case <-l.locks.ready:
-			for _, d := range l.locks.take() {
+		case <-l.locks.Ready():
+			for _, d := range l.locks.Take() {
 				l.onLock(d)
 			}
-		case <-l.rev.w.ready:
-			for _, d := range l.rev.w.take() {
+		case <-l.rev.w.Ready():
+			for _, d := range l.rev.w.Take() {
 				l.onRev(d)
 			}
-		case <-l.diskAlarm.c:
-			l.diskAlarm.fired()
+		case <-l.diskAlarm.C():
+			l.diskAlarm.Fired()
 			l.onDiskAlarm()
 		case <-l.notify.wake:
 			l.onNotified()
@@ -584,100 +585,6 @@ func (l *loop) note(format string, args ...any) {
 	if len(l.notes) > maxNotes {
 		l.notes = l.notes[len(l.notes)-maxNotes:]
 	}
-}
-
-// alarm is a one-shot timer whose channel is nil while it is not armed, so
-// a select on it waits forever.
-type alarm struct {
-	t *time.Timer
-	c <-chan time.Time
-}
-
-func (a *alarm) set(d time.Duration) {
-	a.stop()
-	a.t = time.NewTimer(d)
-	a.c = a.t.C
-}
-
-func (a *alarm) stop() {
-	if a.t != nil {
-		a.t.Stop()
-	}
-	a.t, a.c = nil, nil
-}
-
-func (a *alarm) fired()      { a.t, a.c = nil, nil }
-func (a *alarm) armed() bool { return a.c != nil }
-
-// worker runs one kind of disk operation beside the loop (journal lines,
-// holds writes, the lock file), one job at a time and in the order pushed,
-// on a goroutine of its own. push never blocks, nor does a report: the
-// reports queue up and ready says there are some to take. So a hung disk
-// holds up its worker, never the loop, which keeps answering and says what
-// it waits for. The loop counts what it handed over and what came back.
-type worker[J, R any] struct {
-	mu      sync.Mutex
-	jobs    []J
-	reports []R
-	closed  bool
-	wake    chan struct{} // a job was pushed, or close was called
-	ready   chan struct{} // reports wait to be taken
-	done    chan struct{} // closed when the goroutine returned
-}
-
-func startWorker[J, R any](do func(J) R) *worker[J, R] {
-	w := &worker[J, R]{wake: make(chan struct{}, 1), ready: make(chan struct{}, 1), done: make(chan struct{})}
-	go w.run(do)
-	return w
-}
-
-func (w *worker[J, R]) run(do func(J) R) {
-	defer close(w.done)
-	for {
-		w.mu.Lock()
-		if len(w.jobs) == 0 {
-			closed := w.closed
-			w.mu.Unlock()
-			if closed {
-				return
-			}
-			<-w.wake
-			continue
-		}
-		j := w.jobs[0]
-		w.jobs = w.jobs[1:]
-		w.mu.Unlock()
-		r := do(j)
-		w.mu.Lock()
-		w.reports = append(w.reports, r)
-		w.mu.Unlock()
-		signal(w.ready)
-	}
-}
-
-// push hands the worker a job.
-func (w *worker[J, R]) push(j J) {
-	w.mu.Lock()
-	w.jobs = append(w.jobs, j)
-	w.mu.Unlock()
-	signal(w.wake)
-}
-
-// take is the reports so far, oldest first.
-func (w *worker[J, R]) take() []R {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := w.reports
-	w.reports = nil
-	return out
-}
-
-// close lets the worker end once its jobs are done; done says when.
-func (w *worker[J, R]) close() {
-	w.mu.Lock()
-	w.closed = true
-	w.mu.Unlock()
-	signal(w.wake)
 }
 
 // diskSlowAfter is how long a write may be pending before the session
@@ -730,14 +637,14 @@ func (d *disk) armDiskAlarm(now time.Time) {
 	kind, since := d.diskPending()
 	switch {
 	case kind == "":
-		d.diskAlarm.stop()
-	case !d.diskAlarm.armed():
+		d.diskAlarm.Stop()
+	case !d.diskAlarm.Armed():
 		age := now.Sub(since)
 		next := diskSlowAfter - age
 		if age >= diskSlowAfter {
 			next = time.Second - age%time.Second
 		}
-		d.diskAlarm.set(max(next, time.Millisecond))
+		d.diskAlarm.Set(max(next, time.Millisecond))
 	}
 }
 

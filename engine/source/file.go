@@ -17,6 +17,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/rollcall/rollcall/engine/loopkit"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -203,12 +204,12 @@ func (fw *fileWatch) run(ctx context.Context, out chan struct{}) {
 			settled = nil
 			fw.rearm()
 			fw.stamp = fw.src.stamp()
-			signal(out)
+			loopkit.Signal(out)
 		case <-poll.C:
 			fw.rearm() // also retries a watch that could not be placed
 			if s := fw.src.stamp(); (s != fw.stamp || fw.src.retry.Load()) && settled == nil {
 				fw.stamp = s
-				signal(out)
+				loopkit.Signal(out)
 			}
 		}
 	}

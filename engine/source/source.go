@@ -32,12 +32,3 @@ type static struct {
 func (s static) Name() string                                { return s.name }
 func (s static) Load(context.Context) (*spec.Desired, error) { return s.d, nil }
 func (s static) Changes(ctx context.Context) <-chan struct{} { return make(chan struct{}) }
-
-// signal sends on a buffered-1 channel without blocking: a pending signal
-// already says the same.
-func signal(c chan struct{}) {
-	select {
-	case c <- struct{}{}:
-	default:
-	}
-}

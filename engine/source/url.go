@@ -15,8 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/loopkit"
 	"github.com/rollcall/rollcall/engine/source/load"
-
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -158,7 +158,7 @@ func (s *urlSource) Changes(ctx context.Context) <-chan struct{} {
 				return
 			case <-t.C:
 				if s.poll(ctx) {
-					signal(out)
+					loopkit.Signal(out)
 				}
 			}
 		}
