@@ -135,8 +135,8 @@ const (
 // HoldFact is a hold set or lifted.
 type HoldFact struct {
 	Workload string
-	Hashes   []string // the specs
-	By       string   // the operator, when it was theirs
+	Hashes   []string  // the specs
+	By       string    // the operator, when it was theirs
 	Cause    HoldCause // hold set: what put it
 	// Elsewhere: hold set by another process (read from the holds file).
 	Elsewhere bool
