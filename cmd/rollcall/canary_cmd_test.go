@@ -332,7 +332,7 @@ func TestApplyCanaryPasses(t *testing.T) {
 			t.Fatalf("canary step %d: %+v", i+1, r)
 		}
 		j := r.Judgement
-		if j.Verdict != string(reconcile.VerdictPass) || j.Canary.Requests < 10 || j.Stable.Requests < 90 || j.Canary.Errors != 0 || j.WindowMS < 500 {
+		if j.Verdict != reconcile.VerdictPass || j.Canary.Requests < 10 || j.Stable.Requests < 90 || j.Canary.Errors != 0 || j.WindowMS < 500 {
 			t.Errorf("canary step %d's judgement %+v, want a pass over its 500ms with its figures", i+1, j)
 		}
 	}
@@ -371,7 +371,7 @@ func TestApplyCanaryFails(t *testing.T) {
 		t.Fatalf("canary steps in --json %+v, want one failed with its judgement", rs)
 	}
 	j := rs[0].Judgement
-	if j.Verdict != string(reconcile.VerdictFail) || j.Check != string(reconcile.CheckErrorRate) || j.Measured != 0.2 || j.Limit != 0.05 ||
+	if j.Verdict != reconcile.VerdictFail || j.Check != reconcile.CheckErrorRate || j.Measured != 0.2 || j.Limit != 0.05 ||
 		j.Canary.Requests != 10 || j.Canary.Errors != 2 || j.Stable.Requests != 90 {
 		t.Errorf("judgement %+v, want max_error_rate 0.2 > 0.05 on 10 canary and 90 stable requests", j)
 	}
@@ -544,7 +544,7 @@ func TestCanaryProgressLines(t *testing.T) {
 		if b.String() != want {
 			t.Errorf("lines\n%s\nwant\n%s", b.String(), want)
 		}
-		if j := hp.p.canaryResult(step(cs)); j == nil || j.Check != string(reconcile.CheckErrorRate) || j.Canary.Requests != 200 {
+		if j := hp.p.canaryResult(step(cs)); j == nil || j.Check != reconcile.CheckErrorRate || j.Canary.Requests != 200 {
 			t.Errorf("judgement for --json %+v, want the failed check's", j)
 		}
 	})
@@ -613,7 +613,7 @@ func TestHistoryShowsCanaryFigures(t *testing.T) {
 		}
 		got = append(got, e)
 	}
-	if len(got) != 2 || got[1].Canary == nil || got[1].Canary.Check != string(reconcile.CheckErrorRate) || got[1].Canary.Measured != 0.12 {
+	if len(got) != 2 || got[1].Canary == nil || got[1].Canary.Check != reconcile.CheckErrorRate || got[1].Canary.Measured != 0.12 {
 		t.Errorf("--json entries %+v, want the journal's canary objects", got)
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rollcall/rollcall/engine/journal"
-	"github.com/rollcall/rollcall/engine/reconcile"
 )
 
 const defaultHistory = 20
@@ -210,7 +209,7 @@ func rows(s screen, entries []journal.Entry) [][]string {
 // 9ms · stable 1080 req 0% err p95 8ms over 10s".
 func canaryHistoryText(c *journal.Canary) string {
 	return fmt.Sprintf("step %d/%d at %s: %s · %s over %s", c.Step, c.Of, pctText(c.Share),
-		verdictText(reconcile.Verdict(c.Verdict), reconcile.Check(c.Check), c.Measured, c.Limit),
+		verdictText(c.Verdict, c.Check, c.Measured, c.Limit),
 		cohortsText(journalCohort(c.Canary), journalCohort(c.Stable)),
 		clockText(time.Duration(c.WindowMS)*time.Millisecond))
 }

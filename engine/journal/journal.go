@@ -116,10 +116,12 @@ type Canary struct {
 	Of       int     `json:"of"`
 	Share    float64 `json:"share"`
 	Spec     string  `json:"spec"`
-	Verdict  string  `json:"verdict"`         // reconcile.Verdict
-	Check    string  `json:"check,omitempty"` // the check that failed, as the file names it
-	Measured float64 `json:"measured,omitempty"`
-	Limit    float64 `json:"limit,omitempty"`
+	// Verdict and Check are reconcile's typed constants; on the wire
+	// they are the strings they always were ("fail", "max_p95_ratio").
+	Verdict  reconcile.Verdict `json:"verdict"`
+	Check    reconcile.Check   `json:"check,omitempty"` // the check that failed, as the file names it
+	Measured float64           `json:"measured,omitempty"`
+	Limit    float64           `json:"limit,omitempty"`
 	WindowMS int64   `json:"window_ms"`
 	Canary   Cohort  `json:"canary"`
 	Stable   Cohort  `json:"stable"`
@@ -153,7 +155,7 @@ func CanaryOf(s reconcile.Step, j reconcile.Judgement) *Canary {
 	}
 	a := s.Canary.Analysis
 	return &Canary{Step: s.Canary.Index + 1, Of: s.Canary.Of, Share: s.Canary.Share, Spec: s.Canary.Spec,
-		Verdict: string(j.Verdict), Check: string(j.Check), Measured: j.Measured, Limit: j.Limit,
+		Verdict: j.Verdict, Check: j.Check, Measured: j.Measured, Limit: j.Limit,
 		WindowMS: j.Window.Milliseconds(), Canary: cohort(j.Canary), Stable: cohort(j.Stable),
 		MaxErrorRate: a.MaxErrorRate, MaxErrorRateIncrease: a.MaxErrorRateIncrease, MaxP95Ratio: a.MaxP95Ratio, MinRequests: a.MinRequests,
 		SplitLosses: j.SplitLosses}

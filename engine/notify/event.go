@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/engine/reconcile"
 )
 
 // SchemaVersion is the version of the JSON an event is posted as. It
@@ -173,9 +174,9 @@ func (e Event) Summary() string {
 		if c := e.Canary; c != nil {
 			parts = append(parts, fmt.Sprintf("step %d/%d at %.4g%% %s", c.Step, c.Of, 100*c.Share, e.Reason))
 			switch {
-			case c.Check == "max_p95_ratio":
+			case c.Check == reconcile.CheckP95Ratio:
 				parts = append(parts, fmt.Sprintf("%s: p95 %.2f× stable, limit %.2f", c.Check, c.Measured, c.Limit))
-			case c.Check == "min_requests":
+			case c.Check == reconcile.CheckMinRequests:
 				parts = append(parts, fmt.Sprintf("%s: %.0f requests, limit %.0f", c.Check, c.Measured, c.Limit))
 			case c.Check != "":
 				parts = append(parts, fmt.Sprintf("%s: %.1f%%, limit %.1f%%", c.Check, 100*c.Measured, 100*c.Limit))
