@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/rollcall/rollcall/engine/reconcile"
 )
@@ -37,5 +38,19 @@ func TestCanaryVerdictTypedOnTheSameWire(t *testing.T) {
 	}
 	if string(b) != oldCanaryLine {
 		t.Errorf("written again:\n%s\nwant the old line:\n%s", b, oldCanaryLine)
+	}
+}
+
+// TestCanaryJudgementOfRecord: the journal's record of a judgement reads
+// back as the same judgement, so history and the webhook render it with
+// the live views' words and figures.
+func TestCanaryJudgementOfRecord(t *testing.T) {
+	j := reconcile.Judgement{Verdict: reconcile.VerdictFail, Check: reconcile.CheckErrorRateIncrease, Measured: 1.0 / 24, Limit: 0.02,
+		Window: 30 * time.Second, SplitLosses: 1,
+		Stable: reconcile.CohortFigures{Requests: 900, Errors: 1, P50: 4 * time.Millisecond, P95: 8 * time.Millisecond},
+		Canary: reconcile.CohortFigures{Requests: 120, Errors: 6, P50: 4200 * time.Microsecond, P95: 9250 * time.Microsecond}}
+	s := reconcile.Step{Action: reconcile.ActCanary, Workload: "web", Canary: &reconcile.CanaryStep{Index: 0, Of: 2, Share: 0.1}}
+	if got := CanaryOf(s, j).Judgement(); got != j {
+		t.Errorf("Judgement() = %+v\nwant         %+v", got, j)
 	}
 }
