@@ -190,7 +190,7 @@ func (j Judgement) String() string {
 // the check that failed, its figure beside its limit as the file names
 // it ("error rate 10% > max_error_rate 1%", "p95 3.1× stable >
 // max_p95_ratio 1.5×"); or too little traffic ("too little traffic: 40 of
-// min_requests 100 requests", "too little traffic yet: …" while the step
+// min_requests 100", "too little traffic yet: …" while the step
 // runs).
 func (j Judgement) Finding() string {
 	switch j.Verdict {
@@ -214,7 +214,7 @@ func (j Judgement) checkText() string {
 	case CheckP95Ratio:
 		return fmt.Sprintf("p95 %s stable > %s %s", Ratio(j.Measured), j.Check, Ratio(j.Limit))
 	case CheckMinRequests:
-		return fmt.Sprintf("%.0f of %s %.0f requests", j.Measured, j.Check, j.Limit)
+		return fmt.Sprintf("%.0f of %s %.0f", j.Measured, j.Check, j.Limit)
 	}
 	return fmt.Sprintf("%s %g, limit %g", j.Check, j.Measured, j.Limit)
 }

@@ -209,8 +209,8 @@ func TestCanaryFinding(t *testing.T) {
 		{Judgement{Verdict: VerdictFail, Check: CheckErrorRate, Measured: 0.1, Limit: 0.01}, "error rate 10% > max_error_rate 1%"},
 		{Judgement{Verdict: VerdictFail, Check: CheckErrorRateIncrease, Measured: 1.0 / 24, Limit: 0.02}, "error rate 4.17% above stable > max_error_rate_increase 2%"},
 		{Judgement{Verdict: VerdictFail, Check: CheckP95Ratio, Measured: 3.1, Limit: 1.5}, "p95 3.1× stable > max_p95_ratio 1.5×"},
-		{Judgement{Verdict: VerdictInsufficient, Check: CheckMinRequests, Measured: 40, Limit: 100}, "too little traffic: 40 of min_requests 100 requests"},
-		{Judgement{Verdict: VerdictMeasuring, Check: CheckMinRequests, Measured: 3, Limit: 100}, "too little traffic yet: 3 of min_requests 100 requests"},
+		{Judgement{Verdict: VerdictInsufficient, Check: CheckMinRequests, Measured: 40, Limit: 100}, "too little traffic: 40 of min_requests 100"},
+		{Judgement{Verdict: VerdictMeasuring, Check: CheckMinRequests, Measured: 3, Limit: 100}, "too little traffic yet: 3 of min_requests 100"},
 	} {
 		if got := c.j.Finding(); got != c.want {
 			t.Errorf("Finding() = %q, want %q", got, c.want)
