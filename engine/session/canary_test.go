@@ -16,6 +16,7 @@ import (
 	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/notify"
+	"github.com/rollcall/rollcall/engine/proxy"
 	"github.com/rollcall/rollcall/engine/reconcile"
 )
 
@@ -706,5 +707,19 @@ func TestSessionEndZeroesOrStopsTheCanary(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestCanarySplitLossSaysTheShare: a split found lost says its shares as
+// reconcile.Percent says every canary's share (issue 29).
+func TestCanarySplitLossSaysTheShare(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	l := SplitLoss{Want: proxy.Split{Spec: "1a2b3c4d5e6f", Share: 1.0 / 3, Since: at}, Saw: &proxy.Split{Spec: "1a2b3c4d5e6f", Share: 0.05, Since: at},
+		Lost: 1500 * time.Millisecond}
+	got := l.String()
+	for _, want := range []string{"share " + reconcile.Percent(1.0/3) + " ", "share " + reconcile.Percent(0.05) + " ", "33.33%"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("String() = %q, want %q in it", got, want)
+		}
 	}
 }
