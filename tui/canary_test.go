@@ -545,7 +545,7 @@ func TestCanaryLayoutKeepsEveryWord(t *testing.T) {
 func TestCanaryHeaderSaysTheJudgement(t *testing.T) {
 	styles := theme.New(theme.Mono)
 	k := inksOf(&styles)
-	j := reconcile.Judgement{Verdict: reconcile.VerdictFail, Check: reconcile.CheckErrorRateIncrease, Measured: 1.0 / 24, Limit: 0.02,
+	j := reconcile.Judgement{Verdict: reconcile.VerdictFail, Check: reconcile.CheckErrorRateIncrease, Measured: 5.0/120 - 3.0/2280, Limit: 0.02,
 		Window: 18 * time.Second,
 		Stable: reconcile.CohortFigures{Requests: 2280, Errors: 3, P95: 8 * time.Millisecond},
 		Canary: reconcile.CohortFigures{Requests: 120, Errors: 5, P95: 9250 * time.Microsecond}}

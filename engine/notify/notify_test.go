@@ -650,7 +650,7 @@ func TestCanarySummary(t *testing.T) {
 // judgement's finding and each figure as reconcile formats them, for a
 // judgement every view is tested with (issue 29).
 func TestCanarySummarySaysTheJudgement(t *testing.T) {
-	j := reconcile.Judgement{Verdict: reconcile.VerdictFail, Check: reconcile.CheckErrorRateIncrease, Measured: 1.0 / 24, Limit: 0.02,
+	j := reconcile.Judgement{Verdict: reconcile.VerdictFail, Check: reconcile.CheckErrorRateIncrease, Measured: 5.0/120 - 3.0/2280, Limit: 0.02,
 		Window: 18 * time.Second,
 		Stable: reconcile.CohortFigures{Requests: 2280, Errors: 3, P95: 8 * time.Millisecond},
 		Canary: reconcile.CohortFigures{Requests: 120, Errors: 5, P95: 9250 * time.Microsecond}}
