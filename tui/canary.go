@@ -72,18 +72,18 @@ func canaryLines(f frame, rows []canaryRow, w int) []string {
 func canarySegments(k *inks, r *canaryRow, now time.Time) []canarySegment {
 	j := r.judgement
 	step := fmt.Sprintf("canary %s step %d/%d", r.workload, r.step.Index+1, r.step.Of)
-	share := sharePct(r.step.Share)
+	share := reconcile.Percent(r.step.Share)
 	var head canarySegment
 	switch {
 	case r.err != "":
 		return []canarySegment{{pieces: []string{"✗ " + step, share + " cannot measure: " + r.err}, ink: k.bad}}
 	case r.ended && (j.Verdict == reconcile.VerdictFail ||
 		j.Verdict == reconcile.VerdictInsufficient && r.step.Analysis.OnInsufficientTraffic == spec.InsufficientFail):
-		head = canarySegment{pieces: []string{"✗ " + step, share + " failed: " + finding(j), "share 0, rolling back"}, ink: k.bad}
+		head = canarySegment{pieces: []string{"✗ " + step, share + " failed: " + j.Finding(), "share 0, rolling back"}, ink: k.bad}
 	case r.held():
-		head = canarySegment{pieces: []string{step, share + " holds: " + finding(j), "t retries the step, r rolls it back"}, ink: k.warn}
+		head = canarySegment{pieces: []string{step, share + " holds: " + j.Finding(), "t retries the step, r rolls it back"}, ink: k.warn}
 	case r.ended && j.Verdict == reconcile.VerdictInsufficient:
-		head = canarySegment{pieces: []string{step, share + " passed on " + finding(j)}, ink: k.warn}
+		head = canarySegment{pieces: []string{step, share + " passed on " + j.Finding()}, ink: k.warn}
 	case r.ended:
 		head = canarySegment{pieces: []string{"✓ " + step, share + " passed"}, ink: k.ok}
 	default:
@@ -95,24 +95,6 @@ func canarySegments(k *inks, r *canaryRow, now time.Time) []canarySegment {
 	return []canarySegment{head, {pieces: cohortPieces("canary", j.Canary, j.Window)}, {pieces: cohortPieces("stable", j.Stable, j.Window)}}
 }
 
-// finding is what a judgement found, from its fields, in the words of
-// reconcile.Judgement.String without the figures (the header shows them
-// beside): "error rate 10.0% > max_error_rate 1.0%".
-func finding(j reconcile.Judgement) string {
-	pct := func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
-	switch j.Check {
-	case reconcile.CheckErrorRate:
-		return fmt.Sprintf("error rate %s > %s %s", pct(j.Measured), j.Check, pct(j.Limit))
-	case reconcile.CheckErrorRateIncrease:
-		return fmt.Sprintf("error rate %s above stable > %s %s", pct(j.Measured), j.Check, pct(j.Limit))
-	case reconcile.CheckP95Ratio:
-		return fmt.Sprintf("p95 %.2f× stable > %s %.2f", j.Measured, j.Check, j.Limit)
-	case reconcile.CheckMinRequests:
-		return fmt.Sprintf("too little traffic, %.0f of %s %.0f", j.Measured, j.Check, j.Limit)
-	}
-	return "within the analysis"
-}
-
 // cohortPieces are one cohort's figures over window: "canary 120 req in
 // 18s", "0.8% err", "p50 4ms p95 9ms".
 func cohortPieces(name string, c reconcile.CohortFigures, window time.Duration) []string {
@@ -120,8 +102,8 @@ func cohortPieces(name string, c reconcile.CohortFigures, window time.Duration) 
 	if window >= time.Second {
 		count += " in " + window.Round(time.Second).String()
 	}
-	return []string{count, fmt.Sprintf("%.1f%% err", 100*c.ErrorRate()),
-		"p50 " + ms(c.P50) + " p95 " + ms(c.P95)}
+	return []string{count, reconcile.Percent(c.ErrorRate()) + " err",
+		"p50 " + reconcile.Latency(c.P50) + " p95 " + reconcile.Latency(c.P95)}
 }
 
 // limitsPieces are what the canary is held to, in the file's words:
@@ -129,13 +111,13 @@ func cohortPieces(name string, c reconcile.CohortFigures, window time.Duration) 
 func limitsPieces(a spec.Analysis) []string {
 	var parts []string
 	if a.MaxErrorRate != spec.NotChecked {
-		parts = append(parts, "max_error_rate "+sharePct(a.MaxErrorRate))
+		parts = append(parts, "max_error_rate "+reconcile.Percent(a.MaxErrorRate))
 	}
 	if a.MaxErrorRateIncrease != spec.NotChecked {
-		parts = append(parts, "max_error_rate_increase "+sharePct(a.MaxErrorRateIncrease)+" over stable")
+		parts = append(parts, "max_error_rate_increase "+reconcile.Percent(a.MaxErrorRateIncrease)+" over stable")
 	}
 	if a.MaxP95Ratio != spec.NotChecked {
-		parts = append(parts, fmt.Sprintf("max_p95_ratio %g× stable", a.MaxP95Ratio))
+		parts = append(parts, "max_p95_ratio "+reconcile.Ratio(a.MaxP95Ratio)+" stable")
 	}
 	parts = append(parts, fmt.Sprintf("min_requests %d", a.MinRequests))
 	parts[0] = "held to " + parts[0]
@@ -233,17 +215,6 @@ func layoutCanary(segs []canarySegment, sep ink, w int) []string {
 	return out
 }
 
-// sharePct is a fraction as a percentage without needless decimals.
-func sharePct(f float64) string { return fmt.Sprintf("%g%%", float64(int64(f*10000+0.5))/100) }
-
-// ms is a latency in whole milliseconds, or "–" for none measured.
-func ms(d time.Duration) string {
-	if d <= 0 {
-		return "–"
-	}
-	return fmt.Sprintf("%dms", d.Round(time.Millisecond).Milliseconds())
-}
-
 // canaryNext is when the soonest countdown shown next changes, from now;
 // 0 when none runs.
 func canaryNext(rows []canaryRow, now time.Time) time.Duration {
@@ -268,7 +239,7 @@ func (m *Model) retryCanary(w, shown string) bool {
 	}
 	m.dialog = &dialog{title: "Retry " + shown + "?",
 		body: fmt.Sprintf("Runs the canary's step %d/%d of %s again: it held on too little traffic (%s). Journaled.",
-			r.step.Index+1, r.step.Of, shown, finding(r.judgement)),
+			r.step.Index+1, r.step.Of, shown, r.judgement.Finding()),
 		yes: session.Retry{Workload: w}, declined: "declined: the canary of " + shown + " stays held"}
 	return true
 }

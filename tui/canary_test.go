@@ -201,8 +201,8 @@ func TestCanaryGolden(t *testing.T) {
 func TestCanaryFiguresReadWhole(t *testing.T) {
 	running := []string{"canary web step 1/2", "5%", "ends in 42s",
 		"held to max_error_rate 1%", "max_p95_ratio 1.5× stable", "min_requests 100",
-		"canary 121 req in 18s", "0.8% err", "p50 5ms p95 11ms",
-		"stable 2280 req in 18s", "0.1% err", "p50 4ms p95 9ms"}
+		"canary 121 req in 18s", "0.83% err", "p50 5ms p95 11ms",
+		"stable 2280 req in 18s", "0.13% err", "p50 4ms p95 9ms"}
 	// every threshold, and a workload with a long name
 	every := func() session.Snapshot {
 		s := canaryRunning(t)
@@ -213,7 +213,7 @@ func TestCanaryFiguresReadWhole(t *testing.T) {
 	}()
 	everyWant := []string{"canary payments-gateway-internal step 1/2", "5%", "ends in 42s",
 		"held to max_error_rate 1%", "max_error_rate_increase 0.5% over stable", "max_p95_ratio 1.5× stable", "min_requests 100",
-		"canary 121 req in 18s", "0.8% err", "p50 5ms p95 11ms", "stable 2280 req in 18s", "0.1% err", "p50 4ms p95 9ms"}
+		"canary 121 req in 18s", "0.83% err", "p50 5ms p95 11ms", "stable 2280 req in 18s", "0.13% err", "p50 4ms p95 9ms"}
 	for _, tc := range []struct {
 		name  string
 		snap  session.Snapshot
@@ -304,21 +304,21 @@ func TestCanaryEnded(t *testing.T) {
 		absent []string
 	}{
 		{"failed on errors", canaryFailed(t),
-			[]string{"✗ canary web step 1/2", "5% failed: error rate 10.0% > max_error_rate 1.0%", "share 0, rolling back",
-				"canary 200 req in 10s", "10.0% err", "p50 5ms p95 12ms", "stable 1800 req in 10s", "0.0% err", "p50 4ms p95 9ms"},
+			[]string{"✗ canary web step 1/2", "5% failed: error rate 10% > max_error_rate 1%", "share 0, rolling back",
+				"canary 200 req in 10s", "10% err", "p50 5ms p95 12ms", "stable 1800 req in 10s", "0% err", "p50 4ms p95 9ms"},
 			[]string{"ends in", "held to"}},
 		{"failed on latency", p95,
-			[]string{"5% failed: p95 3.00× stable > max_p95_ratio 1.50", "p50 12ms p95 30ms", "p50 4ms p95 10ms"},
+			[]string{"5% failed: p95 3× stable > max_p95_ratio 1.5×", "p50 12ms p95 30ms", "p50 4ms p95 10ms"},
 			[]string{"ends in"}},
 		{"held on too little traffic", canaryHeld(t, spec.InsufficientHold),
-			[]string{"canary web step 1/2", "5% holds: too little traffic, 40 of min_requests 100", "t retries the step, r rolls it back",
+			[]string{"canary web step 1/2", "5% holds: too little traffic: 40 of min_requests 100", "t retries the step, r rolls it back",
 				"canary 40 req in 1m0s", "stable 760 req in 1m0s"},
 			[]string{"✗", "failed", "ends in", "ends now"}},
 		{"too little traffic fails the step", canaryHeld(t, spec.InsufficientFail),
-			[]string{"✗ canary web step 1/2", "5% failed: too little traffic, 40 of min_requests 100", "share 0, rolling back"},
+			[]string{"✗ canary web step 1/2", "5% failed: too little traffic: 40 of min_requests 100", "share 0, rolling back"},
 			[]string{"holds", "t retries"}},
 		{"too little traffic passes the step", canaryHeld(t, spec.InsufficientPass),
-			[]string{"canary web step 1/2", "5% passed on too little traffic, 40 of min_requests 100"},
+			[]string{"canary web step 1/2", "5% passed on too little traffic: 40 of min_requests 100"},
 			[]string{"✗", "holds"}},
 		{"passed", passed,
 			[]string{"✓ canary web step 1/2", "5% passed", "canary 121 req in 1m0s"},
@@ -534,6 +534,27 @@ func TestCanaryLayoutKeepsEveryWord(t *testing.T) {
 					t.Errorf("running at %d: the stable cohort's figures break over lines:\n%s", w, ansi.Strip(strings.Join(lines, "\n")))
 				}
 			}
+		}
+	}
+}
+
+// TestCanaryHeaderSaysTheJudgement: the header says an ended step's
+// judgement with reconcile's finding and each figure as reconcile formats
+// it, for the judgement every view and the webhook are tested with
+// (issue 29).
+func TestCanaryHeaderSaysTheJudgement(t *testing.T) {
+	styles := theme.New(theme.Mono)
+	k := inksOf(&styles)
+	j := reconcile.Judgement{Verdict: reconcile.VerdictFail, Check: reconcile.CheckErrorRateIncrease, Measured: 5.0/120 - 3.0/2280, Limit: 0.02,
+		Window: 18 * time.Second,
+		Stable: reconcile.CohortFigures{Requests: 2280, Errors: 3, P95: 8 * time.Millisecond},
+		Canary: reconcile.CohortFigures{Requests: 120, Errors: 5, P95: 9250 * time.Microsecond}}
+	r := canaryRow{name: "web", workload: "web", step: reconcile.CanaryStep{Index: 0, Of: 2, Share: 0.125}, ended: true, judgement: j}
+	got := ansi.Strip(layoutCanary(canarySegments(&k, &r, t0), k.muted, 0)[0])
+	for _, want := range []string{j.Finding(), reconcile.Percent(0.125), reconcile.Percent(j.Canary.ErrorRate()),
+		reconcile.Percent(j.Stable.ErrorRate()), reconcile.Latency(j.Canary.P95), "4.17%", "0.13%", "9.3ms"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("header %q\nwant %q in it", got, want)
 		}
 	}
 }

@@ -509,9 +509,9 @@ func (p *progress) canaryReading(v session.CanaryView) (string, bool) {
 	}
 	r.shown, r.shownAny = n, true
 	text := fmt.Sprintf("step %d/%d: %s left · %s", v.Step.Index+1, v.Step.Of, clockText(max(v.Step.For-j.Window, 0)),
-		cohortsText(judgedCohort(j.Canary), judgedCohort(j.Stable)))
+		cohortsText(j))
 	if j.Verdict == reconcile.VerdictMeasuring {
-		text += " · " + verdictText(j.Verdict, j.Check, j.Measured, j.Limit)
+		text += " · " + j.Finding()
 	}
 	return text, true
 }
@@ -569,20 +569,20 @@ func (p *progress) canaryEnd(s reconcile.Step, err error) canaryEndLine {
 	}
 	figures := ""
 	if r.measured {
-		figures = " · " + cohortsText(judgedCohort(j.Canary), judgedCohort(j.Stable)) + " over " + clockText(j.Window)
+		figures = " · " + cohortsText(j) + " over " + clockText(j.Window)
 	}
 	at := fmt.Sprintf("step %d/%d", cs.Index+1, cs.Of)
 	switch {
 	case held:
 		return canaryEndLine{verdict: true, held: true,
-			text: fmt.Sprintf("%s held: %s%s; no old container stops until the step is run again or rolled back", at, verdictText(j.Verdict, j.Check, j.Measured, j.Limit), figures)}
+			text: fmt.Sprintf("%s held: %s%s; no old container stops until the step is run again or rolled back", at, j.Finding(), figures)}
 	case failed:
 		return canaryEndLine{verdict: true,
-			text: fmt.Sprintf("%s failed: %s%s; its share is 0, the canary is rolled back and its spec put on hold", at, verdictText(j.Verdict, j.Check, j.Measured, j.Limit), figures)}
+			text: fmt.Sprintf("%s failed: %s%s; its share is 0, the canary is rolled back and its spec put on hold", at, j.Finding(), figures)}
 	}
 	text := at + " passed"
 	if r.measured && j.Verdict != reconcile.VerdictPass {
-		text += " on " + verdictText(j.Verdict, j.Check, j.Measured, j.Limit) + " (on_insufficient_traffic: pass)"
+		text += " on " + j.Finding() + " (on_insufficient_traffic: pass)"
 	}
 	text += figures
 	if cs.Last() {

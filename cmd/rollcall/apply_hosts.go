@@ -146,6 +146,12 @@ func (v fleetOutcome) final(s fleet.Snapshot) string {
 		}
 		return line
 	}
+	return "failed: " + v.failure()
+}
+
+// failure is why the run failed, as apply's last line says it after
+// "failed: " and apply --json's error says it alone.
+func (v fleetOutcome) failure() string {
 	why := v.why
 	if len(v.errs) > 0 {
 		// The fleet's Blocked (why) names them already, as a rule: each
@@ -158,7 +164,7 @@ func (v fleetOutcome) final(s fleet.Snapshot) string {
 		}
 		why = strings.Join(append(msgs, why), "; ")
 	}
-	return "failed: " + strings.TrimSuffix(why, "; ")
+	return strings.TrimSuffix(why, "; ")
 }
 
 // applyVerdict reads a fleet snapshot for apply: whether the run is over,
@@ -390,7 +396,7 @@ func newFleetApplyDoc(d *spec.Desired, s fleet.Snapshot, prog *fleetProgress, v 
 	doc := applyDoc{Source: d.Source, Prefix: d.Prefix, Converged: v.ok(), Summary: final, Rollout: s.RolloutID,
 		Steps: []resultDoc{}, Pending: []stepDoc{}, Hosts: []hostApplyDoc{}}
 	if !v.ok() {
-		doc.Error = oneLine(strings.TrimPrefix(final, "failed: "))
+		doc.Error = oneLine(v.failure())
 	}
 	for _, hv := range s.Hosts {
 		hd, _ := d.ForHost(hv.Name)

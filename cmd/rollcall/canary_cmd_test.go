@@ -334,7 +334,7 @@ func TestApplyCanaryPasses(t *testing.T) {
 			t.Fatalf("canary step %d: %+v", i+1, r)
 		}
 		j := r.Judgement
-		if j.Verdict != string(reconcile.VerdictPass) || j.Canary.Requests < 10 || j.Stable.Requests < 90 || j.Canary.Errors != 0 || j.WindowMS < 500 {
+		if j.Verdict != reconcile.VerdictPass || j.Canary.Requests < 10 || j.Stable.Requests < 90 || j.Canary.Errors != 0 || j.WindowMS < 500 {
 			t.Errorf("canary step %d's judgement %+v, want a pass over its 500ms with its figures", i+1, j)
 		}
 	}
@@ -373,7 +373,7 @@ func TestApplyCanaryFails(t *testing.T) {
 		t.Fatalf("canary steps in --json %+v, want one failed with its judgement", rs)
 	}
 	j := rs[0].Judgement
-	if j.Verdict != string(reconcile.VerdictFail) || j.Check != string(reconcile.CheckErrorRate) || j.Measured != 0.2 || j.Limit != 0.05 ||
+	if j.Verdict != reconcile.VerdictFail || j.Check != reconcile.CheckErrorRate || j.Measured != 0.2 || j.Limit != 0.05 ||
 		j.Canary.Requests != 10 || j.Canary.Errors != 2 || j.Stable.Requests != 90 {
 		t.Errorf("judgement %+v, want max_error_rate 0.2 > 0.05 on 10 canary and 90 stable requests", j)
 	}
@@ -456,7 +456,7 @@ func TestCanaryProgressLines(t *testing.T) {
 		p.event(session.Fact{Kind: session.FactStepDone, Step: step(cs), Duration: time.Minute})
 		want := strings.Join([]string{
 			"▸ canary  web/0    rctest-web-0-c72bb0bf  step 1/2: 5% of the traffic for 1m, compared with the stable cohort every 10s",
-			"… canary  web/0    rctest-web-0-c72bb0bf  step 1/2: 50s left · canary 120 req 0.83% err p95 9ms · stable 2280 req 0.09% err p95 8ms · too little traffic yet: 120 of min_requests 200 requests",
+			"… canary  web/0    rctest-web-0-c72bb0bf  step 1/2: 50s left · canary 120 req 0.83% err p95 9ms · stable 2280 req 0.09% err p95 8ms · too little traffic yet: 120 of min_requests 200",
 			"… canary  web/0    rctest-web-0-c72bb0bf  step 1/2: 40s left · canary 240 req 0.42% err p95 9ms · stable 4560 req 0.07% err p95 8ms",
 			"✓ canary  web/0    rctest-web-0-c72bb0bf  step 1/2 passed · canary 720 req 0.28% err p95 9ms · stable 13680 req 0.04% err p95 8ms over 1m",
 		}, "\n") + "\n"
@@ -517,17 +517,17 @@ func TestCanaryProgressLines(t *testing.T) {
 		want   string
 	}{
 		{name: "held on too little traffic", err: held,
-			want: "! canary  web/0    rctest-web-0-c72bb0bf  step 1/2 held: too little traffic: 12 of min_requests 200 requests · canary 12 req 0% err p95 9ms · stable 2280 req 0% err p95 8ms over 1m; no old container stops until the step is run again or rolled back"},
+			want: "! canary  web/0    rctest-web-0-c72bb0bf  step 1/2 held: too little traffic: 12 of min_requests 200 · canary 12 req 0% err p95 9ms · stable 2280 req 0% err p95 8ms over 1m; no old container stops until the step is run again or rolled back"},
 		{name: "failed on a check", err: failed,
 			want: "✗ canary  web/0    rctest-web-0-c72bb0bf  step 1/2 failed: error rate 10% > max_error_rate 1% · canary 200 req 10% err p95 9ms · stable 1800 req 0% err p95 8ms over 10s; its share is 0, the canary is rolled back and its spec put on hold"},
 		{name: "a fleet's host: failed, from its last reading", last: &failed.Judgement, err: errors.New(failed.Error()),
 			want: "✗ canary  web/0    rctest-web-0-c72bb0bf  step 1/2 failed: error rate 10% > max_error_rate 1% · canary 200 req 10% err p95 9ms · stable 1800 req 0% err p95 8ms over 10s; its share is 0, the canary is rolled back and its spec put on hold"},
 		{name: "a fleet's host: held, from its last reading", last: &held.Judgement, err: errors.New(held.Error()),
-			want: "! canary  web/0    rctest-web-0-c72bb0bf  step 1/2 held: too little traffic: 12 of min_requests 200 requests · canary 12 req 0% err p95 9ms · stable 2280 req 0% err p95 8ms over 1m; no old container stops until the step is run again or rolled back"},
+			want: "! canary  web/0    rctest-web-0-c72bb0bf  step 1/2 held: too little traffic: 12 of min_requests 200 · canary 12 req 0% err p95 9ms · stable 2280 req 0% err p95 8ms over 1m; no old container stops until the step is run again or rolled back"},
 		{name: "the proxy could not be read", err: errors.New("canary web/0 step 1/2: connection refused"),
 			want: "✗ canary  web/0    rctest-web-0-c72bb0bf  0s: canary web/0 step 1/2: connection refused"},
 		{name: "passed on too little traffic", last: &held.Judgement, insuff: spec.InsufficientPass,
-			want: "✓ canary  web/0    rctest-web-0-c72bb0bf  step 1/2 passed on too little traffic: 12 of min_requests 200 requests (on_insufficient_traffic: pass) · canary 12 req 0% err p95 9ms · stable 2280 req 0% err p95 8ms over 1m"},
+			want: "✓ canary  web/0    rctest-web-0-c72bb0bf  step 1/2 passed on too little traffic: 12 of min_requests 200 (on_insufficient_traffic: pass) · canary 12 req 0% err p95 9ms · stable 2280 req 0% err p95 8ms over 1m"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
@@ -573,13 +573,13 @@ func TestCanaryProgressLines(t *testing.T) {
 		hp.see(ended)
 		want := strings.Join([]string{
 			"edge-1  ▸ canary  web/0    rctest-web-0-c72bb0bf  step 1/2: 5% of the traffic for 1m, compared with the stable cohort every 10s",
-			"edge-1  … canary  web/0    rctest-web-0-c72bb0bf  step 1/2: 50s left · canary 120 req 0% err p95 9ms · stable 2280 req 0% err p95 8ms · too little traffic yet: 120 of min_requests 200 requests",
+			"edge-1  … canary  web/0    rctest-web-0-c72bb0bf  step 1/2: 50s left · canary 120 req 0% err p95 9ms · stable 2280 req 0% err p95 8ms · too little traffic yet: 120 of min_requests 200",
 			"edge-1  ✗ canary  web/0    rctest-web-0-c72bb0bf  step 1/2 failed: error rate 10% > max_error_rate 1% · canary 200 req 10% err p95 9ms · stable 1800 req 0% err p95 8ms over 10s; its share is 0, the canary is rolled back and its spec put on hold",
 		}, "\n") + "\n"
 		if b.String() != want {
 			t.Errorf("lines\n%s\nwant\n%s", b.String(), want)
 		}
-		if j := hp.p.canaryResult(step(cs)); j == nil || j.Check != string(reconcile.CheckErrorRate) || j.Canary.Requests != 200 {
+		if j := hp.p.canaryResult(step(cs)); j == nil || j.Check != reconcile.CheckErrorRate || j.Canary.Requests != 200 {
 			t.Errorf("judgement for --json %+v, want the failed check's", j)
 		}
 	})
@@ -656,7 +656,34 @@ func TestHistoryShowsCanaryFigures(t *testing.T) {
 		}
 		got = append(got, e)
 	}
-	if len(got) != 3 || got[2].Result != journal.ResultHeld || got[1].Canary == nil || got[1].Canary.Check != string(reconcile.CheckErrorRate) || got[1].Canary.Measured != 0.12 {
+	if len(got) != 3 || got[2].Result != journal.ResultHeld || got[1].Canary == nil || got[1].Canary.Check != reconcile.CheckErrorRate || got[1].Canary.Measured != 0.12 {
 		t.Errorf("--json entries %+v, want the journal's canary objects", got)
+	}
+}
+
+// TestCanaryViewsSayTheJudgement: apply's line of a canary step that
+// failed and history's row of its journal record say the judgement with
+// reconcile's finding and each figure as reconcile formats it, for the
+// judgement the console and the webhook are tested with (issue 29).
+func TestCanaryViewsSayTheJudgement(t *testing.T) {
+	j := reconcile.Judgement{Verdict: reconcile.VerdictFail, Check: reconcile.CheckErrorRateIncrease, Measured: 5.0/120 - 3.0/2280, Limit: 0.02,
+		Window: 18 * time.Second,
+		Stable: reconcile.CohortFigures{Requests: 2280, Errors: 3, P95: 8 * time.Millisecond},
+		Canary: reconcile.CohortFigures{Requests: 120, Errors: 5, P95: 9250 * time.Microsecond}}
+	cs := reconcile.CanaryStep{Spec: "abc", Index: 0, Of: 2, Share: 0.125, For: time.Minute}
+	s := reconcile.Step{Action: reconcile.ActCanary, Workload: "web", Slot: 0, Container: "rctest-web-0-c72bb0bf", Canary: &cs}
+	var b bytes.Buffer
+	p := progressOn(&b)
+	end := p.canaryEnd(s, &reconcile.CanaryError{Step: s, Judgement: j})
+	for name, got := range map[string]string{"apply": end.text, "history": canaryHistoryText(journal.CanaryOf(s, j))} {
+		for _, want := range []string{j.Finding(), reconcile.Percent(j.Canary.ErrorRate()), reconcile.Percent(j.Stable.ErrorRate()),
+			reconcile.Latency(j.Canary.P95), "4.17%", "0.13%", "9.3ms"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("%s: %q\nwant %q in it", name, got, want)
+			}
+		}
+	}
+	if got := canaryHistoryText(journal.CanaryOf(s, j)); !strings.Contains(got, "at "+reconcile.Percent(0.125)+":") {
+		t.Errorf("history: %q, want the share as reconcile.Percent says it", got)
 	}
 }

@@ -205,12 +205,12 @@ func rows(s screen, entries []journal.Entry) [][]string {
 	return out
 }
 
-// canaryHistoryText is a canary step's journal record in words: "step 1/2
-// at 5%: error rate 10% > max_error_rate 1% · canary 120 req 10% err p95
-// 9ms · stable 1080 req 0% err p95 8ms over 10s".
+// canaryHistoryText is a canary step's journal record in words, as apply
+// said it live: "step 1/2 at 5%: error rate 10% > max_error_rate 1% ·
+// canary 120 req 10% err p95 9ms · stable 1080 req 0% err p95 8ms over
+// 10s".
 func canaryHistoryText(c *journal.Canary) string {
-	return fmt.Sprintf("step %d/%d at %s: %s · %s over %s", c.Step, c.Of, pctText(c.Share),
-		verdictText(reconcile.Verdict(c.Verdict), reconcile.Check(c.Check), c.Measured, c.Limit),
-		cohortsText(journalCohort(c.Canary), journalCohort(c.Stable)),
-		clockText(time.Duration(c.WindowMS)*time.Millisecond))
+	j := c.Judgement()
+	return fmt.Sprintf("step %d/%d at %s: %s · %s over %s", c.Step, c.Of, reconcile.Percent(c.Share),
+		j.Finding(), cohortsText(j), clockText(j.Window))
 }

@@ -512,13 +512,13 @@ type pullDoc struct {
 // the journal's figures, without the step's own part, which the step's
 // canary object has.
 type judgementDoc struct {
-	Verdict  string         `json:"verdict"`
-	Check    string         `json:"check"`
-	Measured float64        `json:"measured"`
-	Limit    float64        `json:"limit"`
-	WindowMS int64          `json:"window_ms"`
-	Canary   journal.Cohort `json:"canary"`
-	Stable   journal.Cohort `json:"stable"`
+	Verdict  reconcile.Verdict `json:"verdict"`
+	Check    reconcile.Check   `json:"check"`
+	Measured float64           `json:"measured"`
+	Limit    float64           `json:"limit"`
+	WindowMS int64             `json:"window_ms"`
+	Canary   journal.Cohort    `json:"canary"`
+	Stable   journal.Cohort    `json:"stable"`
 }
 
 func newJudgementDoc(s reconcile.CanaryStep, j reconcile.Judgement) *judgementDoc {

@@ -9,7 +9,6 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/colorprofile"
 
-	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/theme"
@@ -219,85 +218,21 @@ func slotText(slot int) string {
 // rendered from the typed fields (reconcile's Judgement, the journal's
 // Canary), never from a message.
 
-// cohortNumbers are one cohort's figures over a canary step's window.
-type cohortNumbers struct {
-	requests int64
-	rate     float64 // error rate, 0..1
-	p95      time.Duration
-}
-
-func judgedCohort(f reconcile.CohortFigures) cohortNumbers {
-	return cohortNumbers{requests: f.Requests, rate: f.ErrorRate(), p95: f.P95}
-}
-
-func journalCohort(c journal.Cohort) cohortNumbers {
-	return cohortNumbers{requests: c.Requests, rate: c.ErrorRate, p95: time.Duration(c.P95MS * float64(time.Millisecond))}
-}
-
-// text is "canary 120 req 0.8% err p95 9ms"; no p95 without requests.
-func (c cohortNumbers) text(name string) string {
-	s := fmt.Sprintf("%s %d req %s err", name, c.requests, pctText(c.rate))
-	if c.requests > 0 && c.p95 > 0 {
-		s += " p95 " + latencyText(c.p95)
+// cohortText is one cohort's figures: "canary 120 req 0.83% err p95
+// 9.3ms"; no p95 without requests. The figures are reconcile's (Percent,
+// Latency), as every view says them.
+func cohortText(name string, c reconcile.CohortFigures) string {
+	s := fmt.Sprintf("%s %d req %s err", name, c.Requests, reconcile.Percent(c.ErrorRate()))
+	if c.Requests > 0 && c.P95 > 0 {
+		s += " p95 " + reconcile.Latency(c.P95)
 	}
 	return s
 }
 
-// cohortsText is both cohorts: "canary 120 req 0.8% err p95 9ms · stable
-// 2280 req 0.1% err p95 8ms".
-func cohortsText(canary, stable cohortNumbers) string {
-	return canary.text("canary") + " · " + stable.text("stable")
-}
-
-// verdictText is what a judgement found: within the analysis, the check
-// that failed with its measured figure beside its limit, or too little
-// traffic.
-func verdictText(verdict reconcile.Verdict, check reconcile.Check, measured, limit float64) string {
-	switch verdict {
-	case reconcile.VerdictPass:
-		return "within the analysis"
-	case reconcile.VerdictFail:
-		return checkText(check, measured, limit)
-	case reconcile.VerdictInsufficient:
-		return "too little traffic: " + checkText(check, measured, limit)
-	case reconcile.VerdictMeasuring:
-		return "too little traffic yet: " + checkText(check, measured, limit)
-	}
-	return string(verdict)
-}
-
-// checkText is one check's measured figure beside its limit, as the file
-// names the check: "error rate 10% > max_error_rate 1%".
-func checkText(check reconcile.Check, measured, limit float64) string {
-	switch check {
-	case reconcile.CheckErrorRate:
-		return fmt.Sprintf("error rate %s > %s %s", pctText(measured), check, pctText(limit))
-	case reconcile.CheckErrorRateIncrease:
-		return fmt.Sprintf("error rate %s above stable's > %s %s", pctText(measured), check, pctText(limit))
-	case reconcile.CheckP95Ratio:
-		return fmt.Sprintf("p95 %.2f× stable's > %s %.2f", measured, check, limit)
-	case reconcile.CheckMinRequests:
-		return fmt.Sprintf("%.0f of %s %.0f requests", measured, check, limit)
-	}
-	return fmt.Sprintf("%s %g, limit %g", check, measured, limit)
-}
-
-// pctText is a fraction as a percentage without needless decimals: 0.008
-// → "0.8%", 0.1 → "10%".
-func pctText(f float64) string {
-	s := strings.TrimRight(fmt.Sprintf("%.2f", 100*f), "0")
-	return strings.TrimSuffix(s, ".") + "%"
-}
-
-// latencyText is a latency to a precision that reads: "9ms", "2.4ms", "380µs".
-func latencyText(d time.Duration) string {
-	switch {
-	case d >= 10*time.Millisecond:
-		return d.Round(time.Millisecond).String()
-	case d >= time.Millisecond:
-		return d.Round(100 * time.Microsecond).String()
-	}
-	return d.Round(10 * time.Microsecond).String()
+// cohortsText is both cohorts of judgement j: "canary 120 req 0.83% err
+// p95 9.3ms · stable 2280 req 0.13% err p95 8ms".
+func cohortsText(j reconcile.Judgement) string {
+	return cohortText("canary", j.Canary) + " · " + cohortText("stable", j.Stable)
 }
 
 // shortDuration is d without its trailing zero units: "1m", "1h30m",
@@ -331,5 +266,5 @@ func clockText(d time.Duration) string {
 // traffic for 1m, compared with the stable cohort every 10s".
 func canaryStepText(c reconcile.CanaryStep) string {
 	return fmt.Sprintf("step %d/%d: %s of the traffic for %s, compared with the stable cohort every %s",
-		c.Index+1, c.Of, pctText(c.Share), shortDuration(c.For), shortDuration(c.Interval()))
+		c.Index+1, c.Of, reconcile.Percent(c.Share), shortDuration(c.For), shortDuration(c.Interval()))
 }

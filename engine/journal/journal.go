@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -118,17 +119,19 @@ type Entry struct {
 
 // Canary is what a canary step measured, and what it was held to.
 type Canary struct {
-	Step     int     `json:"step"` // 1-based
-	Of       int     `json:"of"`
-	Share    float64 `json:"share"`
-	Spec     string  `json:"spec"`
-	Verdict  string  `json:"verdict"`         // reconcile.Verdict
-	Check    string  `json:"check,omitempty"` // the check that failed, as the file names it
-	Measured float64 `json:"measured,omitempty"`
-	Limit    float64 `json:"limit,omitempty"`
-	WindowMS int64   `json:"window_ms"`
-	Canary   Cohort  `json:"canary"`
-	Stable   Cohort  `json:"stable"`
+	Step  int     `json:"step"` // 1-based
+	Of    int     `json:"of"`
+	Share float64 `json:"share"`
+	Spec  string  `json:"spec"`
+	// Verdict and Check are reconcile's typed constants; on the wire
+	// they are the strings they always were ("fail", "max_p95_ratio").
+	Verdict  reconcile.Verdict `json:"verdict"`
+	Check    reconcile.Check   `json:"check,omitempty"` // the check that failed, as the file names it
+	Measured float64           `json:"measured,omitempty"`
+	Limit    float64           `json:"limit,omitempty"`
+	WindowMS int64             `json:"window_ms"`
+	Canary   Cohort            `json:"canary"`
+	Stable   Cohort            `json:"stable"`
 	// The thresholds; -1 is a check not made.
 	MaxErrorRate         float64 `json:"max_error_rate"`
 	MaxErrorRateIncrease float64 `json:"max_error_rate_increase"`
@@ -159,10 +162,27 @@ func CanaryOf(s reconcile.Step, j reconcile.Judgement) *Canary {
 	}
 	a := s.Canary.Analysis
 	return &Canary{Step: s.Canary.Index + 1, Of: s.Canary.Of, Share: s.Canary.Share, Spec: s.Canary.Spec,
-		Verdict: string(j.Verdict), Check: string(j.Check), Measured: j.Measured, Limit: j.Limit,
+		Verdict: j.Verdict, Check: j.Check, Measured: j.Measured, Limit: j.Limit,
 		WindowMS: j.Window.Milliseconds(), Canary: cohort(j.Canary), Stable: cohort(j.Stable),
 		MaxErrorRate: a.MaxErrorRate, MaxErrorRateIncrease: a.MaxErrorRateIncrease, MaxP95Ratio: a.MaxP95Ratio, MinRequests: a.MinRequests,
 		SplitLosses: j.SplitLosses}
+}
+
+// Judgement is the judgement c records, typed again: what a view of the
+// journal (history, the webhook) renders with reconcile's formatters
+// (Judgement.Finding, Percent, Ratio, Latency), as the live views do.
+func (c *Canary) Judgement() reconcile.Judgement {
+	cohort := func(h Cohort) reconcile.CohortFigures {
+		return reconcile.CohortFigures{Requests: h.Requests, Errors: h.Errors, P50: msDuration(h.P50MS), P95: msDuration(h.P95MS)}
+	}
+	return reconcile.Judgement{Verdict: c.Verdict, Check: c.Check, Measured: c.Measured, Limit: c.Limit,
+		Window: time.Duration(c.WindowMS) * time.Millisecond, Canary: cohort(c.Canary), Stable: cohort(c.Stable), SplitLosses: c.SplitLosses}
+}
+
+// msDuration is a latency the journal keeps in milliseconds, to the
+// microsecond it was recorded at.
+func msDuration(ms float64) time.Duration {
+	return time.Duration(math.Round(ms*1000)) * time.Microsecond
 }
 
 // FromResult is the entry for one executed step: started at began, run by

@@ -223,7 +223,7 @@ func (m *Metrics) Notice(n notify.Event) {
 	case notify.KindAbort:
 		m.CanaryEnded(n.Workload) // aborted: its figures no longer move
 	case notify.KindCanaryStep:
-		if c := n.Canary; c != nil && c.Step == c.Of && c.Verdict == "pass" {
+		if c := n.Canary; c != nil && c.Step == c.Of && c.Verdict == reconcile.VerdictPass {
 			m.CanaryEnded(n.Workload) // promoted: the roll goes on without it
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/engine/reconcile"
 )
 
 // SchemaVersion is the version of the JSON an event is posted as. It
@@ -171,17 +172,16 @@ func (e Event) Summary() string {
 			b.WriteString(": " + what)
 		}
 		if c := e.Canary; c != nil {
-			parts = append(parts, fmt.Sprintf("step %d/%d at %.4g%% %s", c.Step, c.Of, 100*c.Share, e.Reason))
-			switch {
-			case c.Check == "max_p95_ratio":
-				parts = append(parts, fmt.Sprintf("%s: p95 %.2f× stable, limit %.2f", c.Check, c.Measured, c.Limit))
-			case c.Check == "min_requests":
-				parts = append(parts, fmt.Sprintf("%s: %.0f requests, limit %.0f", c.Check, c.Measured, c.Limit))
-			case c.Check != "":
-				parts = append(parts, fmt.Sprintf("%s: %.1f%%, limit %.1f%%", c.Check, 100*c.Measured, 100*c.Limit))
+			// The judgement in reconcile's words and figures, as
+			// every view says it.
+			j := c.Judgement()
+			parts = append(parts, fmt.Sprintf("step %d/%d at %s %s", c.Step, c.Of, reconcile.Percent(c.Share), e.Reason))
+			if j.Verdict != reconcile.VerdictPass {
+				parts = append(parts, j.Finding())
 			}
-			parts = append(parts, fmt.Sprintf("canary %d requests, %.1f%% errors, p95 %.1fms; stable %d, %.1f%%, p95 %.1fms",
-				c.Canary.Requests, 100*c.Canary.ErrorRate, c.Canary.P95MS, c.Stable.Requests, 100*c.Stable.ErrorRate, c.Stable.P95MS))
+			parts = append(parts, fmt.Sprintf("canary %d requests, %s errors, p95 %s; stable %d, %s, p95 %s",
+				j.Canary.Requests, reconcile.Percent(j.Canary.ErrorRate()), reconcile.Latency(j.Canary.P95),
+				j.Stable.Requests, reconcile.Percent(j.Stable.ErrorRate()), reconcile.Latency(j.Stable.P95)))
 		}
 	default:
 		if what != "" {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/rollcall/rollcall/engine/journal"
+	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -628,18 +629,37 @@ func TestTargetName(t *testing.T) {
 	}
 }
 
-// A canary notice's line says the share and the failed check as the file
-// does: percentages for rates, the ratio for p95.
+// A canary notice's line says the share and the judgement in reconcile's
+// words and figures (Finding, Percent, Ratio, Latency), as every view says
+// them (issue 29).
 func TestCanarySummary(t *testing.T) {
 	e := Event{Kind: KindAbort, Workload: "web", Slot: 0, Reason: "failed", Canary: &journal.Canary{Step: 1, Of: 2, Share: 0.07,
-		Check: "max_error_rate", Measured: 0.1, Limit: 0.01,
-		Canary: journal.Cohort{Requests: 100, ErrorRate: 0.1, P95MS: 9.25}, Stable: journal.Cohort{Requests: 900, P95MS: 8}}}
-	want := "rollcall abort: web/0 (step 1/2 at 7% failed; max_error_rate: 10.0%, limit 1.0%; canary 100 requests, 10.0% errors, p95 9.2ms; stable 900, 0.0%, p95 8.0ms)"
+		Verdict: reconcile.VerdictFail, Check: reconcile.CheckErrorRate, Measured: 0.1, Limit: 0.01,
+		Canary: journal.Cohort{Requests: 100, Errors: 10, ErrorRate: 0.1, P95MS: 9.25}, Stable: journal.Cohort{Requests: 900, P95MS: 8}}}
+	want := "rollcall abort: web/0 (step 1/2 at 7% failed; error rate 10% > max_error_rate 1%; canary 100 requests, 10% errors, p95 9.3ms; stable 900, 0%, p95 8ms)"
 	if got := e.Summary(); got != want {
 		t.Errorf("Summary() = %q\nwant        %q", got, want)
 	}
-	e.Canary.Check, e.Canary.Measured, e.Canary.Limit = "max_p95_ratio", 3.1, 1.5
-	if got := e.Summary(); !strings.Contains(got, "max_p95_ratio: p95 3.10× stable, limit 1.50") {
+	e.Canary.Check, e.Canary.Measured, e.Canary.Limit = reconcile.CheckP95Ratio, 3.1, 1.5
+	if got := e.Summary(); !strings.Contains(got, "; p95 3.1× stable > max_p95_ratio 1.5×; ") {
 		t.Errorf("Summary() = %q, want the p95 ratio", got)
+	}
+}
+
+// TestCanarySummarySaysTheJudgement: the webhook's line holds the
+// judgement's finding and each figure as reconcile formats them, for a
+// judgement every view is tested with (issue 29).
+func TestCanarySummarySaysTheJudgement(t *testing.T) {
+	j := reconcile.Judgement{Verdict: reconcile.VerdictFail, Check: reconcile.CheckErrorRateIncrease, Measured: 5.0/120 - 3.0/2280, Limit: 0.02,
+		Window: 18 * time.Second,
+		Stable: reconcile.CohortFigures{Requests: 2280, Errors: 3, P95: 8 * time.Millisecond},
+		Canary: reconcile.CohortFigures{Requests: 120, Errors: 5, P95: 9250 * time.Microsecond}}
+	s := reconcile.Step{Action: reconcile.ActCanary, Workload: "web", Canary: &reconcile.CanaryStep{Index: 0, Of: 2, Share: 0.125}}
+	got := Event{Kind: KindAbort, Workload: "web", Reason: "failed", Canary: journal.CanaryOf(s, j)}.Summary()
+	for _, want := range []string{j.Finding(), reconcile.Percent(0.125), reconcile.Percent(j.Canary.ErrorRate()),
+		reconcile.Percent(j.Stable.ErrorRate()), reconcile.Latency(j.Canary.P95), "4.17%", "0.13%", "9.3ms"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Summary() = %q\nwant %q in it", got, want)
+		}
 	}
 }

@@ -176,34 +176,72 @@ func Judge(a spec.Analysis, window time.Duration, stable, canary CohortFigures, 
 	return j
 }
 
-// String renders the judgement from its fields: "error rate 10.0% > max_error_rate 1.0%
-// (canary 200 requests, stable 1800 at 0.0%, over 10s)".
+// String renders the judgement from its fields: its Finding, then both
+// cohorts' figures: "error rate 10% > max_error_rate 1% (canary 200
+// requests at 10%, p95 9ms; stable 1800 at 0%, p95 8ms; over 10s)".
 func (j Judgement) String() string {
-	figures := fmt.Sprintf("canary %d requests at %s, p95 %s; stable %d at %s, p95 %s; over %s",
-		j.Canary.Requests, pct(j.Canary.ErrorRate()), j.Canary.P95.Round(time.Millisecond),
-		j.Stable.Requests, pct(j.Stable.ErrorRate()), j.Stable.P95.Round(time.Millisecond), j.Window.Round(time.Second))
-	switch j.Verdict {
-	case VerdictFail:
-		switch j.Check {
-		case CheckErrorRate:
-			return fmt.Sprintf("error rate %s > %s %s (%s)", pct(j.Measured), j.Check, pct(j.Limit), figures)
-		case CheckErrorRateIncrease:
-			return fmt.Sprintf("error rate %s above stable > %s %s (%s)", pct(j.Measured), j.Check, pct(j.Limit), figures)
-		case CheckP95Ratio:
-			return fmt.Sprintf("p95 %.2f× stable > %s %.2f (%s)", j.Measured, j.Check, j.Limit, figures)
-		}
-	case VerdictMeasuring, VerdictInsufficient:
-		word := "too little traffic yet"
-		if j.Verdict == VerdictInsufficient {
-			word = "too little traffic"
-		}
-		return fmt.Sprintf("%s: %.0f of %s %.0f requests (%s)", word, j.Measured, j.Check, j.Limit, figures)
-	}
-	return fmt.Sprintf("within the analysis (%s)", figures)
+	return fmt.Sprintf("%s (canary %d requests at %s, p95 %s; stable %d at %s, p95 %s; over %s)", j.Finding(),
+		j.Canary.Requests, Percent(j.Canary.ErrorRate()), Latency(j.Canary.P95),
+		j.Stable.Requests, Percent(j.Stable.ErrorRate()), Latency(j.Stable.P95), j.Window.Round(time.Second))
 }
 
-// pct renders a fraction as a percentage: 0.1 → "10.0%".
-func pct(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
+// Finding is what the judgement found, without the cohorts' figures: the
+// one sentence every view and the webhook say it in. Within the analysis;
+// the check that failed, its figure beside its limit as the file names
+// it ("error rate 10% > max_error_rate 1%", "p95 3.1× stable >
+// max_p95_ratio 1.5×"); or too little traffic ("too little traffic: 40 of
+// min_requests 100", "too little traffic yet: …" while the step
+// runs).
+func (j Judgement) Finding() string {
+	switch j.Verdict {
+	case VerdictFail:
+		return j.checkText()
+	case VerdictInsufficient:
+		return "too little traffic: " + j.checkText()
+	case VerdictMeasuring:
+		return "too little traffic yet: " + j.checkText()
+	}
+	return "within the analysis"
+}
+
+// checkText is the judgement's check, its measured figure beside its limit.
+func (j Judgement) checkText() string {
+	switch j.Check {
+	case CheckErrorRate:
+		return fmt.Sprintf("error rate %s > %s %s", Percent(j.Measured), j.Check, Percent(j.Limit))
+	case CheckErrorRateIncrease:
+		return fmt.Sprintf("error rate %s above stable > %s %s", Percent(j.Measured), j.Check, Percent(j.Limit))
+	case CheckP95Ratio:
+		return fmt.Sprintf("p95 %s stable > %s %s", Ratio(j.Measured), j.Check, Ratio(j.Limit))
+	case CheckMinRequests:
+		return fmt.Sprintf("%.0f of %s %.0f", j.Measured, j.Check, j.Limit)
+	}
+	return fmt.Sprintf("%s %g, limit %g", j.Check, j.Measured, j.Limit)
+}
+
+// Percent renders a fraction as a percentage to two decimals at most,
+// none needless: 0.1 → "10%", 0.008 → "0.8%", 0.125 → "12.5%", 1/24 →
+// "4.17%". A canary's share, its thresholds, its error rates and its
+// judgement are said with it, in every view and in the webhook.
+func Percent(f float64) string { return trimFloat(100*f) + "%" }
+
+// Ratio renders a ratio of latencies (a p95 over the stable one's, or
+// max_p95_ratio) to two decimals at most: 3.1 → "3.1×", 1.5 → "1.5×".
+func Ratio(f float64) string { return trimFloat(f) + "×" }
+
+// Latency renders a cohort's latency to a precision that reads: "9ms",
+// "2.4ms", "380µs"; "–" for none measured.
+func Latency(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "–"
+	case d >= 10*time.Millisecond:
+		return d.Round(time.Millisecond).String()
+	case d >= time.Millisecond:
+		return d.Round(100 * time.Microsecond).String()
+	}
+	return d.Round(10 * time.Microsecond).String()
+}
 
 // canaryGate is the canary's hold on one workload's roll, while its spec's
 // canary has steps left; nil when there is none.
@@ -291,13 +329,12 @@ func (g *canaryGate) held(w *spec.Resolved, slot int, c string) Step {
 		Why: Reason{Kind: ReasonCanaryHeld, Canary: g.next(w), Judgement: g.prog.Held}}
 }
 
-// pct0 renders a share without needless decimals: 0.05 → "5%", 0.125 → "12.5%".
-func pct0(f float64) string {
-	return fmt.Sprintf("%s%%", trimFloat(100*f))
-}
-
+// trimFloat is f to two decimals, without trailing zeros or point.
 func trimFloat(f float64) string {
 	s := fmt.Sprintf("%.2f", f)
+	if s == "-0.00" {
+		s = "0.00"
+	}
 	for s[len(s)-1] == '0' {
 		s = s[:len(s)-1]
 	}

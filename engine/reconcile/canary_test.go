@@ -176,9 +176,45 @@ func TestJudge(t *testing.T) {
 func TestJudgementSaysWhichFigureFailed(t *testing.T) {
 	a := spec.Analysis{MaxErrorRate: 0.01, MaxErrorRateIncrease: spec.NotChecked, MaxP95Ratio: spec.NotChecked, MinRequests: 10}
 	j := Judge(a, 10*time.Second, CohortFigures{Requests: 900}, CohortFigures{Requests: 100, Errors: 10}, false)
-	want := "error rate 10.0% > max_error_rate 1.0% (canary 100 requests at 10.0%, p95 0s; stable 900 at 0.0%, p95 0s; over 10s)"
+	want := "error rate 10% > max_error_rate 1% (canary 100 requests at 10%, p95 –; stable 900 at 0%, p95 –; over 10s)"
 	if got := j.String(); got != want {
 		t.Errorf("String() = %q\nwant       %q", got, want)
+	}
+}
+
+// TestCanaryFigures: the one formatter of a canary's figures, which every
+// view and the webhook use (issue 29).
+func TestCanaryFigures(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{Percent(0.1), "10%"}, {Percent(0.008), "0.8%"}, {Percent(0.125), "12.5%"}, {Percent(1.0 / 24), "4.17%"},
+		{Percent(0), "0%"}, {Percent(-0.00001), "0%"}, {Percent(1), "100%"},
+		{Ratio(3.1), "3.1×"}, {Ratio(1.5), "1.5×"}, {Ratio(2.345678), "2.35×"}, {Ratio(2), "2×"},
+		{Latency(0), "–"}, {Latency(9250 * time.Microsecond), "9.3ms"}, {Latency(25 * time.Millisecond), "25ms"},
+		{Latency(380 * time.Microsecond), "380µs"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
+
+// TestCanaryFinding: a judgement's finding, from its fields, for each
+// verdict and check.
+func TestCanaryFinding(t *testing.T) {
+	for _, c := range []struct {
+		j    Judgement
+		want string
+	}{
+		{Judgement{Verdict: VerdictPass}, "within the analysis"},
+		{Judgement{Verdict: VerdictFail, Check: CheckErrorRate, Measured: 0.1, Limit: 0.01}, "error rate 10% > max_error_rate 1%"},
+		{Judgement{Verdict: VerdictFail, Check: CheckErrorRateIncrease, Measured: 1.0 / 24, Limit: 0.02}, "error rate 4.17% above stable > max_error_rate_increase 2%"},
+		{Judgement{Verdict: VerdictFail, Check: CheckP95Ratio, Measured: 3.1, Limit: 1.5}, "p95 3.1× stable > max_p95_ratio 1.5×"},
+		{Judgement{Verdict: VerdictInsufficient, Check: CheckMinRequests, Measured: 40, Limit: 100}, "too little traffic: 40 of min_requests 100"},
+		{Judgement{Verdict: VerdictMeasuring, Check: CheckMinRequests, Measured: 3, Limit: 100}, "too little traffic yet: 3 of min_requests 100"},
+	} {
+		if got := c.j.Finding(); got != c.want {
+			t.Errorf("Finding() = %q, want %q", got, c.want)
+		}
 	}
 }
 

@@ -186,7 +186,7 @@ func (r Reason) String() string {
 			return "canary step"
 		}
 		return fmt.Sprintf("canary step %d/%d: %s of the traffic for %s, judged against the stable cohort every %s",
-			c.Index+1, c.Of, pct0(c.Share), c.For, c.Interval())
+			c.Index+1, c.Of, Percent(c.Share), c.For, c.Interval())
 	case ReasonQueued:
 		return fmt.Sprintf("queued: parallelism %d, rolling first: %s", r.Parallelism, strings.Join(r.RollingFirst, ", "))
 	case ReasonDependency:

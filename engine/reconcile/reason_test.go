@@ -388,8 +388,8 @@ func TestReasonString(t *testing.T) {
 		{Reason{Kind: ReasonCanaryFirst, CanarySteps: 2}, "canary first: no old container drains before its steps pass"},
 		{Reason{Kind: ReasonCanaryFirst, CanarySteps: 1}, "canary first: no old container drains before its step pass"},
 		{Reason{Kind: ReasonCanaryHeld, Canary: &CanaryStep{Index: 1, Of: 2}, Judgement: &held},
-			"canary holds at step 2/2: too little traffic: 3 of min_requests 100 requests " +
-				"(canary 3 requests at 0.0%, p95 0s; stable 900 at 0.0%, p95 0s; over 1m0s) (on_insufficient_traffic hold: retry or roll back)"},
+			"canary holds at step 2/2: too little traffic: 3 of min_requests 100 " +
+				"(canary 3 requests at 0%, p95 –; stable 900 at 0%, p95 –; over 1m0s) (on_insufficient_traffic hold: retry or roll back)"},
 		{Reason{Kind: ReasonStarting, Deadline: time.Minute}, "starting: the engine is starting it, deadline 1m0s"},
 		{Reason{Kind: ReasonBooting, Deadline: time.Minute}, "booting: waiting for healthy, deadline 1m0s"},
 		{Reason{Kind: ReasonBooting, Deadline: time.Minute, Healthcheck: hc},

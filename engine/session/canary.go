@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -203,15 +202,12 @@ func splitText(sp *proxy.Split) string {
 	if sp == nil {
 		return "none"
 	}
-	return fmt.Sprintf("spec %s share %s since %s", short(sp.Spec), pctText(sp.Share), sp.Since.Format("15:04:05.000"))
+	return fmt.Sprintf("spec %s share %s since %s", short(sp.Spec), reconcile.Percent(sp.Share), sp.Since.Format("15:04:05.000"))
 }
 
 func (l SplitLoss) String() string {
 	return fmt.Sprintf("split %s found as %s after %s", splitText(&l.Want), splitText(l.Saw), l.Lost.Round(time.Millisecond))
 }
-
-// pctText renders a share as a percentage: 0.1 → "10%".
-func pctText(f float64) string { return strconv.FormatFloat(100*f, 'f', -1, 64) + "%" }
 
 // clear lifts the workload's split, tried again with a bounded backoff:
 // it fails the step (ErrSplitNotCleared) once every try failed.

@@ -16,6 +16,7 @@ import (
 	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/notify"
+	"github.com/rollcall/rollcall/engine/proxy"
 	"github.com/rollcall/rollcall/engine/reconcile"
 )
 
@@ -240,7 +241,7 @@ func TestCanaryFailureZeroesTheShareAndRollsBack(t *testing.T) {
 		}
 	})
 	es := canaryEntries(t, path)
-	if len(es) != 1 || es[0].Result != journal.ResultFailed || es[0].Canary.Check != string(reconcile.CheckErrorRate) ||
+	if len(es) != 1 || es[0].Result != journal.ResultFailed || es[0].Canary.Check != reconcile.CheckErrorRate ||
 		es[0].Canary.Measured < 0.05 || es[0].Canary.Limit != 0.05 || es[0].Canary.Canary.Requests < 20 {
 		t.Fatalf("journal's canary lines %+v, want one failed on max_error_rate with its figures", es)
 	}
@@ -266,7 +267,7 @@ func TestCanaryPassesEveryStepThenRolls(t *testing.T) {
 		}
 	})
 	es := canaryEntries(t, path)
-	if len(es) != 2 || es[0].Canary.Verdict != string(reconcile.VerdictPass) || es[1].Canary.Step != 2 || es[1].Result != journal.ResultOK {
+	if len(es) != 2 || es[0].Canary.Verdict != reconcile.VerdictPass || es[1].Canary.Step != 2 || es[1].Result != journal.ResultOK {
 		t.Fatalf("journal's canary lines %+v, want steps 1 and 2 passed", es)
 	}
 }
@@ -281,7 +282,7 @@ func TestCanarySlowIsCaughtOnLatency(t *testing.T) {
 	path := h.withJournal()
 	h.start()
 	h.drive("the canary rolled back", func(s Snapshot) bool { return len(s.Holds["web"]) > 0 && running(s, "web:v2") == 0 })
-	if es := canaryEntries(t, path); len(es) != 1 || es[0].Canary.Check != string(reconcile.CheckP95Ratio) {
+	if es := canaryEntries(t, path); len(es) != 1 || es[0].Canary.Check != reconcile.CheckP95Ratio {
 		t.Fatalf("journal's canary lines %+v, want one failed on max_p95_ratio", es)
 	}
 }
@@ -397,7 +398,7 @@ func TestCanaryNoticesCarryTheFigures(t *testing.T) {
 			abort = &n
 		}
 	}
-	if abort == nil || abort.Canary == nil || abort.Canary.Check != string(reconcile.CheckErrorRate) || abort.Canary.Canary.Requests < 20 || abort.Workload != "web" {
+	if abort == nil || abort.Canary == nil || abort.Canary.Check != reconcile.CheckErrorRate || abort.Canary.Canary.Requests < 20 || abort.Workload != "web" {
 		t.Fatalf("abort notice %+v, want one with the failed check and its figures", abort)
 	}
 }
@@ -494,7 +495,7 @@ func TestCanaryPassedStepNoticeCarriesItsFigures(t *testing.T) {
 		t.Fatalf("%d canary_step notices, want one per step: %+v", len(passed), passed)
 	}
 	for i, n := range passed {
-		if n.Reason != "passed" || n.Canary == nil || n.Canary.Step != i+1 || n.Canary.Verdict != string(reconcile.VerdictPass) ||
+		if n.Reason != "passed" || n.Canary == nil || n.Canary.Step != i+1 || n.Canary.Verdict != reconcile.VerdictPass ||
 			n.Canary.Canary.Requests < 20 || n.Canary.Stable.Requests < 20 {
 			t.Errorf("notice %d: %+v canary %+v, want step %d passed with both cohorts' figures", i, n, n.Canary, i+1)
 		}
@@ -527,7 +528,7 @@ func TestCanarySplitLostIsSetAgainAndItsWindowRestarts(t *testing.T) {
 	})
 	es := canaryEntries(t, path)
 	if len(es) != 1 || es[0].Result != journal.ResultOK || es[0].Canary.SplitLosses != 1 ||
-		es[0].Canary.Verdict != string(reconcile.VerdictPass) || es[0].Canary.Canary.Requests < 20 || es[0].Canary.WindowMS < 300 {
+		es[0].Canary.Verdict != reconcile.VerdictPass || es[0].Canary.Canary.Requests < 20 || es[0].Canary.WindowMS < 300 {
 		t.Fatalf("journal's canary lines %+v, want one that passed on a whole window of its own (≥20 requests, 300ms) after one lost split", es)
 	}
 }
@@ -710,5 +711,19 @@ func TestSessionEndZeroesOrStopsTheCanary(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestCanarySplitLossSaysTheShare: a split found lost says its shares as
+// reconcile.Percent says every canary's share (issue 29).
+func TestCanarySplitLossSaysTheShare(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	l := SplitLoss{Want: proxy.Split{Spec: "1a2b3c4d5e6f", Share: 1.0 / 3, Since: at}, Saw: &proxy.Split{Spec: "1a2b3c4d5e6f", Share: 0.05, Since: at},
+		Lost: 1500 * time.Millisecond}
+	got := l.String()
+	for _, want := range []string{"share " + reconcile.Percent(1.0/3) + " ", "share " + reconcile.Percent(0.05) + " ", "33.33%"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("String() = %q, want %q in it", got, want)
+		}
 	}
 }

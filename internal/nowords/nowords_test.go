@@ -5,10 +5,8 @@ import (
 	"go/parser"
 	"go/printer"
 	"go/token"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -24,6 +22,34 @@ var matchers = map[string]bool{
 // text, a step's reason, a note, a message.
 var wordy = regexp.MustCompile(`\.Error\(\)|(?i:reason|\bmsg\b|\.Msg\b|note|message|\.Text\b|stderr)`)
 
+// phrase is a literal made of words for people: two words, or a word and
+// a colon before more ("failed: "). A text searched for a phrase is read
+// for its meaning, whatever the name of the variable that holds it; a
+// path, a scheme or a separator ("://", "sha256:", "; ") is no phrase.
+var phrase = regexp.MustCompile(`[A-Za-z]{2,}:? +[A-Za-z]|[A-Za-z]{2,}: `)
+
+// wordsIn is the first expression of words in arg: arg itself when its
+// text is wordy, else a phrase literal inside it; "" when none.
+func wordsIn(fset *token.FileSet, arg ast.Expr) string {
+	var b strings.Builder
+	_ = printer.Fprint(&b, fset, arg)
+	if wordy.MatchString(b.String()) {
+		return b.String()
+	}
+	found := ""
+	ast.Inspect(arg, func(n ast.Node) bool {
+		lit, ok := n.(*ast.BasicLit)
+		if !ok || lit.Kind != token.STRING || found != "" {
+			return found == ""
+		}
+		if v, err := strconv.Unquote(lit.Value); err == nil && phrase.MatchString(v) {
+			found = lit.Value
+		}
+		return false
+	})
+	return found
+}
+
 // allowed are the places that must read words no one offers as data,
 // each with why. Each must still match something, so the list stays true.
 var allowed = []struct{ file, expr, why string }{
@@ -32,74 +58,92 @@ var allowed = []struct{ file, expr, why string }{
 	{"engine/source/load/errors.go", "e.Msg", "the same YAML message, for the tab hint"},
 	{"engine/source/load/compose.go", "err.Error()", "compose-go's dotenv parser says the line only in its message"},
 	{"engine/source/load/compose_map.go", "e.Msg", "the loader's own messages for a compose document, renamed to the compose paths they came from (the same package's words)"},
+	{"engine/docker/moby/moby_pull.go", "status", "the engine's pull progress says a message is about the whole pull (not a layer) only in its status text; this adapter is the one place that knows moby"},
+	// issue 29: apply_hosts reads facts. Its failure is worked out from the
+	// fleet's Blocked text, which already names the hosts' errors; once
+	// the fleet's standing is typed, the errors are not said twice by
+	// construction and this entry goes.
+	{"cmd/rollcall/apply_hosts.go", "e.Msg", "issue 29: apply_hosts reads facts"},
 }
 
 func TestNoCodeMatchesWords(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
 	used := make([]bool, len(allowed))
 	fset := token.NewFileSet()
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		if d.IsDir() {
-			switch rel {
-			case "third_party", "cmd/rollbench", "engine/docker/dockertest", ".git", "vhs":
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		f, err := parser.ParseFile(fset, path, src, 0)
-		if err != nil {
-			return err
-		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok || len(call.Args) == 0 {
-				return true
-			}
-			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok || !matchers[sel.Sel.Name] {
-				return true
-			}
-			if pkg, ok := sel.X.(*ast.Ident); !ok || pkg.Name != "strings" {
-				return true
-			}
-			var b strings.Builder
-			_ = printer.Fprint(&b, fset, call.Args[0])
-			haystack := b.String()
-			if !wordy.MatchString(haystack) {
-				return true
-			}
-			for i, a := range allowed {
-				if filepath.ToSlash(rel) == a.file && strings.Contains(haystack, a.expr) {
-					used[i] = true
+	for _, files := range goFiles(t, fset) {
+		for _, f := range files {
+			rel := fset.Position(f.Pos()).Filename
+			ast.Inspect(f, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok || len(call.Args) == 0 {
 					return true
 				}
-			}
-			t.Errorf("%s: strings.%s(%s, …) reads meaning out of words: pass it as data (a typed field, a kind, an error type)",
-				fset.Position(call.Pos()), sel.Sel.Name, haystack)
-			return true
-		})
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok || !matchers[sel.Sel.Name] {
+					return true
+				}
+				if pkg, ok := sel.X.(*ast.Ident); !ok || pkg.Name != "strings" {
+					return true
+				}
+				// Every argument: the words may be the text searched or
+				// what it is searched for. An allowed place is named by
+				// an expression of its call.
+				var whole strings.Builder
+				_ = printer.Fprint(&whole, fset, call)
+			args:
+				for _, arg := range call.Args {
+					words := wordsIn(fset, arg)
+					if words == "" {
+						continue
+					}
+					for i, a := range allowed {
+						if rel == a.file && strings.Contains(whole.String(), a.expr) {
+							used[i] = true
+							continue args
+						}
+					}
+					t.Errorf("%s: strings.%s(…%s…) reads meaning out of words: pass it as data (a typed field, a kind, an error type)",
+						fset.Position(call.Pos()), sel.Sel.Name, words)
+				}
+				return true
+			})
+		}
 	}
 	for i, a := range allowed {
 		if !used[i] {
 			t.Errorf("allowed %s %q matches nothing any more: drop it from the list", a.file, a.expr)
+		}
+	}
+}
+
+// TestEveryArgumentIsRead: words are found in any argument of a call, the
+// text searched or what it is searched for (issue 29: the second argument
+// went unread), and a phrase literal counts as words whatever the name of
+// the text it is looked for in.
+func TestEveryArgumentIsRead(t *testing.T) {
+	for _, c := range []struct {
+		call  string
+		words bool
+	}{
+		{`strings.Contains(why, e.Msg)`, true},
+		{`strings.TrimPrefix(final, "failed: ")`, true},
+		{`strings.HasPrefix(status, "Pulling from")`, true},
+		{`strings.Contains(err.Error(), "x")`, true},
+		{`strings.TrimPrefix(id, "sha256:")`, false},
+		{`strings.Contains(d.Source, "://")`, false},
+		{`strings.TrimSuffix(s, "; ")`, false},
+		{`strings.HasPrefix(k, "net.")`, false},
+	} {
+		fset := token.NewFileSet()
+		e, err := parser.ParseExprFrom(fset, "", c.call, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := false
+		for _, arg := range e.(*ast.CallExpr).Args {
+			got = got || wordsIn(fset, arg) != ""
+		}
+		if got != c.words {
+			t.Errorf("%s: words found %v, want %v", c.call, got, c.words)
 		}
 	}
 }
