@@ -313,7 +313,7 @@ func TestCanaryWithNoTrafficHolds(t *testing.T) {
 	if !hasNote(s, "too little traffic") {
 		t.Errorf("the hold does not say why:\n%s", describe(s))
 	}
-	if es := canaryEntries(t, path); len(es) != 1 || es[0].Result != journal.ResultHeld || es[0].Canary.Verdict != string(reconcile.VerdictInsufficient) {
+	if es := canaryEntries(t, path); len(es) != 1 || es[0].Result != journal.ResultHeld || es[0].Canary.Verdict != reconcile.VerdictInsufficient {
 		t.Errorf("journal's canary lines %+v, want one held on too little traffic (it failed nothing)", es)
 	}
 	var waits int
