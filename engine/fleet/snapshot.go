@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -76,7 +75,10 @@ func (r *run) outcome(s *Snapshot) Outcome {
 	}
 	switch {
 	case len(s.HostErrors) > 0 || s.Halted != "" || s.Blocked != "" && (len(r.dec.Hosts) > 0 || r.desired == nil):
-		o.Kind, o.Why = OutcomeBlocked, cmp.Or(s.Blocked, "halted: "+s.Halted)
+		o.Kind, o.Why = OutcomeBlocked, s.Blocked
+		if o.Why == "" && s.Halted != "" {
+			o.Why = "halted: " + s.Halted
+		}
 	case stuck:
 		o.Kind = OutcomeHostStuck
 	case s.Steady && leftOut:
