@@ -50,3 +50,14 @@ func TestApplyHostsEndsOnTheFleetsOutcome(t *testing.T) {
 		t.Errorf("host line %q: want its standing's words at the end (%q)", line, hv.Session.Standing.Said())
 	}
 }
+
+// The agent across hosts stops on a host's session that halted, as the
+// host's standing in the fleet's outcome says, in its words.
+func TestAgentHostsStopsOnAHaltedStanding(t *testing.T) {
+	halted := session.Standing{Kind: session.StandingFailed, Causes: []session.Cause{{Kind: session.CauseHalted, Why: "journal: disk full"}}}
+	s := fleet.Snapshot{Hosts: []fleet.HostView{{Name: "a"}, {Name: "b"}},
+		Outcome: fleet.Outcome{Kind: fleet.OutcomeHostStuck, Hosts: []fleet.HostOutcome{{Host: "a"}, {Host: "b", Stuck: true, Standing: halted}}}}
+	if why, _ := agentFatal(s); why != "b halted: journal: disk full" {
+		t.Errorf("agent's end %q, want b halted, in its standing's words", why)
+	}
+}
