@@ -99,9 +99,10 @@ func agentFatal(s fleet.Snapshot) (string, spec.ErrorList) {
 	case s.LockErr != "":
 		return s.LockErr, nil
 	}
-	for _, hv := range s.Hosts {
-		if hv.Session.Halted != "" {
-			return hv.Name + " halted: " + hv.Session.Halted, nil
+	for _, h := range s.Outcome.Hosts {
+		// a host's session that halted, as its standing says
+		if st := h.Standing; st.Kind == session.StandingFailed && len(st.Causes) > 0 && st.Causes[0].Kind == session.CauseHalted {
+			return h.Host + " " + st.Said(), nil
 		}
 	}
 	switch {

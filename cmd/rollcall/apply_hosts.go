@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -128,14 +127,18 @@ func driveFleet(ctx context.Context, f *fleet.Fleet, abandon <-chan struct{}, st
 	return last, stopped, <-done
 }
 
-// fleetOutcome is how an unattended fleet run ended.
+// fleetOutcome is how an unattended fleet run ended: the fleet's typed
+// outcome (fleet.Outcome), or the command's own end (a timeout, a signal).
 type fleetOutcome struct {
 	done bool
-	why  string         // "" when every host converged
+	out  fleet.Outcome
+	why  string         // the end in words; "" when every host converged
 	errs spec.ErrorList // hosts the file gets wrong (one engine twice), at their lines
 }
 
-func (v fleetOutcome) ok() bool { return v.done && v.why == "" && len(v.errs) == 0 }
+// ok: the fleet's outcome is converged (apply exits 0); any other end,
+// the command's own included, exits 1.
+func (v fleetOutcome) ok() bool { return v.done && v.out.OK() && len(v.errs) == 0 }
 
 // final is apply's last line.
 func (v fleetOutcome) final(s fleet.Snapshot) string {
@@ -167,47 +170,35 @@ func (v fleetOutcome) failure() string {
 	return strings.TrimSuffix(why, "; ")
 }
 
-// applyVerdict reads a fleet snapshot for apply: whether the run is over,
-// and if so why it failed. It is over when every host of the rollout is
-// steady on its desired state (a host left out with --skip-unreachable is
-// not converged, so apply still fails), or when the fleet says it is
-// blocked, or when a host's session waits for a human (a refusal) or
-// stops acting (halted).
+// applyVerdict reads the fleet's outcome for apply: whether the run is
+// over, and if so why it failed, in the words of the fleet (Blocked, which
+// names the hosts on one engine) and of each host's standing. The fleet
+// decides; this renders. A host left out with --skip-unreachable is not
+// converged, so apply fails then.
 func applyVerdict(s fleet.Snapshot) fleetOutcome {
-	if len(s.HostErrors) > 0 {
-		return fleetOutcome{done: true, errs: s.HostErrors, why: s.Blocked}
-	}
-	if s.Halted != "" || s.Blocked != "" && (len(s.Decision.Hosts) > 0 || s.Desired == nil) {
-		// Before the first decision (the hosts being dialled) a host that
-		// does not answer reads as blocking; --skip-unreachable leaves it
-		// out only once that decision is made.
-		return fleetOutcome{done: true, why: cmp.Or(s.Blocked, "halted: "+s.Halted)}
-	}
-	var why []string
-	for _, hv := range s.Hosts {
-		switch {
-		case hv.Session.Halted != "":
-			why = append(why, hv.Name+" halted: "+hv.Session.Halted)
-		case hv.Session.Refusal != nil:
-			why = append(why, fmt.Sprintf("%s refused: %s; nothing was stopped (pass --allow-mass-stop to do it on purpose)", hv.Name, hv.Session.Refusal.Reason))
+	o := s.Outcome
+	v := fleetOutcome{done: o.Over(), out: o, errs: s.HostErrors}
+	switch o.Kind {
+	case fleet.OutcomeBlocked:
+		v.why = o.Why
+	case fleet.OutcomeHostStuck:
+		var why []string
+		for _, h := range o.Hosts {
+			if h.Stuck {
+				why = append(why, h.Host+" "+h.Standing.Said())
+			}
 		}
-	}
-	if len(why) > 0 {
-		return fleetOutcome{done: true, why: strings.Join(why, "; ")}
-	}
-	if !s.Steady {
-		return fleetOutcome{}
-	}
-	var left []string
-	for _, hv := range s.Hosts {
-		if hv.Verdict.Status == fleet.HostLeftOut {
-			left = append(left, hv.Name)
+		v.why = strings.Join(why, "; ")
+	case fleet.OutcomeLeftOut:
+		var left []string
+		for _, h := range o.Hosts {
+			if h.LeftOut {
+				left = append(left, h.Host)
+			}
 		}
+		v.why = fmt.Sprintf("every host converged but %s, left out (--skip-unreachable)", strings.Join(left, ", "))
 	}
-	if len(left) > 0 {
-		return fleetOutcome{done: true, why: fmt.Sprintf("every host converged but %s, left out (--skip-unreachable)", strings.Join(left, ", "))}
-	}
-	return fleetOutcome{done: true}
+	return v
 }
 
 // fleetLeft is what each host had left when the run ended.
@@ -313,6 +304,11 @@ func hostFinal(hv fleet.HostView, ran []session.StepResult, u unstarted) string 
 	if hv.DialErr != "" {
 		line += "; " + hv.DialErr
 	}
+	if said := hv.Session.Standing.Said(); said != "" && hv.Session.Seq > 0 {
+		// where its session stands, in its words: a hold, a failure, the
+		// pins reached as asked
+		line += "; " + said
+	}
 	return termSafe(line)
 }
 
@@ -406,7 +402,8 @@ func newFleetApplyDoc(d *spec.Desired, s fleet.Snapshot, prog *fleetProgress, v 
 			ran, judged = hp.results, hp.p.canaryResult
 		}
 		line := hostFinal(hv, ran, u)
-		res := session.Outcome{Converged: hv.Verdict.Status == fleet.HostDone, Reason: line, Steps: ran, Last: hv.Session, Left: session.Left(hv.Session)}
+		res := session.Outcome{Converged: hv.Verdict.Status == fleet.HostDone, Reason: line, Steps: ran, Standing: hv.Session.Standing,
+			Last: hv.Session, Left: session.Left(hv.Session)}
 		hostDoc := newApplyDoc(hd, res, line, judged)
 		hostDoc.Rounds = 0
 		doc.Hosts = append(doc.Hosts, hostApplyDoc{Name: hv.Name, Endpoint: hv.Endpoint, EngineID: hv.EngineID,

@@ -557,18 +557,21 @@ func TestCanaryProgressLines(t *testing.T) {
 		})
 	}
 
-	t.Run("a fleet's host, from its snapshots", func(t *testing.T) {
+	t.Run("a fleet's host, from its session's facts", func(t *testing.T) {
 		var b bytes.Buffer
 		fp := newFleetProgress(screen{w: &b, st: theme.New(theme.Mono)}, []string{"edge-1"})
 		hp := fp.hosts["edge-1"]
-		running := session.Snapshot{Seq: 1, Connected: true, RunningSteps: []session.StepRun{{Step: step(cs), Listed: t0}}}
-		reading := *view(cs, figures(10*time.Second, 120, 0, 2280, 0), false).Canary
-		running.Canaries = []session.CanaryView{reading}
+		reading := view(cs, figures(10*time.Second, 120, 0, 2280, 0), false)
+		reading.Seq = 2
+		running := session.Snapshot{Seq: 1, Connected: true, RunningSteps: []session.StepRun{{Step: step(cs), Listed: t0}},
+			Facts: []session.Fact{{Seq: 1, Kind: session.FactStepStarted, Step: step(cs)}, reading}}
 		hp.see(running)
 		hp.see(running) // the same snapshot again prints nothing new
-		ended := session.Snapshot{Seq: 2, Connected: true,
-			Canaries: []session.CanaryView{*view(cs, failed.Judgement, true).Canary},
-			Recent:   []session.StepResult{{Step: step(cs), Began: t0, Duration: 10 * time.Second, Err: failed.Error()}}}
+		last := view(cs, failed.Judgement, true)
+		last.Seq = 3
+		ended := session.Snapshot{Seq: 2, Connected: true, Facts: append(running.Facts, last,
+			session.Fact{Seq: 4, Kind: session.FactStepFailed, Step: step(cs), Err: failed, Duration: 10 * time.Second,
+				Result: &session.StepResult{Step: step(cs), Began: t0, Duration: 10 * time.Second, Err: failed.Error()}})}
 		hp.see(ended)
 		hp.see(ended)
 		want := strings.Join([]string{

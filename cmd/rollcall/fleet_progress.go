@@ -1,24 +1,24 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/rollcall/rollcall/engine/fleet"
-	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/session"
 )
 
 // fleetProgress renders a fleet rollout for a human, from its snapshots
 // (typed data, never log words): each host's lines as apply prints them
-// for one host (its steps as they start, drain and end, a canary step's
-// readings, its plan's waits, a pause, a refusal, a rollback, its engine
-// going away), each after the host's name; and the fleet's own (the rollout beginning, each wave, a
-// failed host, the phase) and what the next wave waits for. A snapshot
-// is the latest state: a step that starts and ends between two shows only
-// as ended.
+// for one host, read from the facts of its session (its steps as they
+// start, drain and end, a canary step's readings, its plan's waits, a
+// pause, a refusal, a rollback, its engine going away), each after the
+// host's name; and the fleet's own (the rollout beginning, each wave, a
+// failed host, the phase) and what the next wave waits for. A host's
+// facts are read on from the last one printed: a step that starts and
+// ends between two snapshots shows both; facts its session no longer
+// carries are said to be missed.
 type fleetProgress struct {
 	out   screen
 	hosts map[string]*hostProgress
@@ -30,16 +30,8 @@ type fleetProgress struct {
 
 // hostProgress is what was printed of one host.
 type hostProgress struct {
-	p             *progress
-	started       map[string]bool   // steps seen running
-	ended         map[string]bool   // steps seen ended
-	drains        map[string]string // step -> its drain as last printed
-	waits         map[string]bool   // wait steps printed, with their reason
-	pause         string
-	refusal       string
-	rolled        int
-	connected     bool
-	everConnected bool
+	p    *progress
+	seen uint64 // the last fact of its session read
 	// results are the steps it ran, in order, for apply --json.
 	results []session.StepResult
 }
@@ -51,8 +43,7 @@ func newFleetProgress(out screen, names []string) *fleetProgress {
 	}
 	fp.fleet = &progress{out: out, prefix: fp.label("fleet")}
 	for _, n := range names {
-		fp.hosts[n] = &hostProgress{p: &progress{out: out, prefix: fp.label(n)}, started: map[string]bool{}, ended: map[string]bool{},
-			drains: map[string]string{}, waits: map[string]bool{}}
+		fp.hosts[n] = &hostProgress{p: &progress{out: out, prefix: fp.label(n)}}
 	}
 	return fp
 }
@@ -85,96 +76,35 @@ func (fp *fleetProgress) see(s fleet.Snapshot) {
 	}
 }
 
-// see prints what is new in a host's session snapshot.
+// see prints the facts of a host's session snapshot since the last it
+// read, and how many it missed when the session went faster than it read.
 func (hp *hostProgress) see(s session.Snapshot) {
-	p, st := hp.p, hp.p.out.st
-	switch {
-	case s.Connected:
-		if hp.everConnected && !hp.connected {
-			p.print(p.out.render(st.OK, st.Glyphs.Done+" engine reconnected"))
-		}
-		hp.connected, hp.everConnected = true, true
-	case hp.connected && s.EngineErr != "":
-		hp.connected = false
-		p.print(p.out.render(st.Bad, st.Glyphs.Warning+" engine disconnected: "+termSafe(s.EngineErr)))
+	facts, missed := s.FactsSince(hp.seen)
+	if missed > 0 {
+		st := hp.p.out.st
+		hp.p.print(hp.p.out.render(st.Warn, fmt.Sprintf("%s %d %s of this host not shown: they came faster than they were read",
+			st.Glyphs.Warning, missed, plural(int(missed), "event", "events"))))
 	}
-	for _, r := range s.RunningSteps {
-		key := r.Step.Key() + "@" + r.Listed.String()
-		if !hp.started[key] {
-			hp.started[key] = true
-			p.event(session.Fact{Kind: session.FactStepStarted, Step: r.Step})
-		}
-		if r.Drain == nil {
-			continue
-		}
-		kind, state := session.FactDraining, "draining"
-		if r.Drain.Ended != "" {
-			kind, state = session.FactDrained, "drained"
-		}
-		if hp.drains[key] != state {
-			hp.drains[key] = state
-			p.event(session.Fact{Kind: kind, Step: r.Step, Drain: r.Drain})
-		}
+	for _, f := range facts {
+		hp.fact(f)
 	}
-	for i := range s.Canaries {
-		// a canary step's readings: printed once per interval, however
-		// many snapshots show the same one (progress.canaryReading)
-		v := s.Canaries[i]
-		p.event(session.Fact{Kind: session.FactCanary, Step: canaryStepIn(s, v), Canary: &v})
-	}
-	for _, r := range s.Recent {
-		key := r.Step.Key() + "@" + r.Began.String()
-		if hp.ended[key] {
-			continue
-		}
-		hp.ended[key] = true
-		hp.results = append(hp.results, r)
-		if r.Err == "" {
-			p.event(session.Fact{Kind: session.FactStepDone, Step: r.Step, Duration: r.Duration})
-		} else {
-			p.event(session.Fact{Kind: session.FactStepFailed, Step: r.Step, Duration: r.Duration, Err: errors.New(r.Err)})
-		}
-	}
-	for _, step := range s.Plan.Steps() {
-		if step.Action != reconcile.ActWait {
-			continue
-		}
-		if key := step.Key() + "\x00" + step.Reason; !hp.waits[key] {
-			hp.waits[key] = true
-			p.event(session.Fact{Kind: session.FactWaiting, Step: step})
-		}
-	}
-	if s.Pause != nil && s.Pause.Reason != hp.pause {
-		p.print(p.out.render(st.Bad, st.Glyphs.Warning+" paused: "+termSafe(s.Pause.Reason)))
-	}
-	hp.pause = ""
-	if s.Pause != nil {
-		hp.pause = s.Pause.Reason
-	}
-	if s.Refusal != nil && s.Refusal.Reason != hp.refusal {
-		p.print(p.out.render(st.Bad, st.Glyphs.Warning+" refused: "+termSafe(s.Refusal.Reason)))
-	}
-	hp.refusal = ""
-	if s.Refusal != nil {
-		hp.refusal = s.Refusal.Reason
-	}
-	for _, rb := range s.RolledBack[min(hp.rolled, len(s.RolledBack)):] {
-		p.print(p.out.render(st.Bad, fmt.Sprintf("%s rolled back %s/%d (%s): spec %s is on hold until the desired spec changes",
-			st.Glyphs.Warning, termSafe(rb.Workload), rb.Slot, termSafe(rb.Reason), shortHash(rb.Hash))))
-	}
-	hp.rolled = len(s.RolledBack)
+	hp.seen = max(hp.seen, s.LastFact())
 }
 
-// canaryStepIn is the running step a canary's view is of, or one made of
-// the view when it is no longer running.
-func canaryStepIn(s session.Snapshot, v session.CanaryView) reconcile.Step {
-	for _, r := range s.RunningSteps {
-		if r.Step.Canary != nil && r.Step.Workload == v.Workload && r.Step.Canary.Index == v.Step.Index {
-			return r.Step
+// fact prints one fact of the host's session as apply does for one host.
+// Not printed: a pull's progress (a line per host per tenth of its bytes),
+// and the lock and the desired state the fleet takes and hands each host
+// (the fleet's own lines say them).
+func (hp *hostProgress) fact(f session.Fact) {
+	switch f.Kind {
+	case session.FactPulling, session.FactLockTaken, session.FactLockRefused, session.FactDesired:
+		return
+	case session.FactStepDone, session.FactStepFailed:
+		if f.Result != nil {
+			hp.results = append(hp.results, *f.Result)
 		}
 	}
-	st := v.Step
-	return reconcile.Step{Action: reconcile.ActCanary, Workload: v.Workload, Slot: reconcile.NoSlot, Container: v.Container, Canary: &st}
+	hp.p.event(f)
 }
 
 // nextWaits says what holds the rollout now: the waits of the first wave

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -79,11 +80,15 @@ type Snapshot struct {
 	// Approved are the waves approved in step mode; All: the whole rollout (A).
 	Approved    map[int]bool
 	ApprovedAll bool
-	// Steady: every host's session is steady and the rollout is done (or
-	// watch mode sees nothing to do): what apply waits for. A host left
-	// out (SkipUnreachable) is not counted; its HostView says so.
+	// Steady: every host's session stands converged on the desired state
+	// the fleet handed it and the rollout is done (or watch mode sees
+	// nothing to do). A host left out (SkipUnreachable) is not counted;
+	// its HostView says so.
 	Steady bool
-	Notes  []session.Note // the fleet's own, oldest first
+	// Outcome is where the run stands as a whole, and each host: what
+	// apply ends on and takes its exit code from.
+	Outcome Outcome
+	Notes   []session.Note // the fleet's own, oldest first
 
 	// Blocked says why the rollout cannot go on by itself ("" when it
 	// can, or is done): a host that did not answer at preflight, two hosts
@@ -126,6 +131,61 @@ type HostView struct {
 	// RolledBack: rollback_all handed the host the desired state it ran
 	// before this rollout.
 	RolledBack bool
+}
+
+// OutcomeKind is where a fleet run stands as a whole.
+type OutcomeKind int
+
+const (
+	OutcomeRolling   OutcomeKind = iota // not over: hosts roll, a wave waits, or the hosts are being reached
+	OutcomeConverged                    // Steady, and no host was left out
+	OutcomeLeftOut                      // Steady but for the hosts left out (SkipUnreachable): not converged
+	OutcomeBlocked                      // it cannot go on by itself: Blocked says why (HostErrors, Halted)
+	OutcomeHostStuck                    // a host's session halted or refused the desired state: nothing more runs there by itself (Outcome.Hosts)
+)
+
+var outcomeNames = [...]string{OutcomeRolling: "rolling", OutcomeConverged: "converged", OutcomeLeftOut: "left-out",
+	OutcomeBlocked: "blocked", OutcomeHostStuck: "host-stuck"}
+
+// String is the kind as apply --json names it.
+func (k OutcomeKind) String() string {
+	if int(k) < len(outcomeNames) {
+		return outcomeNames[k]
+	}
+	return fmt.Sprintf("outcome(%d)", int(k))
+}
+
+// MarshalText names the kind in JSON.
+func (k OutcomeKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// Outcome is where a fleet run stands, decided once, in the fleet, from
+// its decision and each host's session's standing.
+type Outcome struct {
+	Kind OutcomeKind
+	// Why is OutcomeBlocked's reason (Blocked, or the halt); "" otherwise.
+	Why   string
+	Hosts []HostOutcome // in file order
+}
+
+// Over reports whether nothing more happens by itself.
+func (o Outcome) Over() bool { return o.Kind != OutcomeRolling }
+
+// OK reports whether every host converged on what the fleet handed it.
+func (o Outcome) OK() bool { return o.Kind == OutcomeConverged }
+
+// HostOutcome is one host's part in the outcome.
+type HostOutcome struct {
+	Host string
+	// Plan is where the host stands with the desired state the fleet
+	// handed it, as its session's standing says (PlanUnknown until its
+	// session decided one of it).
+	Plan PlanState
+	// Standing is the host's session's own standing (its words: Said).
+	Standing session.Standing
+	LeftOut  bool // SkipUnreachable left it out of the rollout
+	// Stuck: its session halted, or refused the desired state, and waits
+	// for a human (OutcomeHostStuck).
+	Stuck bool
 }
 
 // HostLock is the fleet's hold on one host's lock.

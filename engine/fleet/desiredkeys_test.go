@@ -108,8 +108,12 @@ func TestHandOverKeepsThePlanKnown(t *testing.T) {
 	handed := *loaded
 	handed.Notify = []spec.Webhook{{URL: "http://127.0.0.1:9/hook"}}
 	fresh, _ := d.ForHost("a")
-	s := session.Snapshot{Seq: 1, Desired: loaded,
+	s := session.Snapshot{Seq: 1, Desired: loaded, Connected: true, Fresh: true, Steady: true,
+		Standing: session.Standing{Kind: session.StandingConverged},
 		Resolved: &spec.ResolvedDesired{Prefix: loaded.Prefix, Workloads: []spec.Resolved{{Workload: loaded.Workloads["web"]}}}}
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	_, h := oneHostRun(loaded, t0)
+	h.observe(s, t0) // the session decided converged of the state it loaded
 	for _, c := range []struct {
 		name string
 		want *spec.Desired
@@ -119,7 +123,8 @@ func TestHandOverKeepsThePlanKnown(t *testing.T) {
 		{"handed over beside the same workloads", &handed, PlanConverged},
 		{"new workloads, not resolved yet", fresh, PlanUnknown},
 	} {
-		if got := planState(s, c.want, time.Time{}); got != c.is {
+		h.want = c.want
+		if got := h.planState(); got != c.is {
 			t.Errorf("%s: plan state %v, want %v", c.name, got, c.is)
 		}
 	}

@@ -75,13 +75,14 @@
 //     is left out, journaled.
 //   - Each host's session snapshot fills its Host: reachable while its
 //     session is connected, and for LostGrace after it last was (a blip is
-//     not a lost host); its plan state only from a plan of the very
-//     desired state the fleet handed it, settled: failed when the
-//     snapshot shows a failure (a failure's pause, a failure_action
-//     rollback since, a failure in the plan, a blast-radius refusal, a
-//     halted journal), converged when that plan has nothing to do and no
-//     step runs (not the session's Steady, which each relist clears),
-//     else rolling.
+//     not a lost host); its plan state is read from the session's
+//     standing (session.Standing: the session alone judges), once the
+//     session decided one of the very desired state the fleet handed it,
+//     settled: failed when it stands failed by a failure's pause, a
+//     blast-radius refusal or a halted journal, or held by a
+//     failure_action rollback since; converged when it stands converged;
+//     else rolling. A relist keeps the last decision (Pending), and a
+//     standing blocked by the engine or the lock does not replace it.
 //   - The gate: a host whose verdict is Act (or RollBack) has its gate
 //     opened once its session runs the desired state the fleet wants for
 //     it; every other host's is closed, with the reason (HostView.Gate).
@@ -113,9 +114,11 @@
 //     failed hosts, phases, rollbacks, approvals). Lines of a preflight
 //     that fails (a host that does not answer, a lock held elsewhere, two
 //     hosts on one engine) come before any rollout and carry none.
-//   - Steady (what apply waits for): every host of the rollout has a
-//     steady session on its desired state, the rollout is done, and its
-//     lines are written. Blocked: why it cannot go on by itself.
+//   - Steady: every host of the rollout stands converged on its desired
+//     state, the rollout is done, and its lines are written. Blocked: why
+//     it cannot go on by itself. Outcome (what apply ends on): rolling,
+//     converged, converged but for hosts left out, blocked, or a host
+//     stuck (halted, refused), with each host's standing.
 //
 // One goroutine (Run) owns the run's state; the sessions' snapshots, the
 // desired source's loads, the lock takes and the journal's answers come

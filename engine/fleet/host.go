@@ -36,6 +36,11 @@ type host struct {
 	src     *hostSource
 	inbox   inbox
 	snap    session.Snapshot // the latest of its session
+	// standing is the last standing its session decided of want (the
+	// desired state the fleet handed it), and standingOf the want it was
+	// decided of: the host's plan state (planState). Reset by setWant.
+	standing   session.Standing
+	standingOf *spec.Desired
 
 	// What its session should run now, and since when (by Options.Now).
 	want      *spec.Desired
@@ -67,13 +72,16 @@ type host struct {
 // observe takes in a snapshot of the host's session.
 func (h *host) observe(s session.Snapshot, now time.Time) {
 	h.snap = s
+	if ofWant(s, h.want) && decides(s.Standing) {
+		h.standing, h.standingOf = s.Standing, h.want
+	}
 	switch {
 	case s.Connected:
 		h.everConnected, h.downSince = true, time.Time{}
 	case h.everConnected && h.downSince.IsZero():
 		h.downSince = now
 	}
-	if planState(s, h.want, h.wantSince) == PlanConverged && s.Progress.Done() {
+	if h.planState() == PlanConverged && s.Progress.Done() {
 		h.convergedUnder = h.want
 	}
 }
@@ -111,7 +119,7 @@ func (h *host) input(now time.Time, grace time.Duration) Host {
 	}
 	in.Reachable = h.reachable(now, grace)
 	in.LockHeld = h.lock.Load().Held() && h.snap.Lock.Held
-	in.Plan = planState(h.snap, h.want, h.wantSince)
+	in.Plan = h.planState()
 	in.Healthy, in.Slots = h.snap.Progress.Ready, h.snap.Progress.Total
 	if in.Plan != PlanUnknown {
 		in.Pull = pullState(h.snap)
@@ -137,35 +145,86 @@ func pullState(s session.Snapshot) PullState {
 			continue
 		}
 		p.Failed, p.Kind = true, docker.PullOther
-		for i := len(s.Recent) - 1; i >= 0; i-- {
-			if r := s.Recent[i]; r.Step.Key() == st.Key() && r.Err != "" {
-				if r.PullKind != "" {
-					p.Kind = r.PullKind
-				}
-				break
-			}
+		if k := lastPullFailure(s, st.Key()); k != "" {
+			p.Kind = k
 		}
 	}
 	return p
 }
 
-// planState is where a host's session stands with the desired state the
-// fleet handed it (since then): unknown until its snapshot holds a plan of
-// that desired state (its images resolved from that very state) and the
-// state has settled (so a rollout does not begin on a file mid-edit); failed
-// when it shows a failure (failedSince); converged when that plan has
-// nothing left to do and no step runs; else rolling.
+// lastPullFailure is why the last try of the pull step key failed, as
+// the session's facts say (its step failed fact's result); "" when the
+// facts the snapshot carries do not say.
+func lastPullFailure(s session.Snapshot, key string) docker.PullKind {
+	for i := len(s.Facts) - 1; i >= 0; i-- {
+		if f := s.Facts[i]; f.Kind == session.FactStepFailed && f.Result != nil && f.Step.Key() == key {
+			return f.Result.PullKind
+		}
+	}
+	return ""
+}
+
+// planState is where the host's session stands with the desired state the
+// fleet handed it (since then), as its session's standing says: unknown
+// until its snapshot is of that desired state (its images resolved from
+// that very state, the state settled, so a rollout does not begin on a
+// file mid-edit) and its session decided a standing of it; then read from
+// that standing (planOf).
 //
-// Converged is not the session's Steady, which every relist clears for
-// its duration: a fleet that read it would see a done canary turn
-// undone at each resync, and hold the waves after it back and forth.
-func planState(s session.Snapshot, want *spec.Desired, since time.Time) PlanState {
-	switch {
-	case s.Seq == 0 || want == nil || !samePlan(s.Desired, want) || !resolvedFrom(s.Resolved, want) || s.Settling > 0:
+// The standing is the session's last decision until a fresh plan decides
+// again (Pending): a relist does not move it, so a done canary does not
+// turn undone at each resync and hold the waves after it back and forth.
+// A standing blocked by the engine or the lock is not taken either: the
+// fleet reads those itself (Reachable, LockHeld), and keeps the last.
+func (h *host) planState() PlanState {
+	if h.standingOf == nil || !samePlan(h.standingOf, h.want) || !ofWant(h.snap, h.want) || h.snap.Settling > 0 {
 		return PlanUnknown
-	case failedSince(s, since):
-		return PlanFailed
-	case s.Plan.Empty() && len(s.Plan.Errors()) == 0 && len(s.RunningSteps) == 0 && s.Settling == 0 && s.Confirm == nil:
+	}
+	return planOf(h.standing, h.wantSince)
+}
+
+// ofWant reports whether a session's snapshot is of the desired state
+// want: loaded, and its images resolved from that very state, so that the
+// plan and the standing decided of it are want's.
+func ofWant(s session.Snapshot, want *spec.Desired) bool {
+	return s.Seq > 0 && want != nil && samePlan(s.Desired, want) && resolvedFrom(s.Resolved, want)
+}
+
+// decides reports whether a standing is a decision the fleet takes as the
+// host's: a fresh one, not starting, not blocked by the engine or the lock.
+func decides(st session.Standing) bool {
+	if st.Pending || st.Kind == session.StandingStarting {
+		return false
+	}
+	if st.Kind == session.StandingBlocked {
+		for _, c := range st.Causes {
+			if c.Kind == session.CauseEngine || c.Kind == session.CauseLock {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// planOf is the fleet's plan state of a host whose session stands at st,
+// with the desired state the fleet handed it since then. Failed: it
+// halted, refused the desired state, paused on a failure (failure_action
+// pause), or rolled a slot back by failure_action since then; an
+// operator's pause, a hold, a canary holding for traffic and a workload it
+// cannot act on yet (an image to pull: its pulls say why) are not a failed
+// roll, and keep it rolling. Converged: its standing is.
+func planOf(st session.Standing, since time.Time) PlanState {
+	for _, c := range st.Causes {
+		switch c.Kind {
+		case session.CauseHalted, session.CauseRefused, session.CauseFailurePause:
+			return PlanFailed
+		case session.CauseRolledBack:
+			if !c.Rollback.At.Before(since) {
+				return PlanFailed
+			}
+		}
+	}
+	if st.Kind == session.StandingConverged {
 		return PlanConverged
 	}
 	return PlanRolling
@@ -195,23 +254,6 @@ func resolvedFrom(r *spec.ResolvedDesired, d *spec.Desired) bool {
 		}
 	}
 	return true
-}
-
-// failedSince reports whether a session's snapshot shows its roll failed:
-// a failure's pause (failure_action pause), a rollback by failure_action
-// since the desired state was handed over, a new container that missed
-// its deadline in the plan, a desired state refused for its blast radius,
-// or a journal that cannot be written. An operator's pause is not one.
-func failedSince(s session.Snapshot, since time.Time) bool {
-	if s.Pause != nil && !s.Pause.ByOperator || s.Refusal != nil || s.Halted != "" {
-		return true
-	}
-	for _, rb := range s.RolledBack {
-		if !rb.At.Before(since) {
-			return true
-		}
-	}
-	return len(s.Plan.Failures()) > 0
 }
 
 func (h *host) releaseLock() {

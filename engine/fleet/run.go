@@ -436,6 +436,7 @@ func (r *run) sameHosts(d *spec.Desired) error {
 // first, so nothing of it runs before a decision says so.
 func (r *run) setWant(h *host, d *spec.Desired, why string) {
 	h.want, h.wantSince = d, r.now()
+	h.standingOf = nil // a standing of d is one its session decides from now on
 	r.closeGate(h, why)
 	h.src.set(d)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/spec"
 )
 
@@ -52,7 +53,54 @@ func (r *run) snapshot() Snapshot {
 	}
 	s.Steady = r.steady()
 	s.Blocked = r.blocked()
+	s.Outcome = r.outcome(&s)
 	return s
+}
+
+// outcome is where the run stands as a whole, from the fleet's decision
+// and each host's standing: the one place the fleet says "done or
+// failed". Over when the fleet is blocked (once it decided, or with no
+// desired state: before its first decision, a host that does not answer
+// may yet be left out), halted, a host's session halted or refused the
+// desired state, or every host stands converged (Steady).
+func (r *run) outcome(s *Snapshot) Outcome {
+	var o Outcome
+	decided := len(r.dec.Hosts) == len(r.hosts)
+	stuck, leftOut := false, false
+	for i, h := range r.hosts {
+		ho := HostOutcome{Host: h.name, Plan: h.planState(), Standing: h.snap.Standing, Stuck: stuckOn(h.snap.Standing)}
+		ho.LeftOut = decided && r.dec.Hosts[i].Status == HostLeftOut
+		stuck, leftOut = stuck || ho.Stuck, leftOut || ho.LeftOut
+		o.Hosts = append(o.Hosts, ho)
+	}
+	switch {
+	case len(s.HostErrors) > 0 || s.Halted != "" || s.Blocked != "" && (len(r.dec.Hosts) > 0 || r.desired == nil):
+		o.Kind, o.Why = OutcomeBlocked, s.Blocked
+		if o.Why == "" && s.Halted != "" {
+			o.Why = "halted: " + s.Halted
+		}
+	case stuck:
+		o.Kind = OutcomeHostStuck
+	case s.Steady && leftOut:
+		o.Kind = OutcomeLeftOut
+	case s.Steady:
+		o.Kind = OutcomeConverged
+	}
+	return o
+}
+
+// stuckOn reports whether a host's session stands where only a human moves
+// it on: halted, or refusing the desired state.
+func stuckOn(st session.Standing) bool {
+	if st.Kind != session.StandingFailed {
+		return false
+	}
+	for _, c := range st.Causes {
+		if c.Kind == session.CauseHalted || c.Kind == session.CauseRefused {
+			return true
+		}
+	}
+	return false
 }
 
 // hostWhere names how a host is reached, as the file writes it.
@@ -63,9 +111,9 @@ func hostWhere(h *spec.Host) string {
 	return h.Endpoint
 }
 
-// steady: every host of the rollout has a steady session on the desired
-// state the fleet handed it, and the rollout is done (its last line
-// journaled); in watch mode, every session is steady.
+// steady: every host of the rollout stands converged on the desired state
+// the fleet handed it (its session's standing), and the rollout is done
+// (its last line journaled); in watch mode, every host stands converged.
 func (r *run) steady() bool {
 	if r.desired == nil || len(r.dec.Hosts) != len(r.hosts) || r.locking || r.journal.pending() > 0 {
 		return false
@@ -74,7 +122,7 @@ func (r *run) steady() bool {
 		if r.dec.Hosts[i].Status == HostLeftOut && r.rec.Started() {
 			continue
 		}
-		if h.sess == nil || !h.snap.Steady || h.snap.Desired != h.want || h.rolledBack {
+		if h.sess == nil || h.planState() != PlanConverged || h.rolledBack {
 			return false
 		}
 	}
@@ -151,14 +199,14 @@ func (r *run) startedWavesSettled() bool {
 	return true
 }
 
-// rollbackEnded: every host told to roll back runs the desired state it
-// ran before, steady, or has none to return to.
+// rollbackEnded: every host told to roll back stands converged on the
+// desired state it ran before, or has none to return to.
 func (r *run) rollbackEnded() bool {
 	for i, h := range r.hosts {
 		if r.dec.Hosts[i].Action != RollBack {
 			continue
 		}
-		if !h.noBefore && !(h.rolledBack && h.snap.Desired == h.want && h.snap.Steady) {
+		if !h.noBefore && !(h.rolledBack && h.planState() == PlanConverged) {
 			return false
 		}
 	}
