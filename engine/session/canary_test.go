@@ -404,7 +404,8 @@ type noticeLog struct {
 	ns []notify.Event
 }
 
-func (n *noticeLog) Fact(Fact) {}
+func (n *noticeLog) Fact(Fact)         {}
+func (n *noticeLog) Standing(Standing) {}
 func (n *noticeLog) Notice(e notify.Event) {
 	n.mu.Lock()
 	defer n.mu.Unlock()

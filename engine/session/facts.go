@@ -48,6 +48,7 @@ const (
 	FactHalted       // nothing more runs: the journal cannot be written (Why)
 	FactDesired      // a desired state loaded (Workloads; Again: readable after a broken one)
 	FactDesiredError // the desired state could not be loaded; the last good one stays (Err)
+	FactHealthFailed // a new container missed its health deadline (Failure, with its failure_action); once while it stays failed
 )
 
 var factKindNames = [...]string{
@@ -58,6 +59,7 @@ var factKindNames = [...]string{
 	FactPinSet: "pin-set", FactPinLifted: "pin-lifted", FactEngineDown: "engine-down",
 	FactEngineUp: "engine-up", FactLockTaken: "lock-taken", FactLockRefused: "lock-refused",
 	FactHalted: "halted", FactDesired: "desired-loaded", FactDesiredError: "desired-rejected",
+	FactHealthFailed: "health-failed",
 }
 
 // String is the kind as apply --json and the logs name it.
@@ -87,13 +89,14 @@ type Fact struct {
 	Duration time.Duration            // done, failed
 	Err      error                    // step failed; desired rejected
 	RetryIn  time.Duration            // failed: auto tries it again after this
+	Failures int                      // failed: its failures in a row so far (auto's retries); 0: not counted (a cancelled pull, a canary's verdict)
 	Drain    *reconcile.DrainProgress // draining, drained
 	Canary   *CanaryView              // canary
 	Pull     *reconcile.PullProgress  // pulling
 
 	// The session's facts.
 	Pause     *PauseInfo    // paused, resumed
-	Failure   *Failure      // paused by failure_action pause: what failed
+	Failure   *Failure      // health failed; paused by failure_action pause: what failed
 	Refusal   *Refusal      // refused
 	Rollback  *RollbackInfo // rolled back
 	Hold      *HoldFact     // hold set, lifted
@@ -112,6 +115,7 @@ type Failure struct {
 	Slot      int
 	Container string
 	Reason    string
+	Action    string // the workload's failure_action (pause, rollback, continue)
 }
 
 // HoldCause is why a spec went on hold.
@@ -212,13 +216,15 @@ func (s Snapshot) LastFact() uint64 {
 	return 0
 }
 
-// Observer sees each Fact (as well as Facts or Log get it) and each
-// notice of notify.go, whether or not notify: names a webhook, as data:
-// the agent's metrics count them (engine/metrics). It is called from the
+// Observer sees each Fact (as well as Facts or Log get it), each notice
+// of notify.go, whether or not notify: names a webhook, and the standing
+// each time its kind changes (from the first snapshot on), as data: the
+// agent's metrics count them (engine/metrics). It is called from the
 // loop: it must not block.
 type Observer interface {
 	Fact(Fact)
 	Notice(notify.Event)
+	Standing(Standing)
 }
 
 // fact records f: numbered and timed into the log every snapshot carries,
@@ -286,6 +292,10 @@ func (f Fact) logLines() []logLine {
 			return one("drained", levelInfo, append(attrs, "ended", p.Ended)...)
 		}
 		return one("draining", levelInfo, append(attrs, "until", p.Until.Format(time.RFC3339))...)
+	case FactHealthFailed:
+		x := f.Failure
+		return one("health deadline missed", levelError, "workload", x.Workload, "slot", x.Slot, "container", x.Container,
+			"reason", x.Reason, "failure_action", x.Action)
 	case FactPaused:
 		if x := f.Failure; x != nil {
 			return one("paused: a new container missed its health deadline (failure_action pause)", levelError,
@@ -359,6 +369,9 @@ func (f Fact) logLines() []logLine {
 // these facts get their words.
 func (f Fact) Text() string {
 	switch f.Kind {
+	case FactHealthFailed:
+		x := f.Failure
+		return fmt.Sprintf("%s/%d %s missed its health deadline: %s (failure_action %s)", x.Workload, x.Slot, x.Container, x.Reason, x.Action)
 	case FactPaused:
 		if f.Pause != nil {
 			return "paused: " + f.Pause.Reason
