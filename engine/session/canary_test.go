@@ -709,3 +709,31 @@ func TestSessionEndZeroesOrStopsTheCanary(t *testing.T) {
 		})
 	}
 }
+
+// A canary that aborts by itself is no operator's rollback: no rollback
+// is posted as the operator's, and its hold says the canary aborted
+// (its typed cause), not "rolled back by the operator".
+func TestCanaryAbortIsNoOperatorRollback(t *testing.T) {
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 2))
+	c := newCohortStandIn(t, f)
+	c.set(func(c *cohortStandIn) { c.canaryErrs = 3 })
+	h := newHarness(t, f, clock, canaryYAML("web:v2", c.URL, "[{share: 10%, for: 2s}]"), ModeAuto)
+	seen := &noticeLog{}
+	h.opts.Observer = seen
+	h.start()
+	h.drive("the canary rolled back", func(s Snapshot) bool { return len(s.Holds["web"]) > 0 && running(s, "web:v2") == 0 })
+	h.settle()
+	var hold *notify.Event
+	for _, n := range seen.all() {
+		switch n.Kind {
+		case notify.KindRollback:
+			t.Errorf("a canary's abort posted a rollback %+v: the abort says it, and no operator rolled back", n)
+		case notify.KindHold:
+			hold = &n
+		}
+	}
+	if hold == nil || hold.Reason != HoldByCanary.String() || hold.Workload != "web" {
+		t.Errorf("hold notice %+v, want web's with the reason %q", hold, HoldByCanary.String())
+	}
+}

@@ -459,3 +459,54 @@ func TestNoticesAtTheEndAreJournaled(t *testing.T) {
 		}
 	}
 }
+
+// standingLog is an Observer that keeps the standings it is told.
+type standingLog struct {
+	noticeLog
+	smu sync.Mutex
+	st  []Standing
+}
+
+func (o *standingLog) Standing(s Standing) {
+	o.smu.Lock()
+	defer o.smu.Unlock()
+	o.st = append(o.st, s)
+}
+
+func (o *standingLog) kinds() []StandingKind {
+	o.smu.Lock()
+	defer o.smu.Unlock()
+	var out []StandingKind
+	for _, s := range o.st {
+		out = append(out, s.Kind)
+	}
+	return out
+}
+
+// Options.Observer is told the standing each time its kind changes, from
+// the first snapshot on, and not again while it stays: a roll is starting,
+// rolling, then converged, each once (the agent's rollcall_standing).
+func TestObserverIsToldTheStandingAsItsKindChanges(t *testing.T) {
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 2))
+	h := newHarness(t, f, clock, desiredYAML("web:v2", 2), ModeAuto)
+	seen := &standingLog{}
+	h.opts.Observer = seen
+	h.start()
+	last := h.drive("web on v2", func(s Snapshot) bool {
+		return s.Standing.Kind == StandingConverged && running(s, "web:v2") == 2 && running(s, "web:v1") == 0
+	})
+	h.settle()
+	got := seen.kinds()
+	if len(got) == 0 || got[0] != StandingStarting || got[len(got)-1] != StandingConverged || !slices.Contains(got, StandingRolling) {
+		t.Fatalf("told %v, want starting first, rolling, and converged last", got)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i] == got[i-1] {
+			t.Errorf("told %v: %s twice in a row", got, got[i])
+		}
+	}
+	if last.Standing.Kind != got[len(got)-1] {
+		t.Errorf("the last snapshot stands %s, the observer was last told %s", last.Standing.Kind, got[len(got)-1])
+	}
+}
