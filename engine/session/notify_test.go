@@ -18,6 +18,8 @@ import (
 	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/notify"
+	"github.com/rollcall/rollcall/engine/spec"
+	"github.com/rollcall/rollcall/engine/state"
 )
 
 // webhook is a test server for notify:: it keeps every event posted, in
@@ -238,6 +240,17 @@ func TestRollbackPostsTheFailureTheRollbackAndTheHold(t *testing.T) {
 	}
 	if failed.Action != "rollback" || failed.Container != h.last.RolledBack[0].Container || failed.Reason == "" {
 		t.Errorf("health_failed %+v", failed)
+	}
+	// The health failure is a fact of the session's record, once, typed:
+	// what health_failed is posted from.
+	var health []Fact
+	for _, x := range h.last.Facts {
+		if x.Kind == FactHealthFailed {
+			health = append(health, x)
+		}
+	}
+	if len(health) != 1 || health[0].Failure.Action != "rollback" || health[0].Failure.Container != failed.Container {
+		t.Errorf("health facts %+v, want the one failure, with its failure_action", health)
 	}
 	if ended.Outcome != notify.OutcomeHeld || ended.Counts.Held != 1 || ended.Rollout != rb.Rollout {
 		t.Errorf("ended %+v, want held with 1 slot held, in the rollout of the rollback", ended)
@@ -508,5 +521,45 @@ func TestObserverIsToldTheStandingAsItsKindChanges(t *testing.T) {
 	}
 	if last.Standing.Kind != got[len(got)-1] {
 		t.Errorf("the last snapshot stands %s, the observer was last told %s", last.Standing.Kind, got[len(got)-1])
+	}
+}
+
+// A hold another process put (the holds file, while the session runs) is
+// posted with its typed cause's words, not as the operator's rollback:
+// nobody rolled back in this session.
+func TestHoldPutElsewhereIsPostedWithItsCause(t *testing.T) {
+	hook := newWebhook(t, 0, false)
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 1))
+	info, err := notSimulated{f}.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := spec.Parse("v1.yaml", []byte(desiredYAML("web:v1", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := spec.Resolve(context.Background(), d, f).Workload("web").Hash // the desired spec's: a hold of another is stale
+	dir := t.TempDir()
+	h := newHarness(t, f, clock, desiredYAML("web:v1", 1)+hook.notifyLine(), ModeAuto)
+	h.opts.StateDir = dir
+	h.opts.Client = notSimulated{f}
+	h.start()
+	h.waitFor("steady, holding the lock", func(s Snapshot) bool { return s.Steady && s.Lock.Held })
+	h.settle()
+	recs := state.Holds{}
+	recs.Add(Hold{Workload: "web", Hash: hash, By: "night-shift", Reason: "rolled back elsewhere"})
+	if err := state.WriteHoldsFile(state.HoldsPath(dir, info, pfx), recs); err != nil {
+		t.Fatal(err)
+	}
+	h.s.Do(Refresh{})
+	h.waitFor("the hold read", func(s Snapshot) bool { return len(s.Holds["web"]) == 1 })
+	hold := hook.waitKind(t, notify.KindHold)
+	if hold.Workload != "web" || hold.Spec != hash || hold.Reason != HoldFromFile.String() || hold.Operator {
+		t.Errorf("hold %+v, want web's spec, put by another rollcall", hold)
+	}
+	h.settle()
+	if k := hook.kinds(); !slices.Equal(k, []notify.Kind{notify.KindHold}) {
+		t.Errorf("posted %v, want the hold alone (no rollback: none ran here)", k)
 	}
 }
