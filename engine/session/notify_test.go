@@ -563,3 +563,29 @@ func TestHoldPutElsewhereIsPostedWithItsCause(t *testing.T) {
 		t.Errorf("posted %v, want the hold alone (no rollback: none ran here)", k)
 	}
 }
+
+// A step that fails, and fails again on auto's retry, is posted once
+// (step_failed at its first failure); the rollout's end counts both.
+func TestStepFailedIsPostedOncePerRunOfFailures(t *testing.T) {
+	hook := newWebhook(t, 0, false)
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 1))
+	h := newHarness(t, f, clock, desiredYAML("web:v2", 1)+hook.notifyLine(), ModeAuto)
+	f.FailNext("Create", errors.New("no space left on device"))
+	f.FailNext("Create", errors.New("no space left on device"))
+	h.start()
+	h.drive("web on v2", func(s Snapshot) bool { return s.Steady && running(s, "web:v2") == 1 })
+	ended := hook.waitKind(t, notify.KindRolloutEnded)
+	var failed []notify.Event
+	for _, e := range hook.posted() {
+		if e.Kind == notify.KindStepFailed {
+			failed = append(failed, e)
+		}
+	}
+	if len(failed) != 1 || !strings.Contains(failed[0].Error, "no space left") || failed[0].Workload != "web" || failed[0].Rollout != ended.Rollout {
+		t.Errorf("step_failed posted %+v, want one, in the rollout, at the first failure", failed)
+	}
+	if ended.Counts.Failed != 2 || ended.Outcome != notify.OutcomeConverged {
+		t.Errorf("ended %s %+v, want converged with the 2 failures counted", ended.Outcome, ended.Counts)
+	}
+}
