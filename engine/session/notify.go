@@ -134,7 +134,7 @@ func (l *loop) notifyTurn(s *Snapshot) {
 		l.openRollout(s, acting)
 	}
 	for _, f := range facts {
-		l.notifyFact(s, f, post)
+		l.notifyFact(s, f, acting, post)
 	}
 	if s.Steady {
 		if ns.open != nil {
@@ -159,8 +159,9 @@ func (l *loop) observeStanding(st Standing) {
 	l.opts.Observer.Standing(st)
 }
 
-// notifyFact posts what the fact f says happened, if it is posted.
-func (l *loop) notifyFact(s *Snapshot, f Fact, post func(notify.Event)) {
+// notifyFact posts (with post, while acting) what the fact f says
+// happened, if it is posted.
+func (l *loop) notifyFact(s *Snapshot, f Fact, acting bool, post func(notify.Event)) {
 	ns := &l.notify
 	switch f.Kind {
 	case FactStepDone:
@@ -213,7 +214,7 @@ func (l *loop) notifyFact(s *Snapshot, f Fact, post func(notify.Event)) {
 		if ns.lost || !l.everConnected {
 			return
 		}
-		ns.lost, ns.lostPosted = true, l.mode.Acting() && l.lockHeld()
+		ns.lost, ns.lostPosted = true, acting
 		e := l.notifyEvent(notify.KindEngineLost, "", reconcile.NoSlot)
 		e.Error = f.Why
 		post(e)
