@@ -589,3 +589,42 @@ func TestStepFailedIsPostedOncePerRunOfFailures(t *testing.T) {
 		t.Errorf("ended %s %+v, want converged with the 2 failures counted", ended.Outcome, ended.Counts)
 	}
 }
+
+// A new container that missed its health deadline is one fact and one
+// health_failed post while it stays failed, however many plans list it
+// (failure_action pause: it stays, the session pauses).
+func TestHealthFailedOnceWhileItStaysFailed(t *testing.T) {
+	hook := newWebhook(t, 0, false)
+	f, clock := newEngine()
+	f.AddImage("web:bad", "sha256:bad0", fake.Behaviour{ReadyAfter: time.Second, Unhealthy: true})
+	yaml := func(image string) string {
+		return strings.Replace(desiredYAML(image, 1, "failure_action: pause"), "health_deadline: 10s", "health_deadline: 3250ms", 1)
+	}
+	seed(t, f, clock, yaml("web:v1"))
+	h := newHarness(t, f, clock, yaml("web:bad")+hook.notifyLine(), ModeAuto)
+	h.start()
+	h.drive("the pause", func(s Snapshot) bool { return s.Pause != nil })
+	for range 3 { // more plans that list the failure
+		h.s.Do(Refresh{})
+		h.settle()
+	}
+	hook.waitKind(t, notify.KindHealthFailed)
+	var facts []Fact
+	for _, x := range h.last.Facts {
+		if x.Kind == FactHealthFailed {
+			facts = append(facts, x)
+		}
+	}
+	posts := 0
+	for _, e := range hook.posted() {
+		if e.Kind == notify.KindHealthFailed {
+			posts++
+		}
+	}
+	if len(facts) != 1 || facts[0].Failure.Action != "pause" || posts != 1 {
+		t.Errorf("health facts %+v and %d health_failed posts, want one of each, failure_action pause", facts, posts)
+	}
+	if len(h.last.Plan.Failures()) != 1 {
+		t.Errorf("the plan lists %d failures, want the one still failed", len(h.last.Plan.Failures()))
+	}
+}
