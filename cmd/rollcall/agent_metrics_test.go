@@ -151,6 +151,11 @@ func TestAgentMetrics(t *testing.T) {
 	waitFor(t, "the rollout counted as converged", 10*time.Second, func() bool {
 		return scrape(t, addr)[`rollcall_rollouts_total{outcome="converged"}`] == 1
 	})
+	// The session's standing reaches the gauge, as data (Observer.Standing).
+	waitFor(t, "the standing converged", 10*time.Second, func() bool {
+		got := scrape(t, addr)
+		return got[`rollcall_standing{kind="converged"}`] == 1 && got[`rollcall_standing{kind="rolling"}`] == 0
+	})
 
 	cs, _ := h.fake.List(context.Background(), "rctest")
 	if err := h.fake.Kill(cs[0].ID, 137); err != nil {

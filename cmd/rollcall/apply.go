@@ -378,7 +378,7 @@ func (p *progress) sessionFact(e session.Fact) string {
 	msg := termSafe(e.Text())
 	switch e.Kind {
 	case session.FactRefused, session.FactRolledBack, session.FactHalted, session.FactEngineDown,
-		session.FactDesiredError, session.FactLockRefused:
+		session.FactDesiredError, session.FactLockRefused, session.FactHealthFailed:
 		return p.out.render(st.Bad, st.Glyphs.Warning+" "+msg)
 	case session.FactPaused, session.FactHoldSet:
 		return p.out.render(st.Warn, st.Glyphs.Warning+" "+msg)

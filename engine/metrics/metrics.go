@@ -10,7 +10,9 @@
 //     rollbacks and the engine going away from the session's notices
 //     (notify.Event, which the session makes whether or not notify: names
 //     a webhook); the canary's cohorts from Canary, which the canary's
-//     analysis calls with its figures. No log line or message is read.
+//     analysis calls with its figures; rollcall_standing from the
+//     session's typed standing (Standing, called as its kind changes). No
+//     log line or message is read.
 //   - A registry of its own, never the global one: two agents in one test
 //     binary, or a Metrics and something else that registers globally,
 //     never clash. Handler serves it, with the Go runtime's and the
@@ -94,6 +96,7 @@ type set struct {
 	holds        *prometheus.CounterVec
 	rollbacks    *prometheus.CounterVec
 	disconnects  *prometheus.CounterVec
+	standing     *prometheus.GaugeVec
 	canaryReqs   *prometheus.GaugeVec
 	canaryErrs   *prometheus.GaugeVec
 	canaryP50    *prometheus.GaugeVec
@@ -128,6 +131,11 @@ func New(o Options) *Metrics {
 	c.holds = counter("rollcall_holds_total", "Specs put on hold while the agent ran (by failure_action rollback, an operator's rollback or pin, another process), by workload.", "workload")
 	c.rollbacks = counter("rollcall_rollbacks_total", "Rollbacks: failure_action rollback's stop done, or an operator's rollback begun, by workload.", "workload")
 	c.disconnects = counter("rollcall_engine_disconnects_total", "Times the engine stopped answering after it had answered.")
+	c.standing = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "rollcall_standing",
+		Help: "Where the session stands: 1 for its standing's kind (starting, converged, rolling, awaiting-approval, held, failed, blocked), 0 for the others.",
+	}, c.labels("kind"))
+	c.reg.MustRegister(c.standing)
 	c.canaryReqs = canary("rollcall_canary_requests", "Requests a cohort answered over the canary step's window so far.", "workload", "cohort")
 	c.canaryErrs = canary("rollcall_canary_errors", "Failed requests (5xx, failed dials) of a cohort over the canary step's window so far.", "workload", "cohort")
 	c.canaryP50 = canary("rollcall_canary_latency_p50_seconds", "A cohort's median latency over the canary step's window so far.", "workload", "cohort")
@@ -175,6 +183,21 @@ func (m *Metrics) zero() {
 	}
 	m.c.started.WithLabelValues(m.values()...)
 	m.c.disconnects.WithLabelValues(m.values()...)
+	m.setStanding(session.StandingStarting)
+}
+
+// Standing sets rollcall_standing to the session's standing's kind
+// (session.Observer): 1 for it, 0 for every other kind.
+func (m *Metrics) Standing(st session.Standing) { m.setStanding(st.Kind) }
+
+func (m *Metrics) setStanding(kind session.StandingKind) {
+	for _, k := range session.StandingKinds() {
+		v := 0.0
+		if k == kind {
+			v = 1
+		}
+		m.c.standing.WithLabelValues(m.values(k.String())...).Set(v)
+	}
 }
 
 // Registry is the registry the metrics are on (for a test, or to serve it

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -526,4 +527,48 @@ func TestListenHoldsAtMostMaxConns(t *testing.T) {
 	if err != nil || !strings.Contains(line, "200") {
 		t.Fatalf("after the held connections closed: %q %v, want 200", line, err)
 	}
+}
+
+const standingHead = `# HELP rollcall_standing Where the session stands: 1 for its standing's kind (starting, converged, rolling, awaiting-approval, held, failed, blocked), 0 for the others.
+# TYPE rollcall_standing gauge
+`
+
+// standingSeries is rollcall_standing with kind at 1 and every other kind
+// at 0, for host (none when "").
+func standingSeries(host string, kind session.StandingKind) string {
+	var b strings.Builder
+	kinds := []string{}
+	for _, k := range session.StandingKinds() {
+		kinds = append(kinds, k.String())
+	}
+	slices.Sort(kinds)
+	for _, k := range kinds {
+		v := "0"
+		if k == kind.String() {
+			v = "1"
+		}
+		labels := `kind="` + k + `"`
+		if host != "" {
+			labels = `host="` + host + `",` + labels
+		}
+		b.WriteString("rollcall_standing{" + labels + "} " + v + "\n")
+	}
+	return b.String()
+}
+
+// TestStandingGauge: rollcall_standing is 1 for the kind the session last
+// stood at (starting before it said any) and 0 for every other, fed as
+// data (Observer.Standing); with hosts, each host's on its own series.
+func TestStandingGauge(t *testing.T) {
+	m := New(Options{})
+	compare(t, m, standingHead+standingSeries("", session.StandingStarting), "rollcall_standing")
+	m.Standing(session.Standing{Kind: session.StandingRolling})
+	m.Standing(session.Standing{Kind: session.StandingHeld, Causes: []session.Cause{{Kind: session.CauseHold, Workload: "web"}}})
+	compare(t, m, standingHead+standingSeries("", session.StandingHeld), "rollcall_standing")
+
+	f := New(Options{Hosts: true})
+	a, b := f.Host("a"), f.Host("b")
+	a.Standing(session.Standing{Kind: session.StandingConverged})
+	b.Standing(session.Standing{Kind: session.StandingBlocked})
+	compare(t, f, standingHead+standingSeries("a", session.StandingConverged)+standingSeries("b", session.StandingBlocked), "rollcall_standing")
 }

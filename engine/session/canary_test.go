@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/rollcall/rollcall/engine/state"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -409,7 +410,8 @@ type noticeLog struct {
 	ns []notify.Event
 }
 
-func (n *noticeLog) Fact(Fact) {}
+func (n *noticeLog) Fact(Fact)         {}
+func (n *noticeLog) Standing(Standing) {}
 func (n *noticeLog) Notice(e notify.Event) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -725,5 +727,33 @@ func TestCanarySplitLossSaysTheShare(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("String() = %q, want %q in it", got, want)
 		}
+	}
+}
+
+// A canary that aborts by itself is no operator's rollback: no rollback
+// is posted as the operator's, and its hold says the canary aborted
+// (its typed cause), not "rolled back by the operator".
+func TestCanaryAbortIsNoOperatorRollback(t *testing.T) {
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 2))
+	c := newCohortStandIn(t, f)
+	c.set(func(c *cohortStandIn) { c.canaryErrs = 3 })
+	h := newHarness(t, f, clock, canaryYAML("web:v2", c.URL, "[{share: 10%, for: 2s}]"), ModeAuto)
+	seen := &noticeLog{}
+	h.opts.Observer = seen
+	h.start()
+	h.drive("the canary rolled back", func(s Snapshot) bool { return len(s.Holds["web"]) > 0 && running(s, "web:v2") == 0 })
+	h.settle()
+	var hold *notify.Event
+	for _, n := range seen.all() {
+		switch n.Kind {
+		case notify.KindRollback:
+			t.Errorf("a canary's abort posted a rollback %+v: the abort says it, and no operator rolled back", n)
+		case notify.KindHold:
+			hold = &n
+		}
+	}
+	if hold == nil || !strings.HasPrefix(hold.Reason, state.HoldByCanaryAbort.Said()) || hold.Workload != "web" {
+		t.Errorf("hold notice %+v, want web's with the reason %q", hold, state.HoldByCanaryAbort.Said())
 	}
 }

@@ -445,15 +445,15 @@ func (l *loop) onStepDone(d stepDone) {
 	switch {
 	case unneeded && d.err != nil:
 		// A pull the desired state no longer needs: cancelled, not failed.
-		l.fact(Fact{Kind: FactStepFailed, Step: s, Result: &res, Duration: d.duration, Err: d.err})
+		l.fact(Fact{Kind: FactStepFailed, Step: s, Result: &res, Duration: d.duration, Err: d.err, Failures: l.failures(key)})
 	case errors.As(d.err, &canaryOutcome):
 		l.endRollout(fmt.Sprintf("%s %s did not pass", s.Action, s.Target()))
-		l.fact(Fact{Kind: FactStepFailed, Step: s, Result: &res, Duration: d.duration, Err: d.err})
+		l.fact(Fact{Kind: FactStepFailed, Step: s, Result: &res, Duration: d.duration, Err: d.err, Failures: l.failures(key)})
 	case d.err != nil:
 		wait := l.failed(key, l.wallNow())
 		l.note("%s %s failed: %v", s.Action, s.Target(), d.err)
 		l.endRollout(fmt.Sprintf("%s %s failed", s.Action, s.Target()))
-		l.fact(Fact{Kind: FactStepFailed, Step: s, Result: &res, Duration: d.duration, Err: d.err, RetryIn: wait})
+		l.fact(Fact{Kind: FactStepFailed, Step: s, Result: &res, Duration: d.duration, Err: d.err, RetryIn: wait, Failures: l.failures(key)})
 	default:
 		l.succeeded(s)
 		l.fact(Fact{Kind: FactStepDone, Step: s, Result: &res, Duration: d.duration})
@@ -505,6 +505,14 @@ func (r *runner) failed(key string, now time.Time) time.Duration {
 	wait := reconcile.Backoff(rt.n, retryMin, retryMax)
 	rt.at = now.Add(wait)
 	return wait
+}
+
+// failures is how many times in a row the step with key failed so far.
+func (r *runner) failures(key string) int {
+	if rt := r.retries[key]; rt != nil {
+		return rt.n
+	}
+	return 0
 }
 
 // succeeded forgets the failures of s, and counts it if it restarted a
@@ -566,7 +574,7 @@ func (l *loop) halt(why string) {
 func (l *loop) hold(workload, hash string, why holdWhy) {
 	l.guards.hold(workload, hash, why)
 	l.saveHolds()
-	l.fact(Fact{Kind: FactHoldSet, Hold: &HoldFact{Workload: workload, Hashes: []string{hash}, By: l.opts.User, Cause: why.cause}})
+	l.fact(Fact{Kind: FactHoldSet, Hold: &HoldFact{Workload: workload, Hashes: []string{hash}, By: l.opts.User, Cause: why.cause, Detail: why.detail}})
 }
 
 // holdWhy is what put a hold, kept with it: its typed cause, and the

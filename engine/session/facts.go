@@ -49,6 +49,7 @@ const (
 	FactHalted       // nothing more runs: the journal cannot be written (Why)
 	FactDesired      // a desired state loaded (Workloads; Again: readable after a broken one)
 	FactDesiredError // the desired state could not be loaded; the last good one stays (Err)
+	FactHealthFailed // a new container missed its health deadline (Failure, with its failure_action); once while it stays failed
 )
 
 var factKindNames = [...]string{
@@ -59,6 +60,7 @@ var factKindNames = [...]string{
 	FactPinSet: "pin-set", FactPinLifted: "pin-lifted", FactEngineDown: "engine-down",
 	FactEngineUp: "engine-up", FactLockTaken: "lock-taken", FactLockRefused: "lock-refused",
 	FactHalted: "halted", FactDesired: "desired-loaded", FactDesiredError: "desired-rejected",
+	FactHealthFailed: "health-failed",
 }
 
 // String is the kind as apply --json and the logs name it.
@@ -93,13 +95,14 @@ type Fact struct {
 	Duration time.Duration            // done, failed
 	Err      error                    // step failed; desired rejected
 	RetryIn  time.Duration            // failed: auto tries it again after this
+	Failures int                      // failed: its failures in a row so far (auto's retries); 0: not counted (a cancelled pull, a canary's verdict)
 	Drain    *reconcile.DrainProgress // draining, drained
 	Canary   *CanaryView              // canary
 	Pull     *reconcile.PullProgress  // pulling
 
 	// The session's facts.
 	Pause     *PauseInfo    // paused, resumed
-	Failure   *Failure      // paused by failure_action pause: what failed
+	Failure   *Failure      // health failed; paused by failure_action pause: what failed
 	Refusal   *Refusal      // refused
 	Rollback  *RollbackInfo // rolled back
 	Hold      *HoldFact     // hold set, lifted
@@ -118,6 +121,7 @@ type Failure struct {
 	Slot      int
 	Container string
 	Reason    string
+	Action    string // the workload's failure_action (pause, rollback, continue)
 }
 
 // HoldCause is what put a spec on hold (kept in the holds file).
@@ -138,6 +142,7 @@ type HoldFact struct {
 	Hashes   []string  // the specs
 	By       string    // the operator, when it was theirs
 	Cause    HoldCause // hold set: what put it
+	Detail   string    // hold set: what the cause said as it was put (failure_action's: the step)
 	// Elsewhere: hold set by another process (read from the holds file).
 	Elsewhere bool
 	Lifted    LiftCause // hold lifted: why
@@ -213,13 +218,15 @@ func (s Snapshot) LastFact() uint64 {
 	return 0
 }
 
-// Observer sees each Fact (as well as Facts or Log get it) and each
-// notice of notify.go, whether or not notify: names a webhook, as data:
-// the agent's metrics count them (engine/metrics). It is called from the
+// Observer sees each Fact (as well as Facts or Log get it), each notice
+// of notify.go, whether or not notify: names a webhook, and the standing
+// each time its kind changes (from the first snapshot on), as data: the
+// agent's metrics count them (engine/metrics). It is called from the
 // loop: it must not block.
 type Observer interface {
 	Fact(Fact)
 	Notice(notify.Event)
+	Standing(Standing)
 }
 
 // fact records f: numbered and timed into the log every snapshot carries,
@@ -287,6 +294,10 @@ func (f Fact) logLines() []logLine {
 			return one("drained", levelInfo, append(attrs, "ended", p.Ended)...)
 		}
 		return one("draining", levelInfo, append(attrs, "until", p.Until.Format(time.RFC3339))...)
+	case FactHealthFailed:
+		x := f.Failure
+		return one("health deadline missed", levelError, "workload", x.Workload, "slot", x.Slot, "container", x.Container,
+			"reason", x.Reason, "failure_action", x.Action)
 	case FactPaused:
 		if x := f.Failure; x != nil {
 			return one("paused: a new container missed its health deadline (failure_action pause)", levelError,
@@ -360,6 +371,9 @@ func (f Fact) logLines() []logLine {
 // these facts get their words.
 func (f Fact) Text() string {
 	switch f.Kind {
+	case FactHealthFailed:
+		x := f.Failure
+		return fmt.Sprintf("%s/%d %s missed its health deadline: %s (failure_action %s)", x.Workload, x.Slot, x.Container, x.Reason, x.Action)
 	case FactPaused:
 		if f.Pause != nil {
 			return "paused: " + f.Pause.Reason
@@ -420,6 +434,9 @@ func (c LiftCause) words(by string) string {
 	}
 	return ""
 }
+
+// why is a hold set in words: its cause's, with its detail.
+func (h *HoldFact) why() string { return state.Hold{Cause: h.Cause, Reason: h.Detail}.Why() }
 
 func (p *PinFact) liftWords() string { return p.Lifted.words(p.By) }
 

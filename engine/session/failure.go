@@ -17,13 +17,23 @@ const (
 	maxHealthOutput = 500
 )
 
-// checkFailures pauses an acting session on a failure with failure_action
-// pause (DESIGN §6). Each failure pauses once: after Resume the operator
+// checkFailures records each new container that missed its health
+// deadline as a fact (once while it stays failed), and pauses an acting
+// session on a failure with failure_action pause (DESIGN §6). Each failure pauses once: after Resume the operator
 // has seen it. Rollback and continue need nothing here: the plan already
 // holds the rollback's stop step, and a continued slot no longer blocks
 // the others.
 func (l *loop) checkFailures() {
 	current := map[string]bool{}
+	failing := map[string]bool{}
+	for _, f := range l.plan.Failures() {
+		id := f.Workload + "/" + f.Container
+		failing[id] = true
+		if !l.failing[id] { // a fact once while it stays failed
+			l.fact(Fact{Kind: FactHealthFailed, Failure: &Failure{Workload: f.Workload, Slot: f.Slot, Container: f.Container, Reason: f.Reason, Action: f.Action}})
+		}
+	}
+	l.failing = failing
 	for _, f := range l.plan.Failures() {
 		if f.Action != spec.FailurePause {
 			continue
@@ -42,7 +52,7 @@ func (l *loop) checkFailures() {
 		}
 		l.note("paused: %s", l.pause.Reason)
 		p := *l.pause
-		l.fact(Fact{Kind: FactPaused, Pause: &p, Failure: &Failure{Workload: f.Workload, Slot: f.Slot, Container: f.Container, Reason: f.Reason}})
+		l.fact(Fact{Kind: FactPaused, Pause: &p, Failure: &Failure{Workload: f.Workload, Slot: f.Slot, Container: f.Container, Reason: f.Reason, Action: f.Action}})
 		l.endRollout("paused")
 		l.fetchDetail(f.Container)
 	}

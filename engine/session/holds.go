@@ -204,7 +204,7 @@ func (l *loop) takeDiskHolds(recs, base state.Holds, say bool) {
 				rec := recs[w][h]
 				l.guards.hold(w, h, holdWhy{rec.Cause, rec.Reason})
 				if say {
-					l.fact(Fact{Kind: FactHoldSet, Hold: &HoldFact{Workload: w, Hashes: []string{h}, Cause: rec.Cause, Elsewhere: true}})
+					l.fact(Fact{Kind: FactHoldSet, Hold: &HoldFact{Workload: w, Hashes: []string{h}, Cause: rec.Cause, Detail: rec.Reason, Elsewhere: true}})
 				}
 			}
 		}

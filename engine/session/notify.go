@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -16,37 +15,44 @@ import (
 	"github.com/rollcall/rollcall/engine/notify"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
+	"github.com/rollcall/rollcall/engine/state"
 )
 
 // This file posts what the session does to the webhooks of the desired
 // state's notify: (DESIGN §12), through engine/notify, which never blocks:
-// the loop hands an event over and goes on. What is posted is read off
-// each snapshot as the loop publishes it (notifyTurn), so every change of
-// state is seen once, whichever code path made it:
+// the loop hands an event over and goes on. What is posted is read, as the
+// loop publishes each snapshot (notifyTurn), off the facts recorded since
+// the last turn (facts.go) and the snapshot's standing (standing.go):
+// nothing is worked out by comparing one snapshot with the last.
 //
-//   - rollout_started: the first step begins towards a desired state (by
-//     fingerprint) not yet reached, with the workloads it changes (from
-//     the images their older containers run, to the desired one) and the
-//     steps planned; rollout_ended: the session turns steady (outcome
-//     converged, or held when a hold keeps slots off the desired state), a
-//     newer desired state comes first (superseded), or the session ends
-//     first (stopped), with the steps run and failed, the slots ready, and
-//     how long it took. A desired state reached without a step, and a
-//     crash restart after it was reached, are no rollout.
-//   - step_failed: a step the engine failed (once per run of failures:
-//     auto's retries that fail again are not posted); health_failed: a new
-//     container that missed its health deadline, with its failure_action;
-//     rollback: failure_action rollback's stop done, or an operator's
-//     rollback begun; hold: a spec put on hold, by either or by another
-//     process (rollcall rollback); pin: a workload pinned to a revision
-//     (rollcall rollback, u), whose roll back is a rollout of its own;
-//     engine_lost, engine_back: the engine stopped answering and answers
-//     again.
+//   - rollout_started: the first step begins (FactStepStarted) towards a
+//     desired state (by fingerprint) not yet reached, with the workloads
+//     it changes (from the images their older containers run, to the
+//     desired one) and the steps planned; rollout_ended: the session turns
+//     steady, its outcome the standing's kind (converged; held when a hold
+//     keeps slots off the desired state), a newer desired state comes
+//     first (superseded), or the session ends first (stopped), with the
+//     steps run and failed (FactStepDone, FactStepFailed), the slots
+//     ready, and how long it took. A desired state reached without a step,
+//     and a crash restart after it was reached, are no rollout.
+//   - step_failed: FactStepFailed, once per run of failures (auto's
+//     retries that fail again are not posted: Fact.Failures);
+//     health_failed: FactHealthFailed, a new container that missed its
+//     health deadline, with its failure_action; rollback: FactRolledBack
+//     (failure_action rollback's stop done), or an operator's rollback
+//     begun (FactHoldSet by HoldByOperator); hold: FactHoldSet, whoever put
+//     it (its typed cause says who: the operator, failure_action, a
+//     canary's abort, another process); pin: FactPinSet, a workload pinned
+//     to a revision (rollcall rollback, u), posted once the plan runs it
+//     (its view stands), whose roll back is a rollout of its own;
+//     engine_lost, engine_back: FactEngineDown (after it once answered)
+//     and FactEngineUp.
 //   - Only a session that acts (step or auto, under the host lock) posts,
 //     so that a console watching beside the agent does not post the
 //     agent's rollouts a second time; a rollout it began is ended even if
-//     it stopped acting since. The holds kept from before the session,
-//     read from the state directory, are not posted again.
+//     it stopped acting since. The holds and pins kept from before the
+//     session, read from the state directory, are no facts: they are not
+//     posted again.
 //   - A post that failed (every try) or was dropped is noted, logged and
 //     journaled as a decision line (action notify-failed or
 //     notify-dropped, the URL named by scheme and host only, the error);
@@ -70,16 +76,13 @@ type notifyState struct {
 	// journal lines of its first steps, which begin before a snapshot
 	// opens it (stepRollout).
 	next, nextFP string
-	ends         uint64          // the steps ended so far, as the last turn saw them
-	holdsKnown   bool            // the holds kept from before are read: a hold seen after is new
-	holds        map[string]bool // workload + "/" + hash, as last seen
-	pinsKnown    bool            // the pins kept from before are read: a pin seen after is new
-	pins         map[string]bool // pinKey of each standing pin, as last seen
-	rolledBack   map[RollbackInfo]bool
-	operator     map[string]string // operator rollbacks under way, as last seen
-	failures     map[string]bool   // the plan's health failures, by workload/container
-	lost         bool              // the engine was seen lost
-	lostPosted   bool              // and engine_lost was posted (acting then): engine_back follows it
+	seq          uint64             // the last fact a turn read
+	pinsDue      map[string]PinFact // pins set, by workload, to post once the plan runs them
+	lost         bool               // the engine was seen lost
+	lostPosted   bool               // and engine_lost was posted (acting then): engine_back follows it
+
+	standing     StandingKind // the standing's kind Options.Observer was last told
+	standingSaid bool         // and it was told one
 }
 
 // openRollout is a rollout under way.
@@ -92,61 +95,136 @@ type openRollout struct {
 	changes []notify.Change
 }
 
-// notifyTurn, at each publish, posts what changed since the last one.
+// notifyTurn, at each publish, posts what the facts recorded since the
+// last one say happened, and tells Options.Observer of a standing of
+// another kind.
 func (l *loop) notifyTurn(s *Snapshot) {
 	ns := &l.notify
 	ns.followTargets(l.desired, l.opts.Notify)
+	l.observeStanding(s.Standing)
 	acting := l.mode.Acting() && l.lockHeld()
 	post := func(e notify.Event) {
 		if acting {
 			l.send(e)
 		}
 	}
+	facts, missed := s.FactsSince(ns.seq)
+	if missed > 0 {
+		l.log(levelWarn, "notifications: facts missed", "missed", missed)
+	}
+	ns.seq = max(ns.seq, s.LastFact())
 
-	// The steps that ended since the last turn.
-	for _, r := range s.Recent {
-		if r.ends <= ns.ends {
-			continue
+	if o := ns.open; o != nil && o.fp != l.desiredFP {
+		l.endRolloutNotice(s, notify.OutcomeSuperseded)
+	}
+	started := false
+	for _, f := range facts {
+		switch f.Kind {
+		case FactPinSet:
+			if ns.pinsDue == nil {
+				ns.pinsDue = map[string]PinFact{}
+			}
+			ns.pinsDue[f.Pin.Workload] = *f.Pin
+		case FactPinLifted:
+			delete(ns.pinsDue, f.Pin.Workload)
+		case FactStepStarted:
+			started = true
 		}
+	}
+	l.notifyPins(s, post) // before the rollout it sets off
+	if started {
+		l.openRollout(s, acting)
+	}
+	for _, f := range facts {
+		l.notifyFact(s, f, acting, post)
+	}
+	if s.Steady {
+		if ns.open != nil {
+			outcome := notify.OutcomeHeld // a hold (or what stops the session) keeps slots off the desired state
+			if s.Standing.Kind == StandingConverged {
+				outcome = notify.OutcomeConverged
+			}
+			l.endRolloutNotice(s, outcome)
+		}
+		ns.reached = reachedOf(l.desiredFP, s)
+	}
+}
+
+// observeStanding tells Options.Observer of st when its kind is not the
+// one it was last told.
+func (l *loop) observeStanding(st Standing) {
+	ns := &l.notify
+	if l.opts.Observer == nil || (ns.standingSaid && ns.standing == st.Kind) {
+		return
+	}
+	ns.standing, ns.standingSaid = st.Kind, true
+	l.opts.Observer.Standing(st)
+}
+
+// notifyFact posts (with post, while acting) what the fact f says
+// happened, if it is posted.
+func (l *loop) notifyFact(s *Snapshot, f Fact, acting bool, post func(notify.Event)) {
+	ns := &l.notify
+	switch f.Kind {
+	case FactStepDone:
 		if ns.open != nil {
 			ns.open.steps++
 		}
-		if r.Err != "" {
-			if ns.open != nil {
-				ns.open.failed++
+	case FactStepFailed:
+		if ns.open != nil {
+			ns.open.steps++
+			ns.open.failed++
+		}
+		if f.Failures > 1 {
+			return // failed again on a retry: posted at its first failure
+		}
+		st := f.Step
+		e := l.notifyEvent(notify.KindStepFailed, st.Workload, st.Slot)
+		e.Container, e.Action, e.Reason, e.Error = st.Container, string(st.Action), st.Reason, f.Err.Error()
+		e.DurationMS = f.Duration.Milliseconds()
+		e.FromImage, e.ToImage = containerImage(s, st.ContainerID), desiredImage(s, st.Workload)
+		post(e)
+	case FactHealthFailed:
+		x := f.Failure
+		e := l.notifyEvent(notify.KindHealthFailed, x.Workload, x.Slot)
+		e.Container, e.Action, e.Reason = x.Container, x.Action, x.Reason
+		e.ToImage = desiredImage(s, x.Workload)
+		post(e)
+	case FactRolledBack:
+		r := f.Rollback
+		e := l.notifyEvent(notify.KindRollback, r.Workload, r.Slot)
+		e.Container, e.Spec, e.Reason = r.Container, r.Hash, r.Reason
+		e.ToImage = desiredImage(s, r.Workload)
+		e.FromImage = firstOf(olderImages(s, r.Workload, r.Slot))
+		post(e)
+	case FactHoldSet:
+		h := f.Hold
+		for _, hash := range h.Hashes {
+			if h.Cause == state.HoldByOperator && !h.Elsewhere { // the operator's rollback begins
+				e := l.notifyEvent(notify.KindRollback, h.Workload, reconcile.NoSlot)
+				e.Spec, e.Operator, e.Reason = hash, true, "rolled back by "+h.By
+				e.ToImage = desiredImage(s, h.Workload)
+				e.FromImage = firstOf(olderImages(s, h.Workload, reconcile.NoSlot))
+				post(e)
 			}
-			if rt := l.retries[r.Step.Key()]; rt != nil && rt.n > 1 {
-				continue // failed again on a retry: posted at its first failure
-			}
-			e := l.notifyEvent(notify.KindStepFailed, r.Step.Workload, r.Step.Slot)
-			e.Container, e.Action, e.Reason, e.Error = r.Step.Container, string(r.Step.Action), r.Step.Reason, r.Err
-			e.DurationMS = r.Duration.Milliseconds()
-			e.FromImage, e.ToImage = containerImage(s, r.Step.ContainerID), desiredImage(s, r.Step.Workload)
+			e := l.notifyEvent(notify.KindHold, h.Workload, reconcile.NoSlot)
+			e.Spec, e.Reason = hash, h.why()
+			e.ToImage = desiredImage(s, h.Workload)
 			post(e)
 		}
-	}
-	if n := len(s.Recent); n > 0 {
-		ns.ends = max(ns.ends, s.Recent[n-1].ends)
-	}
-
-	l.notifyPins(s, post) // before the rollout it sets off
-	l.notifyRollout(s, acting)
-	l.notifyHealth(s, post)
-	l.notifyRollbacks(s, post)
-	l.notifyHolds(s, post)
-
-	switch {
-	case !s.Connected && l.everConnected && !ns.lost:
+	case FactEngineDown:
+		if ns.lost || !l.everConnected {
+			return
+		}
 		ns.lost, ns.lostPosted = true, acting
 		e := l.notifyEvent(notify.KindEngineLost, "", reconcile.NoSlot)
-		e.Error = s.EngineErr
+		e.Error = f.Why
 		post(e)
-	case s.Connected && ns.lost:
-		ns.lost = false
-		if ns.lostPosted { // a return only follows a loss that was posted
+	case FactEngineUp:
+		if ns.lost && ns.lostPosted { // a return only follows a loss that was posted
 			post(l.notifyEvent(notify.KindEngineBack, "", reconcile.NoSlot))
 		}
-		ns.lostPosted = false
+		ns.lost, ns.lostPosted = false, false
 	}
 }
 
@@ -161,24 +239,11 @@ func (l *loop) send(e notify.Event) {
 	}
 }
 
-// notifyRollout opens and ends rollouts (see the top of this file).
-func (l *loop) notifyRollout(s *Snapshot, acting bool) {
+// openRollout opens a rollout as a step begins towards a desired state not
+// yet reached (see the top of this file).
+func (l *loop) openRollout(s *Snapshot, acting bool) {
 	ns := &l.notify
-	if o := ns.open; o != nil && o.fp != l.desiredFP {
-		l.endRolloutNotice(s, notify.OutcomeSuperseded)
-	}
-	if s.Steady {
-		if ns.open != nil {
-			outcome := notify.OutcomeConverged
-			if heldSlots(s.Plan) > 0 {
-				outcome = notify.OutcomeHeld
-			}
-			l.endRolloutNotice(s, outcome)
-		}
-		ns.reached = reachedOf(l.desiredFP, s)
-		return
-	}
-	if ns.open != nil || !acting || len(s.RunningSteps) == 0 || reachedOf(l.desiredFP, s) == ns.reached || l.desired == nil {
+	if ns.open != nil || !acting || reachedOf(l.desiredFP, s) == ns.reached || l.desired == nil {
 		return
 	}
 	o := &openRollout{fp: l.desiredFP, since: l.wallNow(), changes: changes(s)}
@@ -207,94 +272,18 @@ func (l *loop) endRolloutNotice(s *Snapshot, outcome notify.Outcome) {
 	l.send(e)
 }
 
-// notifyHealth posts each new container that missed its health deadline,
-// once.
-func (l *loop) notifyHealth(s *Snapshot, post func(notify.Event)) {
-	ns := &l.notify
-	current := map[string]bool{}
-	for _, f := range s.Plan.Failures() {
-		id := f.Workload + "/" + f.Container
-		current[id] = true
-		if ns.failures[id] {
-			continue
-		}
-		e := l.notifyEvent(notify.KindHealthFailed, f.Workload, f.Slot)
-		e.Container, e.Action, e.Reason = f.Container, f.Action, f.Reason
-		e.ToImage = desiredImage(s, f.Workload)
-		post(e)
-	}
-	ns.failures = current
-}
-
-// notifyRollbacks posts failure_action's rollbacks as they are done, and
-// the operator's as they begin.
-func (l *loop) notifyRollbacks(s *Snapshot, post func(notify.Event)) {
-	ns := &l.notify
-	seen := make(map[RollbackInfo]bool, len(s.RolledBack))
-	for _, r := range s.RolledBack {
-		seen[r] = true
-		if ns.rolledBack[r] {
-			continue
-		}
-		e := l.notifyEvent(notify.KindRollback, r.Workload, r.Slot)
-		e.Container, e.Spec, e.Reason = r.Container, r.Hash, r.Reason
-		e.ToImage = desiredImage(s, r.Workload)
-		e.FromImage = firstOf(olderImages(s, r.Workload, r.Slot))
-		post(e)
-	}
-	ns.rolledBack = seen
-	for w, h := range l.rollbacks {
-		if ns.operator[w] == h {
-			continue
-		}
-		e := l.notifyEvent(notify.KindRollback, w, reconcile.NoSlot)
-		e.Spec, e.Operator, e.Reason = h, true, "rolled back by "+l.opts.User
-		e.ToImage = desiredImage(s, w)
-		e.FromImage = firstOf(olderImages(s, w, reconcile.NoSlot))
-		post(e)
-	}
-	ns.operator = maps.Clone(l.rollbacks)
-}
-
-// notifyHolds posts each spec put on hold, once the holds kept from
-// before the session are known (those are not news).
-func (l *loop) notifyHolds(s *Snapshot, post func(notify.Event)) {
-	ns := &l.notify
-	known := l.opts.StateDir == "" || l.holdsLoaded
-	now := map[string]bool{}
-	for w, hs := range s.Holds {
-		for _, h := range hs {
-			key := w + "/" + h
-			now[key] = true
-			if !ns.holdsKnown || !known || ns.holds[key] {
-				continue
-			}
-			e := l.notifyEvent(notify.KindHold, w, reconcile.NoSlot)
-			e.Spec, e.Reason = h, l.holdWhy(w, h).said()
-			e.ToImage = desiredImage(s, w)
-			post(e)
-		}
-	}
-	ns.holds, ns.holdsKnown = now, known
-}
-
-// notifyPins posts each pin that stands (DESIGN §12: "rollout's start,
-// end, failure, rollback, hold and pin are posted"), once the pins kept
-// from before the session are known (those are not news): set by
-// `rollcall rollback` in another process, or by u in this one.
+// notifyPins posts each pin set since the session began (FactPinSet)
+// once the plan runs it: its view stands (the desired spec it holds is
+// the desired one), and says what it changes (DESIGN §12: "rollout's
+// start, end, failure, rollback, hold and pin are posted").
 func (l *loop) notifyPins(s *Snapshot, post func(notify.Event)) {
 	ns := &l.notify
-	known := l.opts.StateDir == "" || l.rev.pins.loaded
-	now := map[string]bool{}
 	for _, v := range s.Pins {
-		if !v.Standing {
+		p, due := ns.pinsDue[v.Workload]
+		if !due || !v.Standing || v.Revision.Hash != p.Hash {
 			continue
 		}
-		key := pinKey(v.PinRecord)
-		now[key] = true
-		if !ns.pinsKnown || !known || ns.pins[key] {
-			continue
-		}
+		delete(ns.pinsDue, v.Workload)
 		e := l.notifyEvent(notify.KindPin, v.Workload, reconcile.NoSlot)
 		e.Spec, e.Operator, e.ToImage = v.Against, true, v.Revision.Image
 		e.FromImage = firstOf(olderImages(s, v.Workload, reconcile.NoSlot))
@@ -302,13 +291,6 @@ func (l *loop) notifyPins(s *Snapshot, post func(notify.Event)) {
 		e.Error = v.Err
 		post(e)
 	}
-	ns.pins, ns.pinsKnown = now, known
-}
-
-// pinKey names one pin: a pin set again (another revision, or the same
-// one later) is a new one.
-func pinKey(p PinRecord) string {
-	return p.Workload + "/" + p.Revision.Hash + "/" + p.Against + "/" + p.Since.UTC().Format(time.RFC3339Nano)
 }
 
 // followTargets keeps the notifier's URLs those of the desired state d,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rollcall/rollcall/engine/source/load"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,8 @@ import (
 	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/notify"
+	"github.com/rollcall/rollcall/engine/spec"
+	"github.com/rollcall/rollcall/engine/state"
 )
 
 // webhook is a test server for notify:: it keeps every event posted, in
@@ -239,6 +242,17 @@ func TestRollbackPostsTheFailureTheRollbackAndTheHold(t *testing.T) {
 	if failed.Action != "rollback" || failed.Container != h.last.RolledBack[0].Container || failed.Reason == "" {
 		t.Errorf("health_failed %+v", failed)
 	}
+	// The health failure is a fact of the session's record, once, typed:
+	// what health_failed is posted from.
+	var health []Fact
+	for _, x := range h.last.Facts {
+		if x.Kind == FactHealthFailed {
+			health = append(health, x)
+		}
+	}
+	if len(health) != 1 || health[0].Failure.Action != "rollback" || health[0].Failure.Container != failed.Container {
+		t.Errorf("health facts %+v, want the one failure, with its failure_action", health)
+	}
 	if ended.Outcome != notify.OutcomeHeld || ended.Counts.Held != 1 || ended.Rollout != rb.Rollout {
 		t.Errorf("ended %+v, want held with 1 slot held, in the rollout of the rollback", ended)
 	}
@@ -457,5 +471,161 @@ func TestNoticesAtTheEndAreJournaled(t *testing.T) {
 				t.Errorf("%s to %s was not delivered; %d lines in the journal say so, want 1", k, host, n)
 			}
 		}
+	}
+}
+
+// standingLog is an Observer that keeps the standings it is told.
+type standingLog struct {
+	noticeLog
+	smu sync.Mutex
+	st  []Standing
+}
+
+func (o *standingLog) Standing(s Standing) {
+	o.smu.Lock()
+	defer o.smu.Unlock()
+	o.st = append(o.st, s)
+}
+
+func (o *standingLog) kinds() []StandingKind {
+	o.smu.Lock()
+	defer o.smu.Unlock()
+	var out []StandingKind
+	for _, s := range o.st {
+		out = append(out, s.Kind)
+	}
+	return out
+}
+
+// Options.Observer is told the standing each time its kind changes, from
+// the first snapshot on, and not again while it stays: a roll is starting,
+// rolling, then converged, each once (the agent's rollcall_standing).
+func TestObserverIsToldTheStandingAsItsKindChanges(t *testing.T) {
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 2))
+	h := newHarness(t, f, clock, desiredYAML("web:v2", 2), ModeAuto)
+	seen := &standingLog{}
+	h.opts.Observer = seen
+	h.start()
+	last := h.drive("web on v2", func(s Snapshot) bool {
+		return s.Standing.Kind == StandingConverged && running(s, "web:v2") == 2 && running(s, "web:v1") == 0
+	})
+	h.settle()
+	got := seen.kinds()
+	if len(got) == 0 || got[0] != StandingStarting || got[len(got)-1] != StandingConverged || !slices.Contains(got, StandingRolling) {
+		t.Fatalf("told %v, want starting first, rolling, and converged last", got)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i] == got[i-1] {
+			t.Errorf("told %v: %s twice in a row", got, got[i])
+		}
+	}
+	if last.Standing.Kind != got[len(got)-1] {
+		t.Errorf("the last snapshot stands %s, the observer was last told %s", last.Standing.Kind, got[len(got)-1])
+	}
+}
+
+// A hold another process put (the holds file, while the session runs) is
+// posted with its typed cause's words, not as the operator's rollback:
+// nobody rolled back in this session.
+func TestHoldPutElsewhereIsPostedWithItsCause(t *testing.T) {
+	hook := newWebhook(t, 0, false)
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 1))
+	info, err := notSimulated{f}.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := load.Parse("v1.yaml", []byte(desiredYAML("web:v1", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := spec.Resolve(context.Background(), d, f).Workload("web").Hash // the desired spec's: a hold of another is stale
+	dir := t.TempDir()
+	h := newHarness(t, f, clock, desiredYAML("web:v1", 1)+hook.notifyLine(), ModeAuto)
+	h.opts.StateDir = dir
+	h.opts.Client = notSimulated{f}
+	h.start()
+	h.waitFor("steady, holding the lock", func(s Snapshot) bool { return s.Steady && s.Lock.Held })
+	h.settle()
+	recs := state.Holds{}
+	recs.Add(Hold{Workload: "web", Hash: hash, By: "night-shift", Reason: "rolled back elsewhere"})
+	if err := state.WriteHoldsFile(state.HoldsPath(dir, info, pfx), recs); err != nil {
+		t.Fatal(err)
+	}
+	h.s.Do(Refresh{})
+	h.waitFor("the hold read", func(s Snapshot) bool { return len(s.Holds["web"]) == 1 })
+	hold := hook.waitKind(t, notify.KindHold)
+	if hold.Workload != "web" || hold.Spec != hash || hold.Reason != (state.Hold{Reason: "rolled back elsewhere"}).Why() || hold.Operator {
+		t.Errorf("hold %+v, want web's spec, put by another rollcall", hold)
+	}
+	h.settle()
+	if k := hook.kinds(); !slices.Equal(k, []notify.Kind{notify.KindHold}) {
+		t.Errorf("posted %v, want the hold alone (no rollback: none ran here)", k)
+	}
+}
+
+// A step that fails, and fails again on auto's retry, is posted once
+// (step_failed at its first failure); the rollout's end counts both.
+func TestStepFailedIsPostedOncePerRunOfFailures(t *testing.T) {
+	hook := newWebhook(t, 0, false)
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 1))
+	h := newHarness(t, f, clock, desiredYAML("web:v2", 1)+hook.notifyLine(), ModeAuto)
+	f.FailNext("Create", errors.New("no space left on device"))
+	f.FailNext("Create", errors.New("no space left on device"))
+	h.start()
+	h.drive("web on v2", func(s Snapshot) bool { return s.Steady && running(s, "web:v2") == 1 })
+	ended := hook.waitKind(t, notify.KindRolloutEnded)
+	var failed []notify.Event
+	for _, e := range hook.posted() {
+		if e.Kind == notify.KindStepFailed {
+			failed = append(failed, e)
+		}
+	}
+	if len(failed) != 1 || !strings.Contains(failed[0].Error, "no space left") || failed[0].Workload != "web" || failed[0].Rollout != ended.Rollout {
+		t.Errorf("step_failed posted %+v, want one, in the rollout, at the first failure", failed)
+	}
+	if ended.Counts.Failed != 2 || ended.Outcome != notify.OutcomeConverged {
+		t.Errorf("ended %s %+v, want converged with the 2 failures counted", ended.Outcome, ended.Counts)
+	}
+}
+
+// A new container that missed its health deadline is one fact and one
+// health_failed post while it stays failed, however many plans list it
+// (failure_action pause: it stays, the session pauses).
+func TestHealthFailedOnceWhileItStaysFailed(t *testing.T) {
+	hook := newWebhook(t, 0, false)
+	f, clock := newEngine()
+	f.AddImage("web:bad", "sha256:bad0", fake.Behaviour{ReadyAfter: time.Second, Unhealthy: true})
+	yaml := func(image string) string {
+		return strings.Replace(desiredYAML(image, 1, "failure_action: pause"), "health_deadline: 10s", "health_deadline: 3250ms", 1)
+	}
+	seed(t, f, clock, yaml("web:v1"))
+	h := newHarness(t, f, clock, yaml("web:bad")+hook.notifyLine(), ModeAuto)
+	h.start()
+	h.drive("the pause", func(s Snapshot) bool { return s.Pause != nil })
+	for range 3 { // more plans that list the failure
+		h.s.Do(Refresh{})
+		h.settle()
+	}
+	hook.waitKind(t, notify.KindHealthFailed)
+	var facts []Fact
+	for _, x := range h.last.Facts {
+		if x.Kind == FactHealthFailed {
+			facts = append(facts, x)
+		}
+	}
+	posts := 0
+	for _, e := range hook.posted() {
+		if e.Kind == notify.KindHealthFailed {
+			posts++
+		}
+	}
+	if len(facts) != 1 || facts[0].Failure.Action != "pause" || posts != 1 {
+		t.Errorf("health facts %+v and %d health_failed posts, want one of each, failure_action pause", facts, posts)
+	}
+	if len(h.last.Plan.Failures()) != 1 {
+		t.Errorf("the plan lists %d failures, want the one still failed", len(h.last.Plan.Failures()))
 	}
 }

@@ -247,6 +247,7 @@ type guards struct {
 // marks are the operator's marks on steps and on the rollout.
 type marks struct {
 	acked     map[string]bool // pause failures already acted on, by workload/container
+	failing   map[string]bool // health failures recorded as facts, by workload/container
 	recreate  map[string]time.Time
 	approved  map[string]bool
 	rollout   *rolloutApproval // step mode: the operator approved the whole rollout

@@ -93,7 +93,6 @@ var enumsAllowed = []struct{ file, field, why string }{
 	{"tui/logs.go", "Stream", "engine/docker's LogLine.Stream: the engine's two streams want docker.Stream constants (issue 29, left to engine/docker's owner)"},
 	{"engine/source/load/ports.go", "Proto", "the loader reads spec's ports from the file: \"tcp\" and \"udp\" are the file format's values, checked as it parses them"},
 	{"engine/source/load/depends.go", "Restart", "the loader reads spec's restart policy from the file: \"no\" is the file format's value, checked as it parses it"},
-	{"engine/session/observe.go", "Action", "engine/docker's Event.Action: the engine's event actions want docker constants (issue 29, left to engine/docker's owner)"},
 }
 
 // enumAcross is the field compared in e, a comparison of x.F with a
