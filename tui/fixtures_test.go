@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -415,5 +416,6 @@ func pullFailed() session.Snapshot {
 	s.Steps[pull.Key()] = session.StepStatus{State: session.StepFailed, Err: err, At: t0.Add(-2 * time.Second), RetryAt: t0.Add(12 * time.Second)}
 	s.Recent = []session.StepResult{{Step: pull, Mode: session.ModeAuto, Began: t0.Add(-3 * time.Second), Duration: 640 * time.Millisecond,
 		Err: err, PullKind: docker.PullUnauthorized}}
+	s.Facts = []session.Fact{{Seq: 40, Kind: session.FactStepFailed, Step: pull, Result: &s.Recent[0], Duration: 640 * time.Millisecond, Err: errors.New(err)}}
 	return s
 }

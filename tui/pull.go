@@ -45,16 +45,8 @@ func pullOf(st reconcile.Step, s session.Snapshot) *pullRow {
 			r.progress = &p
 		}
 	}
-	if ss, ok := s.Steps[key]; ok && ss.State == session.StepFailed {
-		for i := len(s.Recent) - 1; i >= 0; i-- { // the last try's kind
-			if res := s.Recent[i]; res.Step.Key() == key && res.Err != "" {
-				r.kind = res.PullKind
-				break
-			}
-		}
-		if r.kind == "" {
-			r.kind = docker.PullOther
-		}
+	if k, failed := s.PullFailed(key); failed {
+		r.kind = k
 	}
 	return r
 }

@@ -76,7 +76,7 @@ func TestFailedPullShowsItsKind(t *testing.T) {
 	for _, k := range docker.PullKinds {
 		t.Run(string(k), func(t *testing.T) {
 			s := pullFailed()
-			s.Recent[0].PullKind = k
+			s.Recent[0].PullKind = k // the fact's result is the same StepResult
 			screen := ansi.Strip(sized(theme.Mono, 120, 40, s).View().Content)
 			line := planLineOf(t, screen)
 			if want := "⇩ " + pullKindWords(k) + " · retry in 12s"; !strings.Contains(line, want) {

@@ -141,27 +141,11 @@ func pullState(s session.Snapshot) PullState {
 			continue
 		}
 		p.Pending = true
-		if s.Steps[st.Key()].State != session.StepFailed {
-			continue
-		}
-		p.Failed, p.Kind = true, docker.PullOther
-		if k := lastPullFailure(s, st.Key()); k != "" {
-			p.Kind = k
+		if k, failed := s.PullFailed(st.Key()); failed {
+			p.Failed, p.Kind = true, k
 		}
 	}
 	return p
-}
-
-// lastPullFailure is why the last try of the pull step key failed, as
-// the session's facts say (its step failed fact's result); "" when the
-// facts the snapshot carries do not say.
-func lastPullFailure(s session.Snapshot, key string) docker.PullKind {
-	for i := len(s.Facts) - 1; i >= 0; i-- {
-		if f := s.Facts[i]; f.Kind == session.FactStepFailed && f.Result != nil && f.Step.Key() == key {
-			return f.Result.PullKind
-		}
-	}
-	return ""
 }
 
 // planState is where the host's session stands with the desired state the

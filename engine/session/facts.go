@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/notify"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
@@ -216,6 +217,25 @@ func (s Snapshot) LastFact() uint64 {
 		return s.Facts[n-1].Seq
 	}
 	return 0
+}
+
+// PullFailed says whether the pull step key of s's plan stands failed,
+// and why its last try failed, as its step failed fact says (PullOther
+// when the facts s carries no longer say): the one reading of a failed
+// pull's kind, for the console and the fleet.
+func (s Snapshot) PullFailed(key string) (docker.PullKind, bool) {
+	if s.Steps[key].State != StepFailed {
+		return "", false
+	}
+	for i := len(s.Facts) - 1; i >= 0; i-- {
+		if f := s.Facts[i]; f.Kind == FactStepFailed && f.Result != nil && f.Step.Key() == key {
+			if f.Result.PullKind != "" {
+				return f.Result.PullKind, true
+			}
+			break
+		}
+	}
+	return docker.PullOther, true
 }
 
 // Observer sees each Fact (as well as Facts or Log get it), each notice
