@@ -10,7 +10,7 @@ import (
 
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
-	_ "rollcall.local/caddybuild/rollcallup"
+	_ "github.com/rollcall/rollcall/examples/caddy/rollcallup"
 )
 
 func main() {
