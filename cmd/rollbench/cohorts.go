@@ -275,8 +275,8 @@ func (b *bench) caddyImage(ctx context.Context) (tag string, built bool, err err
 // hex digits of a SHA-256 over each build input's name, length and bytes,
 // in cmd/rollcall/proxy_real_test.go's order.
 func caddyInputsHash(examples string) (string, error) {
-	inputs := []string{"Caddyfile", "caddy/Dockerfile", "caddy/main.go.txt", "caddy/build.sh"}
-	sources, err := filepath.Glob(filepath.Join(examples, "caddy", "rollcallup", "*.go.txt"))
+	inputs := []string{"Caddyfile", "caddy/Dockerfile", "caddy/build.sh", "caddy/go.mod", "caddy/go.sum", "caddy/main.go"}
+	sources, err := filepath.Glob(filepath.Join(examples, "caddy", "rollcallup", "*.go"))
 	if err != nil || len(sources) == 0 {
 		return "", fmt.Errorf("%s/caddy/rollcallup: no sources (run rollbench from the module root; %v)", examples, err)
 	}

@@ -51,19 +51,29 @@ const (
 // caddyImage builds rollcall-caddy:<version>-<hash of the build inputs> with
 // examples/caddy/build.sh unless the engine has it already, and returns its
 // tag. The tag is kept across runs (a warm machine does not rebuild); a
-// change to the Caddyfile, the Dockerfile, main.go.txt or rollcallup makes a
-// new one.
+// change to the Caddyfile, the Dockerfile, build.sh or examples/caddy's
+// module (go.mod, go.sum, its .go files) makes a new one.
+// ROLLCALL_CADDY_IMAGE names an image built already from this tree (.ci/run
+// builds it with build.sh before the tests, so that a cold run compiles
+// Caddy once): the test uses it and builds none.
 // Without the Go module proxy the build cannot happen: that skips (see
 // dockertest.Skip), and fails under ROLLCALL_REQUIRE_DOCKER=1.
 func caddyImage(t *testing.T, ctx context.Context) string {
 	t.Helper()
+	if tag := os.Getenv("ROLLCALL_CADDY_IMAGE"); tag != "" {
+		if _, err := dockertest.CLI(ctx, "image", "inspect", "--format", "{{.Id}}", tag); err != nil {
+			t.Fatalf("ROLLCALL_CADDY_IMAGE=%s: the engine has no such image: %v", tag, err)
+		}
+		t.Logf("Caddy image %s: ROLLCALL_CADDY_IMAGE", tag)
+		return tag
+	}
 	examples, err := filepath.Abs("../../examples")
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := sha256.New()
-	inputs := []string{"Caddyfile", "caddy/Dockerfile", "caddy/main.go.txt", "caddy/build.sh"}
-	sources, err := filepath.Glob(filepath.Join(examples, "caddy", "rollcallup", "*.go.txt"))
+	inputs := []string{"Caddyfile", "caddy/Dockerfile", "caddy/build.sh", "caddy/go.mod", "caddy/go.sum", "caddy/main.go"}
+	sources, err := filepath.Glob(filepath.Join(examples, "caddy", "rollcallup", "*.go"))
 	if err != nil || len(sources) == 0 {
 		t.Fatalf("examples/caddy/rollcallup: no sources (%v)", err)
 	}

@@ -1,8 +1,8 @@
 // Command caddy is Caddy with its standard modules, `dynamic rollcall` and
 // the handler rollcall_cohorts (rollcallup), for rollcall's zero-downtime
 // and canary tests and examples/Caddyfile.
-// build.sh copies this file and rollcallup into a throwaway module outside
-// the repository.
+// It is the main package of examples/caddy's own Go module, so that
+// rollcall's module never needs Caddy; build.sh builds it.
 package main
 
 import (
@@ -10,7 +10,7 @@ import (
 
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
-	_ "rollcall.local/caddybuild/rollcallup"
+	_ "github.com/rollcall/rollcall/examples/caddy/rollcallup"
 )
 
 func main() {

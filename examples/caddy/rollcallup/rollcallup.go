@@ -1,8 +1,8 @@
 // Package rollcallup is a Caddy upstream source, `dynamic rollcall`, that
 // finds the containers of one rollcall workload on the Docker engine and
 // routes only to those that are running and healthy, as Traefik's Docker
-// provider does. build.sh compiles it into rollcall's Caddy image; it is
-// kept as .go.txt so that rollcall's own module never needs Caddy.
+// provider does. build.sh compiles it into rollcall's Caddy image; it lives
+// in examples/caddy's own Go module so that rollcall's never needs Caddy.
 //
 //	reverse_proxy {
 //		dynamic rollcall {
