@@ -391,7 +391,7 @@ func TestPlanSaysTheCanaryAbortHold(t *testing.T) {
 		t.Fatalf("apply: exit %d, want 1\n%s", res.code, res.stderr)
 	}
 	res := h.run("", "plan", "-f", path)
-	mustContain(t, "plan", res.stdout, "on hold: web spec ", ": the canary failed its analysis and was rolled back: error rate 20.0% > max_error_rate 5.0%")
+	mustContain(t, "plan", res.stdout, "on hold: web spec ", ": the canary failed its analysis and was rolled back: error rate 20% > max_error_rate 5%")
 	if strings.Contains(res.stdout, "operator") {
 		t.Errorf("plan names the operator for the canary's hold:\n%s", res.stdout)
 	}
