@@ -193,7 +193,7 @@ func applyFinal(res session.Outcome, timeout time.Duration) string {
 		if failed > 0 {
 			s += fmt.Sprintf(" (%d failed step(s) retried)", failed)
 		}
-		if said := res.Standing.Said(); said != "" { // the pins reached, as asked
+		if said := res.Standing.Said(); said != "" && res.Standing.Kind == session.StandingConverged { // the pins reached, as asked
 			s += "; " + said
 		}
 		return s

@@ -84,6 +84,7 @@ func unattended(ctx context.Context, s *Session, untilSteady bool) Outcome {
 	verdict := ""
 	stopped := "" // "timed out" or "interrupted": ctx ended the run
 	ended := false
+	judged := false // the standing ended the run
 loop:
 	for {
 		select {
@@ -93,7 +94,8 @@ loop:
 			}
 			record(snap)
 			if v, stop := judge(snap.Standing, untilSteady); stop {
-				verdict, ended = v, true
+				verdict, ended, judged = v, true, true
+				out.Standing = snap.Standing // what ended the run, not how the session's end looks
 				break loop
 			}
 		case <-ctx.Done():
@@ -112,7 +114,9 @@ loop:
 	for snap := range s.Snapshots() { // Run lets a running step end first
 		record(snap)
 	}
-	out.Standing = out.Last.Standing
+	if !judged {
+		out.Standing = out.Last.Standing
+	}
 	// What was left is said once the steps in flight have ended, from
 	// what ran: not from the plan as it stood when ctx ended.
 	out.Left = Left(out.Last)
