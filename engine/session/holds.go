@@ -307,9 +307,6 @@ func (l *loop) onHoldsWritten(w holdsWritten) {
 	l.act()
 }
 
-// said is the hold in words (state.Hold.Why).
-func (w holdWhy) said() string { return state.Hold{Cause: w.cause, Reason: w.detail}.Why() }
-
 // dropStaleHolds lifts the holds of a workload whose desired spec changed
 // (rule 9: "until the desired spec changes"), and of workloads no longer
 // desired.
