@@ -96,7 +96,11 @@ func TestRealEngineSignalMidRoll(t *testing.T) {
 					return false
 				}
 				last := es[len(es)-1]
-				if last.Result == journal.ResultStarted && (last.Action == "roll" || last.Action == "stop") {
+				// Journaled first, the step runs only then: a signal
+				// between the two ends the session before it runs
+				// ("not run: the session is ending"). In flight is
+				// journaled and begun (apply's ▸ line for it).
+				if last.Result == journal.ResultStarted && (last.Action == "roll" || last.Action == "stop") && begun(p.stderr.String(), last.Action, last.Container) {
 					inFlight = last
 					return true
 				}
@@ -287,4 +291,15 @@ func TestRealEngineKillMidRoll(t *testing.T) {
 		t.Errorf("history shows a failed step:\n%s", hist.stdout)
 	}
 	t.Logf("%d step(s) cut short, shown as interrupted:\n%s", interrupted, hist.stdout)
+}
+
+// begun reports whether apply's output says the step action on container
+// began: its "▸ ACTION" line.
+func begun(out, action, container string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "▸ "+action+" ") && strings.Contains(line, container) {
+			return true
+		}
+	}
+	return false
 }
