@@ -191,13 +191,19 @@ func decides(st session.Standing) bool {
 }
 
 // planOf is the fleet's plan state of a host whose session stands at st,
-// with the desired state the fleet handed it since then. Failed: it
-// halted, refused the desired state, paused on a failure (failure_action
-// pause), or rolled a slot back by failure_action since then; an
+// with the desired state the fleet handed it since then. Failed: a new
+// container misses its health deadline now (Standing.Failing, whatever
+// its failure_action: continue goes on rolling, and the fleet's on_failure
+// decides), it halted, refused the desired state, paused on a failure
+// (failure_action pause), or rolled a slot back by failure_action since
+// then; an
 // operator's pause, a hold, a canary holding for traffic and a workload it
 // cannot act on yet (an image to pull: its pulls say why) are not a failed
 // roll, and keep it rolling. Converged: its standing is.
 func planOf(st session.Standing, since time.Time) PlanState {
+	if len(st.Failing) > 0 { // a new container missed its deadline: whatever its failure_action does next
+		return PlanFailed
+	}
 	for _, c := range st.Causes {
 		switch c.Kind {
 		case session.CauseHalted, session.CauseRefused, session.CauseFailurePause:

@@ -140,3 +140,20 @@ func TestFleetPullKindFromFacts(t *testing.T) {
 		t.Errorf("pull state %+v, want pending, failed, %s", p, docker.PullUnreachable)
 	}
 }
+
+// A host whose session sees a new container miss its health deadline is
+// a failed host for the fleet's on_failure, whatever the workload's
+// failure_action: with continue its session rolls on (its standing stays
+// rolling), and only the standing's Failing says so.
+func TestFleetCountsAFailingHostFailed(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	st := session.Standing{Kind: session.StandingRolling,
+		Failing: []reconcile.Failure{{Workload: "web", Slot: 0, Container: "web-0-bad", Action: "continue"}}}
+	if got := planOf(st, t0); got != PlanFailed {
+		t.Fatalf("plan state %v of a host whose new container failed (continue), want failed", got)
+	}
+	st.Failing = nil
+	if got := planOf(st, t0); got != PlanRolling {
+		t.Fatalf("plan state %v once it no longer fails, want rolling", got)
+	}
+}

@@ -60,6 +60,11 @@ type Standing struct {
 	// Pinned are the workloads whose standing pin is what runs, as the
 	// operator asked (rollcall rollback): converged on them is success.
 	Pinned []PinView
+	// Failing are the new containers that missed their health deadline
+	// in the plan this was decided from (Diff's, with each workload's
+	// failure_action): beside any kind, for failure_action continue
+	// rolls on while one fails, and a rollback runs after it is seen.
+	Failing []reconcile.Failure
 	// Pending: the state moved since this was decided (a relist, a
 	// desired change settling); it is the last decision until a fresh
 	// plan decides again. A relist alone never moves a standing.
@@ -205,6 +210,7 @@ func (s Standing) Said() string {
 func (l *loop) standing(s *Snapshot) Standing {
 	st, decided := standingOf(s)
 	if decided {
+		st.Failing = s.Plan.Failures()
 		l.lastStanding = st
 		return st
 	}

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/state"
 	"strings"
 	"testing"
@@ -72,5 +73,26 @@ func TestStandingHeldNamesTheHoldsCause(t *testing.T) {
 	}
 	if why, over := judge(s.Standing, true); !over || !strings.Contains(why, "rolled back by the operator") {
 		t.Fatalf("judge: %q, %v; want over, naming the operator's rollback", why, over)
+	}
+}
+
+// A new container that missed its health deadline is in the standing
+// (Failing, from Diff's plan) whatever the kind: with failure_action
+// continue the session rolls on, and only Failing says a slot failed.
+func TestStandingCarriesTheFailures(t *testing.T) {
+	f, clock := newEngine()
+	f.AddImage("web:bad", "sha256:bad0", fake.Behaviour{ReadyAfter: time.Second, Unhealthy: true})
+	yaml := func(image string) string {
+		return strings.Replace(desiredYAML(image, 2, "failure_action: continue"), "health_deadline: 10s", "health_deadline: 3250ms", 1)
+	}
+	seed(t, f, clock, yaml("web:v1"))
+	h := newHarness(t, f, clock, yaml("web:bad"), ModeAuto)
+	h.start()
+	s := h.drive("a failure in the standing", func(s Snapshot) bool { return len(s.Standing.Failing) > 0 })
+	if fl := s.Standing.Failing[0]; fl.Workload != "web" || fl.Action != "continue" {
+		t.Fatalf("failing %+v, want web's, failure_action continue", s.Standing.Failing)
+	}
+	if s.Pause != nil || len(s.Holds) > 0 {
+		t.Fatalf("continue paused or held: pause %v holds %v", s.Pause, s.Holds)
 	}
 }
