@@ -345,7 +345,12 @@ func TestCanaryStepsAreApprovedInStepMode(t *testing.T) {
 	f, clock := newEngine()
 	seed(t, f, clock, desiredYAML("web:v1", 2))
 	c := newCohortStandIn(t, f)
-	h := newHarness(t, f, clock, canaryYAML("web:v2", c.URL, "[{share: 10%, for: 200ms}, {share: 50%, for: 200ms}]"), ModeStep)
+	// The approvals are under test, not the traffic: a step that saw too
+	// little traffic in its 200ms (one reading, on a loaded machine)
+	// passes rather than holds.
+	text := withProxy(desiredYAML("web:v2", 2,
+		"canary: {steps: [{share: 10%, for: 200ms}, {share: 50%, for: 200ms}], analysis: {interval: 100ms, max_error_rate: 5%, max_p95_ratio: 2, min_requests: 20, on_insufficient_traffic: pass}}"), c.URL)
+	h := newHarness(t, f, clock, text, ModeStep)
 	h.start()
 	canaryStep := func(s Snapshot) *reconcile.Step {
 		for _, wp := range s.Plan.Workloads {

@@ -377,7 +377,9 @@ func TestRetrySendsAFailedPullAgainNow(t *testing.T) {
 	if fs[0].RetryIn != retryMin || fs[1].RetryIn != retryMin {
 		t.Fatalf("backoffs %s then %s: want %s twice (the retry forgot the first failure)", fs[0].RetryIn, fs[1].RetryIn, retryMin)
 	}
-	if !slices.ContainsFunc(h.last.Notes, func(n Note) bool { return strings.Contains(n.Text, "its pull of reg/web:v3 goes again now") }) {
-		t.Errorf("no note of the retry:\n%s", describe(h.last))
-	}
+	// The facts reach Options.Facts before the snapshot that has the note
+	// is published: wait for it.
+	h.waitFor("the retry's note", func(s Snapshot) bool {
+		return slices.ContainsFunc(s.Notes, func(n Note) bool { return strings.Contains(n.Text, "its pull of reg/web:v3 goes again now") })
+	})
 }
