@@ -71,16 +71,6 @@ type Standing struct {
 	Pending bool
 }
 
-// Over reports whether nothing more happens by itself: converged, held,
-// failed, or no desired state to act on.
-func (s Standing) Over() bool {
-	switch s.Kind {
-	case StandingConverged, StandingHeld, StandingFailed:
-		return !s.Pending
-	}
-	return false
-}
-
 // CauseKind is why a session stands where it does.
 type CauseKind int
 
