@@ -58,7 +58,8 @@ steps the file asks for run and are logged as downtime. On SIGINT or
 SIGTERM the step in flight is finished first; a second signal cuts short
 what it waits for (its pre_stop and drain), never an engine call it made.
 
-Exit status: 0 converged (the plan is empty); 1 failed: paused (a new
+Exit status: 0 converged (the plan is empty, or what is left is kept by a
+pin the operator set: "pinned to revision N, as asked"); 1 failed: paused (a new
 container missed its health deadline with failure_action pause), rolled
 back or on hold, refused, a workload that cannot be acted on, the journal
 cannot be written, timed out, cancelled or refused.
