@@ -97,8 +97,6 @@ type Snapshot struct {
 	// (standing.go): what apply, the fleet, the console's header and the
 	// metrics read.
 	Standing Standing
-
-	holdCauses map[string]map[string]HoldCause // what put each of Holds
 }
 
 // RolloutInfo is an approved rollout under way.
@@ -341,15 +339,6 @@ func (l *loop) snapshot() Snapshot {
 	s.Pins = slices.Clone(l.rev.pins.views)
 	s.Canaries = l.canaryViews()
 	s.Slots, s.Progress = SlotViews(l.rev.pins.diffed(l.resolved), &l.plan, l.containers)
-	for w, hs := range l.holdWhys {
-		if s.holdCauses == nil {
-			s.holdCauses = map[string]map[string]HoldCause{}
-		}
-		s.holdCauses[w] = map[string]HoldCause{}
-		for h, why := range hs {
-			s.holdCauses[w][h] = why.cause
-		}
-	}
 	s.Standing = l.standing(&s)
 	return s
 }

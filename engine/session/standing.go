@@ -198,7 +198,7 @@ func (s Standing) Said() string {
 // Pending, unless it is one decided at once (halted, refused, paused, no
 // desired state, a step in flight).
 func (l *loop) standing(s *Snapshot) Standing {
-	st, decided := standingOf(s)
+	st, decided := standingOf(s, func(w, h string) HoldCause { return l.holdWhy(w, h).cause })
 	if decided {
 		st.Failing = s.Plan.Failures()
 		l.lastStanding = st
@@ -209,8 +209,9 @@ func (l *loop) standing(s *Snapshot) Standing {
 	return last
 }
 
-// standingOf is where s stands, and whether s is enough to decide it.
-func standingOf(s *Snapshot) (Standing, bool) {
+// standingOf is where s stands, and whether s is enough to decide it;
+// causeOf says what put a hold of s.Holds.
+func standingOf(s *Snapshot, causeOf func(workload, hash string) HoldCause) (Standing, bool) {
 	one := func(k StandingKind, c Cause) (Standing, bool) { return Standing{Kind: k, Causes: []Cause{c}}, true }
 	switch {
 	case s.Halted != "":
@@ -257,7 +258,7 @@ func standingOf(s *Snapshot) (Standing, bool) {
 	for _, w := range sortedKeys(s.Holds) {
 		for _, h := range s.Holds[w] {
 			if !rolled[[2]string{w, h}] {
-				held = append(held, Cause{Kind: CauseHold, Workload: w, Hash: h, Hold: s.holdCauses[w][h]})
+				held = append(held, Cause{Kind: CauseHold, Workload: w, Hash: h, Hold: causeOf(w, h)})
 			}
 		}
 	}
