@@ -391,11 +391,19 @@ func (l *loop) launch(d stepDone) {
 	}
 	// Not goReport: the result must reach the loop even while the session
 	// ends, so that the step is journaled and finishStep sees it end.
+	sw := l.swarmRO
+	if l.onSwarm() && l.mode.Acting() && l.lockHeld() {
+		sw = l.scopedFor(l.prefix)
+	}
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
 		d.ran = true
-		d.err = reconcile.RunWith(ctx, c, s, run)
+		if s.Service != nil {
+			d.err = reconcile.RunSwarm(ctx, sw, s) // a swarm's service (swarm.go)
+		} else {
+			d.err = reconcile.RunWith(ctx, c, s, run)
+		}
 		d.duration = l.wallNow().Sub(d.began)
 		d.interrupted = d.err != nil && ctx.Err() != nil
 		d.created, d.judged = created, judged
@@ -456,6 +464,7 @@ func (l *loop) onStepDone(d stepDone) {
 		l.fact(Fact{Kind: FactStepFailed, Step: s, Result: &res, Duration: d.duration, Err: d.err, RetryIn: wait, Failures: l.failures(key)})
 	default:
 		l.succeeded(s)
+		l.resumed(s) // a swarm's resumed update (swarm.go)
 		l.fact(Fact{Kind: FactStepDone, Step: s, Result: &res, Duration: d.duration})
 		if s.Hold != "" && !operator {
 			// failure_action's rollback: its spec goes on hold now, and

@@ -170,6 +170,7 @@ type fetchResult struct {
 	resolvedFP string  // the desired state resolved is of this fingerprint; resolved nil: not resolved anew
 	info       *docker.EngineInfo
 	containers []docker.Container
+	swarm      *reconcile.SwarmObserved // on a swarm: the services, tasks and nodes read
 	resolved   *spec.ResolvedDesired
 	holds      *holdsRead // the holds file as read with the list; nil without a state directory
 	pins       *pinsRead  // the pins file as read with the list, the pinned images looked up (revisions_pin.go)
@@ -196,6 +197,7 @@ func (l *loop) startFetch() {
 	}
 	images := l.pulls.asked.over(c) // the registry is asked once per poll (pull.go)
 	readHolds, readPins, info := l.holdsReader(l.opts.StateDir, l.prefix), l.rev.pins.reader(l.opts.StateDir, l.prefix), l.info
+	sw := l.swarmRaw
 	goReport(l, l.fetched, func() fetchResult {
 		r := fetchResult{epoch: epoch, ends: ends, at: instant{engine: at, wall: l.wallNow()}, resolvedFP: fp}
 		if needInfo {
@@ -205,6 +207,18 @@ func (l *loop) startFetch() {
 				return r
 			}
 			r.info = &info
+		}
+		if sw != nil {
+			// A swarm: its cluster ID names it (swarm.go).
+			read, err := readSwarm(l.ctx, sw, prefix, needInfo)
+			if err != nil {
+				r.err = err
+				return r
+			}
+			if read.info != nil {
+				r.info.ID = read.info.ClusterID
+			}
+			r.swarm = read.obs
 		}
 		// Resolving the images beside the list keeps a relist to the
 		// slower of the two calls.
@@ -216,7 +230,11 @@ func (l *loop) startFetch() {
 			}
 			resolved <- spec.Resolve(l.ctx, desired, images)
 		}()
-		r.containers, r.err = c.List(l.ctx, prefix)
+		if r.swarm != nil {
+			r.containers = reconcile.SwarmContainers(prefix, r.swarm) // the tasks, shown as containers
+		} else {
+			r.containers, r.err = c.List(l.ctx, prefix)
+		}
 		r.resolved = <-resolved
 		if readHolds != nil && r.err == nil {
 			// Beside the loop too: a hold lifted by `rollcall retry`
@@ -274,6 +292,9 @@ func (o *observer) tookList(r fetchResult) {
 		o.info, o.infoOK = *r.info, true
 	}
 	o.containers = r.containers
+	if r.swarm != nil {
+		o.swarmObs = r.swarm
+	}
 	if r.resolved != nil {
 		o.resolved, o.resolvedFP, o.reresolve = r.resolved, r.resolvedFP, false
 	}
@@ -311,6 +332,11 @@ func (l *loop) diff() {
 			return
 		}
 		r := l.rev.pins.apply(l.resolved) // with the standing pins' revisions in place
+		if l.onSwarm() {
+			l.plan = reconcile.DiffSwarm(r, l.swarmObserved())
+			MarkPins(&l.plan, l.rev.pins.views)
+			return
+		}
 		l.plan = reconcile.Diff(r, obs)
 		if l.opts.Unattended == nil {
 			// The console shows the whole roll: the steps that follow
@@ -409,6 +435,9 @@ func (l *loop) armWake() {
 		for _, r := range l.retries {
 			due = append(due, r.at.Sub(l.wallNow()))
 		}
+	}
+	if l.onSwarm() {
+		due = append(due, l.swarmPoll()) // Swarm says nothing of its tasks by itself
 	}
 	if len(due) == 0 {
 		l.wake.Stop()

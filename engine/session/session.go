@@ -43,6 +43,10 @@ func ParseMode(s string) (Mode, error) {
 type Options struct {
 	Client docker.Client
 	Source source.Source
+	// Swarm, when set, is the swarm the Client's engine manages (a
+	// desired state with engine: swarm, DESIGN §13): the session drives
+	// its services (swarm.go) instead of the engine's containers.
+	Swarm docker.Swarm
 	// Mode to start in; "" means ModeStep, the console's default.
 	Mode Mode
 	// Prefix overrides the desired state's label prefix (the --prefix flag).
@@ -360,6 +364,7 @@ type loop struct {
 	pulls        pullState   // the pulls in flight (pull.go)
 	canary       canaryState // the canaries by traffic (canary.go)
 	notify       notifyState // the webhooks of notify: (notify.go)
+	swarmState               // the swarm, on a swarm (swarm.go)
 
 	seq uint64
 }
@@ -370,7 +375,7 @@ func newLoop(ctx context.Context, s *Session) *loop {
 		raw: s.opts.Client, ro: docker.ReadOnly(s.opts.Client),
 		fetched: make(chan fetchResult), loaded: make(chan loadResult),
 		stepped: make(chan stepDone, 1), drained: make(chan reconcile.DrainProgress, 8), details: make(chan pauseDetail),
-		proxied: make(chan proxyResult), mode: s.opts.Mode, canary: newCanaryState(),
+		proxied: make(chan proxyResult), mode: s.opts.Mode, canary: newCanaryState(), swarmState: newSwarmState(s.opts.Swarm),
 		clocks:    clocks{wallNow: time.Now, engineNow: s.opts.Now},
 		guards:    guards{skipHealth: s.opts.SkipHealth, holds: map[string]map[string]bool{}, blastCheck: true},
 		marks:     marks{acked: map[string]bool{}, recreate: map[string]time.Time{}, approved: map[string]bool{}, skipped: map[string]bool{}, confirmed: map[string]bool{}},
