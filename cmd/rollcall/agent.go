@@ -88,6 +88,10 @@ second's file:line:col), or when a host's lock is held elsewhere.`,
 				return err
 			}
 			defer closeClient()
+			client, sw, err := engineFor(ctx, client, d)
+			if err != nil {
+				return err
+			}
 			lock, err := hostLock(ctx, client, d.Prefix)
 			if err != nil {
 				return err
@@ -110,7 +114,7 @@ second's file:line:col), or when a host's lock is held elsewhere.`,
 				observer = m
 			}
 			s := session.New(session.Options{
-				Client: client, Source: source, Mode: session.ModeAuto, Prefix: g.prefix,
+				Client: client, Swarm: sw, Source: source, Mode: session.ModeAuto, Prefix: g.prefix,
 				Journal: j, JournalMode: "agent", Lock: lock, Now: e.now, StateDir: g.stateDir(),
 				Unattended: &session.Unattended{AllowMassStop: allowMassStop}, Log: log, Observer: observer,
 			})

@@ -109,9 +109,13 @@ func runApply(ctx context.Context, e env, g *globals, o applyOpts) error {
 		return err
 	}
 	defer closeClient()
+	client, sw, err := engineFor(ctx, client, d)
+	if err != nil {
+		return err
+	}
 
 	out := screenFor(e, g, e.stderr)
-	obs := observation{now: e.now(), skipHealth: o.skipHealth}
+	obs := observation{now: e.now(), skipHealth: o.skipHealth, swarm: sw}
 	if o.recreate {
 		obs.recreateBefore = map[string]time.Time{}
 		for _, name := range d.Names() {
@@ -148,7 +152,7 @@ func runApply(ctx context.Context, e env, g *globals, o applyOpts) error {
 		prog.live = &liveLines{} // one line per pull, rewritten in place
 	}
 	s := session.New(session.Options{
-		Client: client, Source: source, Mode: session.ModeAuto, Prefix: g.prefix,
+		Client: client, Swarm: sw, Source: source, Mode: session.ModeAuto, Prefix: g.prefix,
 		Journal: j, JournalMode: "apply", Lock: lock, Now: e.now, StateDir: g.stateDir(),
 		SkipHealth: o.skipHealth, Recreate: o.recreate,
 		Unattended: &session.Unattended{AllowMassStop: o.allowMassStop},

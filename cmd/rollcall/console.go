@@ -25,6 +25,7 @@ type consoleOpts struct {
 	recreate   bool
 	skipHealth bool
 	shell      string // what x runs in a container with docker exec -it; "" turns x off
+	swarm      docker.Swarm // engine: swarm: the swarm the console drives (swarm.go)
 }
 
 // addConsole makes the root command open the console.
@@ -63,6 +64,11 @@ func addConsole(root *cobra.Command, e env, g *globals) {
 			return err
 		}
 		defer closeClient()
+		if d, err := source.Load(c.Context()); err == nil {
+			if client, o.swarm, err = engineFor(c.Context(), client, d); err != nil {
+				return err
+			}
+		}
 		return runConsole(c.Context(), e, g, client, source, *o, nil)
 	}
 }
@@ -104,7 +110,7 @@ func runConsole(ctx context.Context, e env, g *globals, client docker.Client, so
 		defer j.Close()
 	}
 	s := session.New(session.Options{
-		Client: client, Source: source, Mode: mode, Prefix: g.prefix, Journal: j,
+		Client: client, Swarm: o.swarm, Source: source, Mode: mode, Prefix: g.prefix, Journal: j,
 		Now: e.now, SkipHealth: o.skipHealth, Recreate: o.recreate, Lock: lock, StateDir: g.stateDir(),
 	})
 	defer abandonOn(e.abandon, s)() // a second signal cuts the step in flight short

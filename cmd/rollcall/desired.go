@@ -217,10 +217,22 @@ type observation struct {
 	recreateBefore map[string]time.Time
 	holds          map[string]map[string]bool
 	pins           []session.PinRecord // rollcall rollback's: applied as a session applies them (rollback.go)
+	swarm          docker.Swarm        // engine: swarm: the swarm the plan is of (swarm.go)
 }
 
 // currentPlan observes the engine once and diffs it against d.
 func currentPlan(ctx context.Context, c docker.Client, d *spec.Desired, o observation) (reconcile.Plan, error) {
+	if o.swarm != nil {
+		obs, err := session.ReadSwarm(ctx, o.swarm, d.Prefix)
+		if err != nil {
+			return reconcile.Plan{}, withHint(err, engineHint)
+		}
+		resolved, pins := session.Pinned(ctx, c, spec.Resolve(ctx, d, c), o.pins)
+		obs.Now, obs.Holds = o.now, o.holds
+		p := reconcile.DiffSwarm(resolved, obs)
+		session.MarkPins(&p, pins)
+		return p, nil
+	}
 	containers, err := c.List(ctx, d.Prefix)
 	if err != nil {
 		return reconcile.Plan{}, withHint(err, engineHint)

@@ -66,9 +66,13 @@ file:line:col. --json adds "hosts" and "waves".`,
 				return err
 			}
 			defer closeClient()
+			client, sw, err := engineFor(ctx, client, d)
+			if err != nil {
+				return err
+			}
 			holds := listHolds(ctx, client, g, d.Prefix, e.stderr)
 			pins := planPins(ctx, client, g, d.Prefix, e.stderr)
-			p, err := currentPlan(ctx, client, d, observation{now: e.now(), holds: holdMap(holds), pins: pins})
+			p, err := currentPlan(ctx, client, d, observation{now: e.now(), holds: holdMap(holds), pins: pins, swarm: sw})
 			if err != nil {
 				return err
 			}

@@ -56,6 +56,10 @@ hold stays).`,
 				return err
 			}
 			defer closeClient()
+			client, _, err = engineFor(ctx, client, d)
+			if err != nil {
+				return err
+			}
 			info, err := client.Info(ctx)
 			if err != nil {
 				return withHint(err, engineHint)

@@ -75,6 +75,10 @@ is pinned).`,
 				return err
 			}
 			defer closeClient()
+			client, _, err = engineFor(ctx, client, d)
+			if err != nil {
+				return err
+			}
 			info, err := client.Info(ctx)
 			if err != nil {
 				return withHint(err, engineHint)
@@ -217,9 +221,10 @@ var revisionsHeader = []string{"WORKLOAD", "REV", "SPEC", "IMAGE", "VERSION", "W
 // for the engine and prefix, newest first, of one workload or all.
 func printRevisions(ctx context.Context, e env, g *globals, file desiredFlags, workload string, limit int, asJSON bool) error {
 	prefix := g.prefix
+	d, derr := loadDesired(ctx, e, file, "")
 	if prefix == "" {
 		prefix = spec.DefaultPrefix
-		if d, err := loadDesired(ctx, e, file, ""); err == nil {
+		if derr == nil {
 			prefix = d.Prefix
 		}
 	}
@@ -228,6 +233,11 @@ func printRevisions(ctx context.Context, e env, g *globals, file desiredFlags, w
 		return err
 	}
 	defer closeClient()
+	if derr == nil { // on a swarm, its revisions (swarm.go)
+		if client, _, err = engineFor(ctx, client, d); err != nil {
+			return err
+		}
+	}
 	info, err := client.Info(ctx)
 	if err != nil {
 		return withHint(err, engineHint)

@@ -171,3 +171,11 @@ func (w *swarmState) resumed(s reconcile.Step) {
 		delete(w.swarmResume, s.Workload)
 	}
 }
+
+// ReadSwarm is one read of a swarm manager for a one-shot plan: the
+// managed services of prefix, their tasks and the nodes (Now and the
+// marks are the caller's).
+func ReadSwarm(ctx context.Context, s docker.Swarm, prefix string) (*reconcile.SwarmObserved, error) {
+	r, err := readSwarm(ctx, s, prefix, false)
+	return r.obs, err
+}
