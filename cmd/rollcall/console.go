@@ -24,7 +24,7 @@ type consoleOpts struct {
 	auto       bool
 	recreate   bool
 	skipHealth bool
-	shell      string // what x runs in a container with docker exec -it; "" turns x off
+	shell      string       // what x runs in a container with docker exec -it; "" turns x off
 	swarm      docker.Swarm // engine: swarm: the swarm the console drives (swarm.go)
 }
 

@@ -343,7 +343,7 @@ func (l *loop) retry(workload string) {
 	pinned := l.liftPin(workload) // and its pin (revisions_pin.go)
 	canary := l.liftCanaryHold(workload)
 	pulled := l.retryPullNow(workload) // a failed pull goes again at once (pull.go)
-	if l.resumeSwarm(workload) {        // an update Swarm paused is sent again (swarm.go)
+	if l.resumeSwarm(workload) {       // an update Swarm paused is sent again (swarm.go)
 		l.decision("retry", workload, "the update Swarm paused is sent again")
 		l.spend()
 		l.requestFetch()
