@@ -134,6 +134,7 @@ type containerRow struct {
 	exit     string // "exit 137 (OOM)" for a container that stopped
 	lastExit string // "137 OOM": the last exit of one that runs again, "" if clean
 	ports    string
+	node     string              // on a swarm, the node the task runs on; "" on a host
 	diff     []string            // desired vs this container: "~ image: web:v1 → web:v2"
 	proxy    *session.ProxyRoute // what the proxy holds for it; nil: no proxy, no answer, or no address
 }
@@ -404,6 +405,9 @@ func headerOf(s session.Snapshot) headerInfo {
 	switch {
 	case s.Engine.Simulated:
 		h.engine = "simulated"
+	case s.Engine.Swarm:
+		// The backend: a swarm, by its cluster ID, through this manager.
+		h.engine = sanitize(strings.TrimSpace("swarm " + shortID(s.Engine.ID) + " via " + s.Engine.Endpoint + " " + s.Engine.Version))
 	case s.Engine.Endpoint != "":
 		h.engine = sanitize(strings.TrimSpace(s.Engine.Endpoint + " " + s.Engine.Version))
 	}
@@ -553,7 +557,7 @@ func slotOf(v session.SlotView, prefix string, at time.Time, changes []string, l
 func whole(t time.Time) time.Time { return t.Truncate(time.Second) }
 
 func containerOf(c session.ContainerView, prefix string, at time.Time) containerRow {
-	cr := containerRow{id: c.ID, shortID: sanitize(shortID(c.ID)), name: sanitize(c.Name), short: sanitize(strings.TrimPrefix(c.Name, prefix+"-")), image: sanitize(c.Image),
+	cr := containerRow{id: c.ID, shortID: sanitize(shortID(c.ID)), name: sanitize(c.Name), short: sanitize(strings.TrimPrefix(c.Name, prefix+"-")), image: sanitize(c.Image), node: sanitize(c.Node),
 		state: sanitize(string(c.State)), relation: c.Relation, serves: c.Serves, age: at.Sub(whole(c.Created)),
 		restarts: c.RestartCount, exitCode: c.ExitCode, oom: c.OOMKilled, running: c.State == docker.StateRunning}
 	switch {

@@ -158,7 +158,7 @@ func (p *slotsPane) scroll(b *board, h int) {
 // its left (its slot and spec hash stay). The state, restarts and limits
 // show only from 120 columns (the detail pane has them all).
 type slotColumns struct {
-	target, desired, limits, container, health, state, up, restarts, relation, proxy int
+	target, desired, limits, container, node, health, state, up, restarts, relation, proxy int
 }
 
 // slotNeeds are the widths the slots pane's texts need whole, over every
@@ -166,6 +166,7 @@ type slotColumns struct {
 // pane scrolls).
 type slotNeeds struct {
 	desired, container, relation, limits int
+	node                                 int // 0: no container has a node (a host)
 }
 
 func needsOf(slots []slotRow) slotNeeds {
@@ -185,6 +186,9 @@ func needsOf(slots []slotRow) slotNeeds {
 			n.container = max(n.container, width("— no container"))
 		}
 		for j := range r.cs {
+			if node := r.cs[j].node; node != "" {
+				n.node = max(n.node, width("NODE"), width(node))
+			}
 			n.container = max(n.container, width(r.cs[j].short))
 			n.relation = max(n.relation, width(string(r.cs[j].relation)))
 		}
@@ -207,6 +211,11 @@ func columnsFor(w, target int, proxy bool, need slotNeeds) slotColumns {
 		}
 	}
 	fixed := 2 + c.target + 1 + 3 + 1 + c.health + 1 + c.up + 1 + c.relation
+	if need.node > 0 {
+		// a swarm: the node each task runs on, cut to 16 cells
+		c.node = min(need.node, 16)
+		fixed += c.node + 1
+	}
 	if c.proxy > 0 {
 		fixed += c.proxy + 1
 	}
@@ -307,7 +316,11 @@ func (p *slotsPane) headerLine(c slotColumns) string {
 	if c.limits > 0 {
 		b.WriteString(" " + fit("LIMITS", c.limits))
 	}
-	b.WriteString(" │ " + fit("CONTAINER", c.container) + " " + fit("HEALTH", c.health))
+	b.WriteString(" │ " + fit("CONTAINER", c.container))
+	if c.node > 0 {
+		b.WriteString(" " + fit("NODE", c.node))
+	}
+	b.WriteString(" " + fit("HEALTH", c.health))
 	if c.state > 0 {
 		b.WriteString(" " + fit("STATE", c.state))
 	}
@@ -381,6 +394,9 @@ func (p *slotsPane) rowLine(f frame, c slotColumns, r *slotRow, ct *containerRow
 	b.WriteString(paint(k.rule, " │ "))
 	if ct == nil {
 		b.WriteString(paint(k.muted, fit("— no container", c.container)))
+		if c.node > 0 {
+			b.WriteString(" " + strings.Repeat(" ", c.node))
+		}
 		b.WriteString(" " + paint(k.statusInk(theme.Missing), fit(theme.Missing.Label(), c.health)))
 		if c.state > 0 {
 			b.WriteString(" " + strings.Repeat(" ", c.state))
@@ -394,6 +410,9 @@ func (p *slotsPane) rowLine(f frame, c slotColumns, r *slotRow, ct *containerRow
 		}
 	} else {
 		b.WriteString(fit(clipLeft(ct.short, c.container), c.container))
+		if c.node > 0 {
+			b.WriteString(" " + paint(k.muted, fit(ct.node, c.node)))
+		}
 		b.WriteString(" " + paint(k.statusInk(ct.health), fit(ct.health.Label(), c.health)))
 		if c.state > 0 {
 			state := ct.state

@@ -43,7 +43,7 @@ type swarmNamed struct {
 func (s swarmNamed) Info(ctx context.Context) (docker.EngineInfo, error) {
 	info, err := s.Client.Info(ctx)
 	if err == nil {
-		info.ID = s.cluster
+		info.ID, info.Swarm = s.cluster, true
 	}
 	return info, err
 }

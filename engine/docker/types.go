@@ -147,6 +147,9 @@ type EngineInfo struct {
 	Version    string // e.g. 20.10.24
 	APIVersion string // negotiated, e.g. 1.41
 	Simulated  bool   // true for the in-memory fake engine
+	// Swarm says the engine is a swarm manager that rollcall drives as a
+	// swarm (engine: swarm): ID is then the swarm's cluster ID.
+	Swarm bool
 }
 
 // PortSpec asks for a container port to be published. HostPort 0 is an

@@ -216,7 +216,7 @@ func (l *loop) startFetch() {
 				return r
 			}
 			if read.info != nil {
-				r.info.ID = read.info.ClusterID
+				r.info.ID, r.info.Swarm = read.info.ClusterID, true
 			}
 			r.swarm = read.obs
 		}
@@ -262,6 +262,9 @@ func (l *loop) onFetched(r fetchResult) {
 		return
 	}
 	l.tookList(r)
+	if r.swarm != nil {
+		l.swarmObs = r.swarm
+	}
 	if l.evc != nil {
 		l.setConnected(true, "")
 	}
@@ -292,9 +295,6 @@ func (o *observer) tookList(r fetchResult) {
 		o.info, o.infoOK = *r.info, true
 	}
 	o.containers = r.containers
-	if r.swarm != nil {
-		o.swarmObs = r.swarm
-	}
 	if r.resolved != nil {
 		o.resolved, o.resolvedFP, o.reresolve = r.resolved, r.resolvedFP, false
 	}
