@@ -247,12 +247,21 @@ const (
 	NodeUnknown      NodeState = "unknown"
 )
 
+// Availabilities of a Node, as Swarm names them: an active node takes
+// tasks, a paused one keeps its own but takes no new ones, a drained one
+// has its tasks moved elsewhere.
+const (
+	NodeActive = "active"
+	NodePause  = "pause"
+	NodeDrain  = "drain"
+)
+
 // Node is one node of the swarm.
 type Node struct {
 	ID           string
 	Hostname     string
 	State        NodeState
-	Availability string // active, pause, drain
+	Availability string // NodeActive, NodePause or NodeDrain
 	Manager      bool
 	Leader       bool
 	Addr         string

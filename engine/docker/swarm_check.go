@@ -195,14 +195,14 @@ func checkTask(bad func(string, string, ...any), t CreateSpec) {
 		switch {
 		case m.Target == "":
 			bad("volumes", "a mount needs a target")
-		case m.Type != "bind" && m.Type != "volume" && m.Type != "tmpfs":
+		case m.Type != MountBind && m.Type != MountVolume && m.Type != MountTmpfs:
 			bad(opt, "type %q: want bind, volume or tmpfs", m.Type)
-		case m.Type == "bind" && m.Source == "":
+		case m.Type == MountBind && m.Source == "":
 			bad(opt, "a bind needs a source")
-		case m.Type != "tmpfs" && m.Size != 0:
+		case m.Type != MountTmpfs && m.Size != 0:
 			bad(opt, "a size is for a tmpfs")
 		}
-		if m.Type == "volume" && m.Source != "" {
+		if m.Type == MountVolume && m.Source != "" {
 			mounted[m.Source] = true
 		}
 	}

@@ -406,7 +406,7 @@ func (s *Swarm) AddNode(hostname string) string {
 func (s *Swarm) addNode(hostname string, leader bool) *swarmNode {
 	s.seq++
 	n := &swarmNode{seq: s.seq, Node: docker.Node{ID: s.newID(), Hostname: hostname, State: docker.NodeReady,
-		Availability: "active", Manager: leader, Leader: leader, Addr: fmt.Sprintf("10.0.0.%d", len(s.nodes)+2)}}
+		Availability: docker.NodeActive, Manager: leader, Leader: leader, Addr: fmt.Sprintf("10.0.0.%d", len(s.nodes)+2)}}
 	s.nodes = append(s.nodes, n)
 	return n
 }
@@ -605,7 +605,7 @@ func normalServiceSpec(spec docker.ServiceSpec) docker.ServiceSpec {
 	}
 	var vols []docker.VolumeSpec
 	for _, m := range t.Mounts {
-		if i := slices.IndexFunc(t.Volumes, func(v docker.VolumeSpec) bool { return v.Name == m.Source }); m.Type == "volume" && i >= 0 &&
+		if i := slices.IndexFunc(t.Volumes, func(v docker.VolumeSpec) bool { return v.Name == m.Source }); m.Type == docker.MountVolume && i >= 0 &&
 			!slices.ContainsFunc(vols, func(v docker.VolumeSpec) bool { return v.Name == m.Source }) {
 			vols = append(vols, t.Volumes[i])
 		}

@@ -141,7 +141,7 @@ func (s *Swarm) place(t *swarmTask, at time.Time) bool {
 	var best *swarmNode
 	bestN := 0
 	for _, n := range s.nodes {
-		if n.State != docker.NodeReady || n.Availability != "active" {
+		if n.State != docker.NodeReady || n.Availability != docker.NodeActive {
 			continue
 		}
 		c := 0
