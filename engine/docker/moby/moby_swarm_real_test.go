@@ -8,6 +8,7 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -43,6 +44,7 @@ var swarmAdapterChecks = []struct {
 	{"ServicesAreThePrefixs", checkSwarmServicesFiltered},
 	{"RefusedSpecReachesNothing", checkSwarmRefusedSpec},
 	{"RemoveService", checkSwarmRemove},
+	{"StepLabelAdvancesOneSlot", checkSwarmStepTrick},
 }
 
 func runSwarmAdapterChecks(t *testing.T, sw realSwarm) {
@@ -346,6 +348,63 @@ func checkSwarmRemove(t *testing.T, ctx context.Context, sw realSwarm, prefix st
 	}
 }
 
+// The step trick (DESIGN §13) on a real manager, as the fake models it:
+// with Parallelism 1 and a long Delay, a new revision updates one slot,
+// and each write of the step label alone updates exactly one more.
+func checkSwarmStepTrick(t *testing.T, ctx context.Context, sw realSwarm, prefix string) {
+	spec := demoService(sw, prefix, "web")
+	spec.Replicas = 3
+	spec.Update = docker.UpdateConfig{Parallelism: 1, Delay: time.Hour, Monitor: time.Second,
+		FailureAction: docker.FailurePause, Order: docker.OrderStartFirst}
+	id := mustCreateService(t, ctx, sw, spec)
+	live := func(rev string) (running, all int) {
+		ts, err := sw.m.Tasks(ctx, prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, task := range ts {
+			if task.Spec == rev && task.Desired == docker.TaskRunning {
+				all++
+				if task.State == docker.TaskRunning {
+					running++
+				}
+			}
+		}
+		return running, all
+	}
+	waitLive := func(rev string, n int) {
+		t.Helper()
+		for ctx.Err() == nil {
+			if running, _ := live(rev); running == n {
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		t.Fatalf("%d tasks of %s never ran", n, rev)
+	}
+	waitLive("rev1", 3)
+	write := func(edit func(*docker.ServiceSpec)) {
+		t.Helper()
+		v := mustService(t, ctx, sw, prefix, id)
+		next := v.Spec
+		edit(&next)
+		if err := sw.m.UpdateService(ctx, id, v.Version, next); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(func(s *docker.ServiceSpec) { s.Task.Labels[docker.SpecLabel(prefix)] = "rev2" })
+	for step := 1; step <= 3; step++ {
+		waitLive("rev2", step)
+		time.Sleep(3 * time.Second) // the Monitor, and room for a slot too many to show
+		if running, all := live("rev2"); running != step || all != step {
+			t.Fatalf("step %d: %d tasks of rev2 running, %d that should run; want %d", step, running, all, step)
+		}
+		if step < 3 {
+			write(func(s *docker.ServiceSpec) { s.Labels[docker.StepLabel(prefix)] = strconv.Itoa(step) })
+		}
+	}
+}
+
 // An engine outside any swarm is not a manager.
 func TestSwarmInfoOfAnEngineOutsideASwarm(t *testing.T) {
 	m := dockertest.Engine(t)
@@ -356,4 +415,12 @@ func TestSwarmInfoOfAnEngineOutsideASwarm(t *testing.T) {
 	if !errors.Is(err, docker.ErrNotManager) {
 		t.Fatalf("SwarmInfo of the main engine (in no swarm): %v, want ErrNotManager", err)
 	}
+}
+
+// The adapter on a one-node swarm of the test's own (dockertest.StartSwarm).
+func TestSwarmAdapterOnARealSwarm(t *testing.T) {
+	image, _ := dockertest.DemoappImage(t, "v1")
+	sw := dockertest.StartSwarm(t, 1)
+	sw.Load(t, image)
+	runSwarmAdapterChecks(t, realSwarm{m: sw.Nodes[0].Client(t), host: sw.Host, image: image})
 }
