@@ -83,6 +83,12 @@ type SwarmInfo struct {
 }
 
 // ServiceSpec is what rollcall writes for a workload's service.
+//
+// A spec that passes Check reads back as it was written (Service.Spec), in
+// its normal form: an empty list or map is nil, an alias list sits only
+// under a network of Task.Networks, Task.Image is as ServiceImage names it
+// ("web" is "web:latest"), and Task.Volumes follow the order of their
+// mounts. What Check refuses, Swarm cannot honour or would store changed.
 type ServiceSpec struct {
 	Name string
 	// Labels are the service's own labels: the managed label, the
@@ -94,21 +100,59 @@ type ServiceSpec struct {
 	// networks and their aliases. Task.Name is unused: Swarm names tasks.
 	Task     CreateSpec
 	Replicas int
+	// Update is how Swarm rolls a change of the task template out, and
+	// Rollback how it rolls one back (FailureAction rollback, or a
+	// rollback it is asked for). The zero UpdateConfig leaves Swarm's
+	// defaults (one slot at a time, pause on a failure, a 5s monitor,
+	// stop-first) and reads back zero.
 	Update   UpdateConfig
-	// EndpointMode is "dnsrr" or "vip" ("": Swarm's default, vip).
+	Rollback UpdateConfig
+	// EndpointMode is "dnsrr" or "vip" ("": Swarm's default, vip, and
+	// only without Ports: with them it reads back "vip").
 	EndpointMode string
+	// Ports are the service's published ports. A task template's own
+	// (Task.Ports) are refused: a service publishes through its endpoint.
+	Ports []ServicePort
 }
+
+// ServicePort is one port a service publishes: on every node through
+// Swarm's routing mesh (PublishIngress, not with EndpointMode dnsrr), or
+// on the node a task runs on (PublishHost).
+type ServicePort struct {
+	Target    int    // the container's port
+	Published int    // 0: Swarm picks one (ingress)
+	Proto     string // "tcp", "udp" or "sctp"
+	Mode      string // PublishIngress or PublishHost
+}
+
+// Publish modes of a ServicePort.
+const (
+	PublishIngress = "ingress"
+	PublishHost    = "host"
+)
 
 // UpdateConfig is a service's update (and rollback) settings, as Swarm
 // runs them.
+//
+// A non-zero UpdateConfig names its FailureAction and Order: Swarm stores
+// "" as its default, and the spec would read back changed.
 type UpdateConfig struct {
 	Parallelism     int           // slots updated at once; 0: all
 	Delay           time.Duration // after each slot is RUNNING
-	Monitor         time.Duration // how long a new task must run before it counts
-	FailureAction   string        // "pause", "rollback" or "continue"
-	Order           string        // "start-first" or "stop-first"
-	MaxFailureRatio float32
+	Monitor         time.Duration // how long a new task must run before it counts (0: Swarm's 5s)
+	FailureAction   string        // FailurePause, FailureRollback or FailureContinue
+	Order           string        // OrderStartFirst or OrderStopFirst
+	MaxFailureRatio float32       // failures over dirty slots above which FailureAction fires
 }
+
+// FailureActions and Orders of an UpdateConfig, as Swarm names them.
+const (
+	FailurePause    = "pause"
+	FailureRollback = "rollback"
+	FailureContinue = "continue"
+	OrderStartFirst = "start-first"
+	OrderStopFirst  = "stop-first"
+)
 
 // UpdateState is a service's update status as Swarm reports it.
 type UpdateState string
@@ -135,6 +179,10 @@ type Service struct {
 	UpdateStarted time.Time
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
+	// PreviousSpec is the spec before the last write, as Swarm keeps it
+	// (one level deep, and lost at a rollback): shown, never rolled back
+	// to (DESIGN §13). nil when there is none.
+	PreviousSpec *ServiceSpec
 }
 
 // TaskState is a task's state as Swarm reports it (new … running, then
@@ -143,6 +191,7 @@ type TaskState string
 
 const (
 	TaskNew       TaskState = "new"
+	TaskAllocated TaskState = "allocated"
 	TaskPending   TaskState = "pending"
 	TaskAssigned  TaskState = "assigned"
 	TaskAccepted  TaskState = "accepted"
@@ -192,9 +241,19 @@ type Task struct {
 type NodeState string
 
 const (
-	NodeReady   NodeState = "ready"
-	NodeDown    NodeState = "down"
-	NodeUnknown NodeState = "unknown"
+	NodeReady        NodeState = "ready"
+	NodeDown         NodeState = "down"
+	NodeDisconnected NodeState = "disconnected"
+	NodeUnknown      NodeState = "unknown"
+)
+
+// Availabilities of a Node, as Swarm names them: an active node takes
+// tasks, a paused one keeps its own but takes no new ones, a drained one
+// has its tasks moved elsewhere.
+const (
+	NodeActive = "active"
+	NodePause  = "pause"
+	NodeDrain  = "drain"
 )
 
 // Node is one node of the swarm.
@@ -202,7 +261,7 @@ type Node struct {
 	ID           string
 	Hostname     string
 	State        NodeState
-	Availability string // active, pause, drain
+	Availability string // NodeActive, NodePause or NodeDrain
 	Manager      bool
 	Leader       bool
 	Addr         string

@@ -208,12 +208,19 @@ type CreateSpec struct {
 
 // Mount is one mount of a container.
 type Mount struct {
-	Type     string // "bind", "volume" or "tmpfs"
+	Type     string // MountBind, MountVolume or MountTmpfs
 	Source   string // bind: the host path (which must exist); volume: its name
 	Target   string
 	ReadOnly bool
 	Size     int64 // tmpfs: bytes; 0: the engine's default
 }
+
+// Mount types of Mount.Type, as the engine names them.
+const (
+	MountBind   = "bind"
+	MountVolume = "volume"
+	MountTmpfs  = "tmpfs"
+)
 
 // VolumeSpec is a named volume a container needs.
 type VolumeSpec struct {

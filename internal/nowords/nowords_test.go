@@ -58,6 +58,7 @@ var allowed = []struct{ file, expr, why string }{
 	{"engine/source/load/errors.go", "e.Msg", "the same YAML message, for the tab hint"},
 	{"engine/source/load/compose.go", "err.Error()", "compose-go's dotenv parser says the line only in its message"},
 	{"engine/source/load/compose_map.go", "e.Msg", "the loader's own messages for a compose document, renamed to the compose paths they came from (the same package's words)"},
+	{"engine/docker/moby/moby_swarm.go", "err.Error()", "a swarm manager (Engine 20.10) says a write at a stale service version only in words (gRPC code Unknown, HTTP 500: \"update out of sequence\"); this adapter is the one place that knows moby, and it hands on docker.ErrOutOfSequence"},
 	{"engine/docker/moby/moby_pull.go", "status", "the engine's pull progress says a message is about the whole pull (not a layer) only in its status text; this adapter is the one place that knows moby"},
 	// issue 29: apply_hosts reads facts. Its failure is worked out from the
 	// fleet's Blocked text, which already names the hosts' errors; once

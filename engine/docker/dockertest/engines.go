@@ -64,6 +64,7 @@ type Dockerd struct {
 
 	token  string   // its containerd namespace and cgroup parent
 	bridge bool     // it has a default bridge (DefaultBridge)
+	env    []string // dockerd's environment beyond this process's
 	netns  *os.File // its network namespace, held open from StartEngines to the cleanup
 	api    *http.Client
 
@@ -91,6 +92,9 @@ const (
 	engineShutdownTimeout = 10
 	// getTimeout bounds one Get.
 	getTimeout = 10 * time.Second
+	// apiTimeout bounds one of the harness's short reads of an engine's
+	// API (a ping, its info).
+	apiTimeout = 5 * time.Second
 	// maxSocket is the longest path a unix socket can have.
 	maxSocket = 107
 )
@@ -309,7 +313,6 @@ func newDockerd(base, name string) (*Dockerd, error) {
 			},
 			DisableKeepAlives: true,
 		},
-		Timeout: 5 * time.Second,
 	}
 	return e, nil
 }
@@ -357,6 +360,9 @@ func (e *Dockerd) launch() error {
 	}
 	cmd := exec.Command("dockerd", e.args()...)
 	cmd.Stdout, cmd.Stderr = log, log
+	if len(e.env) > 0 {
+		cmd.Env = append(os.Environ(), e.env...)
+	}
 	done, err := startIn(e.netns, cmd)
 	if err != nil {
 		return fmt.Errorf("start engine %s: %w", e.Name, err)
@@ -408,30 +414,51 @@ func (e *Dockerd) Ping(ctx context.Context) error {
 	return e.apiGet(ctx, "/_ping", nil)
 }
 
-// apiGet asks the engine's API for path and decodes the JSON answer into
-// out (when not nil).
+// apiGet asks the engine's API for path, within apiTimeout, and decodes
+// the JSON answer into out (when not nil).
 func (e *Dockerd) apiGet(ctx context.Context, path string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://engine"+path, nil)
+	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	return e.apiCall(ctx, http.MethodGet, path, nil, out)
+}
+
+// apiCall sends method path to the engine's API, with in as its JSON
+// body (when not nil), bounded by ctx alone, and decodes a JSON answer
+// into out (when not nil). Any status but 2xx is an error that holds the
+// engine's message.
+func (e *Dockerd) apiCall(ctx context.Context, method, path string, in, out any) error {
+	var reqBody io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		reqBody = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://engine"+path, reqBody)
 	if err != nil {
 		return err
 	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := e.api.Do(req)
 	if err != nil {
-		return fmt.Errorf("engine %s %s: %w", e.Name, path, err)
+		return fmt.Errorf("engine %s %s %s: %w", e.Name, method, path, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return fmt.Errorf("engine %s %s: %w", e.Name, path, err)
+		return fmt.Errorf("engine %s %s %s: %w", e.Name, method, path, err)
 	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("engine %s %s: %s: %s", e.Name, path, resp.Status, bytes.TrimSpace(body))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("engine %s %s %s: %s: %s", e.Name, method, path, resp.Status, bytes.TrimSpace(body))
 	}
 	if out == nil {
 		return nil
 	}
 	if err := json.Unmarshal(body, out); err != nil {
-		return fmt.Errorf("engine %s %s: %w", e.Name, path, err)
+		return fmt.Errorf("engine %s %s %s: %w", e.Name, method, path, err)
 	}
 	return nil
 }
@@ -605,41 +632,45 @@ func (e *Dockerd) Load(t testing.TB, image string) {
 func (e *Dockerd) LoadImage(ctx context.Context, image string) error { return e.load(ctx, image) }
 
 func (e *Dockerd) load(ctx context.Context, image string) error {
+	return loadInto(ctx, []*Dockerd{e}, image)
+}
+
+// loadInto copies image from the main engine to every one of engines, at
+// once, from one `docker save` of it, and checks that it has the same ID
+// on each.
+func loadInto(ctx context.Context, engines []*Dockerd, image string) error {
 	want, err := CLI(ctx, "image", "inspect", "--format", "{{.Id}}", image)
 	if err != nil {
-		return fmt.Errorf("load %s into engine %s: %w", image, e.Name, err)
+		return fmt.Errorf("load %s: %w", image, err)
 	}
-	pr, pw, err := os.Pipe()
+	f, err := os.CreateTemp("", "rollcall-image-*.tar")
 	if err != nil {
-		return err
+		return fmt.Errorf("load %s: %w", image, err)
 	}
-	var saveErr, loadErr bytes.Buffer
-	save := exec.CommandContext(ctx, "docker", "save", image)
-	save.Stdout, save.Stderr = pw, &saveErr
-	load := exec.CommandContext(ctx, "docker", "--host", e.Host, "load", "--quiet")
-	load.Stdin, load.Stderr = pr, &loadErr
-	if err := save.Start(); err != nil {
-		pr.Close()
-		pw.Close()
-		return fmt.Errorf("load %s into engine %s: %w", image, e.Name, err)
+	tar := f.Name()
+	f.Close()
+	defer os.Remove(tar)
+	if _, err := CLI(ctx, "save", "--output", tar, image); err != nil {
+		return fmt.Errorf("load %s: %w", image, err)
 	}
-	pw.Close()
-	err = load.Run()
-	pr.Close()
-	if serr := save.Wait(); serr != nil {
-		return fmt.Errorf("load %s into engine %s: docker save: %w: %s", image, e.Name, serr, bytes.TrimSpace(saveErr.Bytes()))
+	errs := make([]error, len(engines))
+	var wg sync.WaitGroup
+	for i, e := range engines {
+		wg.Go(func() {
+			if _, err := e.CLI(ctx, "load", "--quiet", "--input", tar); err != nil {
+				errs[i] = fmt.Errorf("load %s into engine %s: %w", image, e.Name, err)
+				return
+			}
+			got, err := e.CLI(ctx, "image", "inspect", "--format", "{{.Id}}", image)
+			if err != nil {
+				errs[i] = fmt.Errorf("load %s into engine %s: %w", image, e.Name, err)
+			} else if got != want {
+				errs[i] = fmt.Errorf("load %s into engine %s: it is %s there, %s on the main engine", image, e.Name, got, want)
+			}
+		})
 	}
-	if err != nil {
-		return fmt.Errorf("load %s into engine %s: docker load: %w: %s", image, e.Name, err, bytes.TrimSpace(loadErr.Bytes()))
-	}
-	got, err := e.CLI(ctx, "image", "inspect", "--format", "{{.Id}}", image)
-	if err != nil {
-		return fmt.Errorf("load %s into engine %s: %w", image, e.Name, err)
-	}
-	if got != want {
-		return fmt.Errorf("load %s into engine %s: it is %s there, %s on the main engine", image, e.Name, got, want)
-	}
-	return nil
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // CLI runs the docker command line against this engine (see CLI).
@@ -673,8 +704,14 @@ func (e *Dockerd) Dial(ctx context.Context, network, addr string) (net.Conn, err
 // Get sends a GET to url from inside the engine's network namespace (see
 // Dial), on a connection of its own, and returns the status and the body.
 func (e *Dockerd) Get(url string) (status int, body string, err error) {
+	return getVia(e.Dial, url)
+}
+
+// getVia sends a GET to url on a connection of its own that dial opens,
+// within getTimeout, and returns the status and the body.
+func getVia(dial func(ctx context.Context, network, addr string) (net.Conn, error), url string) (status int, body string, err error) {
 	c := &http.Client{
-		Transport: &http.Transport{DialContext: e.Dial, DisableKeepAlives: true},
+		Transport: &http.Transport{DialContext: dial, DisableKeepAlives: true},
 		Timeout:   getTimeout,
 	}
 	defer c.CloseIdleConnections()

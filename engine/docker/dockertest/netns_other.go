@@ -25,3 +25,6 @@ func unmountUnder(string) error                                 { return errNotL
 func removeCgroups(string) error                                { return errNotLinux }
 
 func livePidOf(string, string) bool { return false }
+
+func (*Swarm) wire() error   { return errNotLinux }
+func (*Swarm) unwire() error { return errNotLinux }

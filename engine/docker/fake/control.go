@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 
@@ -18,30 +19,72 @@ var ErrInjected = errors.New("injected failure (fake engine)")
 // FailCall and FailNext: the method names in lower case.
 var fakeMethods = []string{"info", "list", "inspect", "imageinspect", "create", "stop", "remove", "restart", "update", "exec", "events", "logs", "distributioninspect", "pull"}
 
+// injector holds the failures a test injected into a fake's calls: the
+// engine's (Client) and the swarm's (docker.Swarm) alike.
 type injector struct {
-	rate   float64
-	reads  bool
-	counts map[string]int     // calls so far, by method
-	failAt map[string][]int   // call numbers (1-based, absolute) that fail
-	next   map[string][]error // errors for the next calls, in order
+	methods  []string // the keys of the fake's methods
+	mutating []string // the interface's mutating methods (docker.Mutating, docker.SwarmMutating)
+	rate     float64
+	reads    bool
+	counts   map[string]int     // calls so far, by method
+	failAt   map[string][]int   // call numbers (1-based, absolute) that fail
+	next     map[string][]error // errors for the next calls, in order
 }
 
-func newInjector() injector {
-	return injector{counts: map[string]int{}, failAt: map[string][]int{}, next: map[string][]error{}}
+func newInjector(methods, mutating []string) injector {
+	return injector{methods: methods, mutating: mutating,
+		counts: map[string]int{}, failAt: map[string][]int{}, next: map[string][]error{}}
 }
 
-// methodKey turns a Client method name ("Stop", "stop") into its key, and
-// panics on a name that is not a Client method: that is a bug in the test.
-func methodKey(method string) string {
+// key turns a method name ("Stop", "stop") into its key, and panics on a
+// name that is not one of the fake's methods: that is a bug in the test.
+func (in *injector) key(method string) string {
 	k := strings.ToLower(method)
-	if !slices.Contains(fakeMethods, k) {
-		panic(fmt.Sprintf("fake: %q is not a Client method", method))
+	if !slices.Contains(in.methods, k) {
+		panic(fmt.Sprintf("fake: %q is not a method of this fake", method))
 	}
 	return k
 }
 
-func isMutatingKey(key string) bool {
-	return slices.ContainsFunc(docker.Mutating, func(m string) bool { return strings.ToLower(m) == key })
+func (in *injector) isMutating(key string) bool {
+	return slices.ContainsFunc(in.mutating, func(m string) bool { return strings.ToLower(m) == key })
+}
+
+// failCall makes the n-th call of method from now on fail (see FailCall).
+func (in *injector) failCall(method string, n int) {
+	k := in.key(method)
+	in.failAt[k] = append(in.failAt[k], in.counts[k]+n)
+}
+
+// failNext queues err for the next call of method (see FailNext).
+func (in *injector) failNext(method string, err error) {
+	if err == nil {
+		err = ErrInjected
+	}
+	k := in.key(method)
+	in.next[k] = append(in.next[k], err)
+}
+
+// check counts a call and returns the error it must fail with, if any:
+// its context's, then FailNext, FailCall and FailRate (draw from rng), in
+// that order.
+func (in *injector) check(ctx context.Context, key string, rng *rand.Rand) error {
+	in.counts[key]++
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if q := in.next[key]; len(q) > 0 {
+		in.next[key] = q[1:]
+		return q[0]
+	}
+	if i := slices.Index(in.failAt[key], in.counts[key]); i >= 0 {
+		in.failAt[key] = slices.Delete(in.failAt[key], i, i+1)
+		return fmt.Errorf("call %d: %w", in.counts[key], ErrInjected)
+	}
+	if in.rate > 0 && (in.reads || in.isMutating(key)) && rng.Float64() < in.rate {
+		return ErrInjected
+	}
+	return nil
 }
 
 // FailRate makes each call of a mutating method fail with probability p,
@@ -65,8 +108,7 @@ func (f *Engine) FailReads(on bool) {
 func (f *Engine) FailCall(method string, n int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	k := methodKey(method)
-	f.inject.failAt[k] = append(f.inject.failAt[k], f.inject.counts[k]+n)
+	f.inject.failCall(method, n)
 }
 
 // FailNext makes the next call of method fail with err (ErrInjected if nil),
@@ -74,46 +116,28 @@ func (f *Engine) FailCall(method string, n int) {
 func (f *Engine) FailNext(method string, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err == nil {
-		err = ErrInjected
-	}
-	k := methodKey(method)
-	f.inject.next[k] = append(f.inject.next[k], err)
+	f.inject.failNext(method, err)
 }
 
 // check counts a call and returns the error it must fail with, if any:
 // its context's, then FailNext, FailCall and FailRate, in that order.
 func (f *Engine) check(ctx context.Context, key string) error {
-	in := &f.inject
-	in.counts[key]++
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if q := in.next[key]; len(q) > 0 {
-		in.next[key] = q[1:]
-		return q[0]
-	}
-	if i := slices.Index(in.failAt[key], in.counts[key]); i >= 0 {
-		in.failAt[key] = slices.Delete(in.failAt[key], i, i+1)
-		return fmt.Errorf("call %d: %w", in.counts[key], ErrInjected)
-	}
-	if in.rate > 0 && (in.reads || isMutatingKey(key)) && f.rng.Float64() < in.rate {
-		return ErrInjected
-	}
-	return nil
+	return f.inject.check(ctx, key, f.rng)
 }
 
 // record appends one call to the log: "method:arg", or "method:arg!fail"
 // when it returned an error.
-func (f *Engine) record(key, arg string, err *error) {
+func (f *Engine) record(key, arg string, err *error) { f.calls = appendCall(f.calls, key, arg, *err) }
+
+func appendCall(calls []string, key, arg string, err error) []string {
 	s := key
 	if arg != "" {
 		s += ":" + arg
 	}
-	if *err != nil {
+	if err != nil {
 		s += "!fail"
 	}
-	f.calls = append(f.calls, s)
+	return append(calls, s)
 }
 
 // Calls returns every Client call so far, in order, as "method:arg": the
@@ -153,7 +177,7 @@ func (f *Engine) Mutations() []string {
 	var out []string
 	for _, c := range f.calls {
 		key, _, _ := strings.Cut(c, ":")
-		if isMutatingKey(key) {
+		if f.inject.isMutating(key) {
 			out = append(out, c)
 		}
 	}

@@ -145,7 +145,7 @@ func New(opts Options) *Engine {
 		tags:       map[string]string{},
 		containers: map[string]*fakeContainer{},
 		nextPort:   firstEphemeralPort,
-		inject:     newInjector(),
+		inject:     newInjector(fakeMethods, docker.Mutating),
 	}
 }
 
