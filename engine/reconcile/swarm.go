@@ -301,15 +301,16 @@ func DiffSwarm(d *spec.ResolvedDesired, o *SwarmObserved) Plan {
 			return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
 		})
 		var svc *docker.Service
+		var dups []*docker.Service
 		if len(svcs) > 0 {
-			svc = svcs[0]
+			svc, dups = svcs[0], svcs[1:]
 		}
 		sw := swarmWorkload{prefix: prefix, name: name, w: desired[name], svc: svc, o: o, nodes: nodes}
 		if svc != nil {
 			sw.tasks = sortedTasks(tasks[svc.ID])
 		}
 		wp, slots := sw.plan()
-		for _, dup := range svcs[1:] {
+		for _, dup := range dups {
 			wp.Steps = append(wp.Steps, Step{Action: ActRemove, Workload: name, Slot: NoSlot, Container: dup.Spec.Name,
 				Service: &ServiceStep{Prefix: prefix, ID: dup.ID, Version: dup.Version, Spec: dup.Spec},
 				Why:     Reason{Kind: ReasonSwarmDuplicate, Serving: svc.Spec.Name}})
@@ -322,7 +323,7 @@ func DiffSwarm(d *spec.ResolvedDesired, o *SwarmObserved) Plan {
 			wp.Failures[i].explain()
 		}
 		if len(wp.Steps) > 0 || len(wp.Failures) > 0 {
-			wp.Changes = sw.changes()
+			wp.Changes = sw.changes(slots)
 		}
 		if len(wp.Steps) > 0 || len(wp.Failures) > 0 || wp.Error != "" || len(wp.Notes) > 0 || len(wp.Held) > 0 {
 			plan.Workloads = append(plan.Workloads, wp)
@@ -405,8 +406,7 @@ func (sw *swarmWorkload) plan() (WorkloadPlan, []SlotState) {
 	write := func(a Action, u docker.UpdateConfig, why Reason, downtime bool) {
 		wp.Steps = append(wp.Steps, sw.write(a, u, why, downtime && stopFirst))
 	}
-	tmplOK := svc.Spec.Task.Labels[docker.SpecLabel(sw.prefix)] == w.Hash && imageIs(svc.Spec.Task.Image, w.Image) &&
-		svc.Spec.EndpointMode == SwarmEndpointMode
+	tmplOK := len(sw.templateDrift()) == 0
 	failure, paused := sw.pausedFailure()
 	switch {
 	case !tmplOK: // S4
@@ -547,7 +547,8 @@ func (sw *swarmWorkload) pausedFailure() (Failure, bool) {
 }
 
 // templateDrift is how the service's task template differs from the
-// desired one: its image, version and spec hash.
+// desired one: its image, version, spec hash and endpoint mode; none
+// when the template is the desired one.
 func (sw *swarmWorkload) templateDrift() []Drift {
 	t := sw.svc.Spec.Task
 	hash, labelled := t.Labels[docker.SpecLabel(sw.prefix)]
@@ -574,8 +575,11 @@ func (sw *swarmWorkload) templateDrift() []Drift {
 // Swarm replaces every task to change it.
 const DriftEndpoint DriftField = "endpoint mode"
 
-// changes is the workload's spec diff, desired against the service.
-func (sw *swarmWorkload) changes() []string {
+// changes is the workload's spec diff, desired against the service: its
+// template's drift, or once that is written, the drift of the tasks Swarm
+// is yet to update; the replicas; the update settings (not while a paced
+// roll, which has its own, is under way).
+func (sw *swarmWorkload) changes(slots []SlotState) []string {
 	switch {
 	case sw.w == nil:
 		return []string{"- workload removed from the desired state"}
@@ -584,19 +588,34 @@ func (sw *swarmWorkload) changes() []string {
 	case sw.w.Err != nil:
 		return nil
 	}
+	seen := map[string]bool{}
 	var out []string
-	tmplOK := sw.svc.Spec.Task.Labels[docker.SpecLabel(sw.prefix)] == sw.w.Hash && imageIs(sw.svc.Spec.Task.Image, sw.w.Image) &&
-		sw.svc.Spec.EndpointMode == SwarmEndpointMode
-	if !tmplOK {
-		for _, d := range sw.templateDrift() {
-			out = append(out, d.Line())
+	note := func(line string) {
+		if !seen[line] {
+			seen[line] = true
+			out = append(out, line)
+		}
+	}
+	for _, d := range sw.templateDrift() {
+		note(d.Line())
+	}
+	staleLeft := false
+	for _, st := range slots {
+		for _, c := range st.Containers {
+			if st.Desired && (c.Relation == RelStale || c.Relation == RelLegacy) {
+				staleLeft = true
+				for _, d := range c.Drift {
+					note(d.Line())
+				}
+			}
 		}
 	}
 	if have := sw.svc.Spec.Replicas; have != sw.w.Replicas {
-		out = append(out, fmt.Sprintf("~ replicas: %d → %d", have, sw.w.Replicas))
+		note(fmt.Sprintf("~ replicas: %d → %d", have, sw.w.Replicas))
 	}
-	if have, want := sw.svc.Spec.Update, UpdateConfigFor(sw.w); !updateEqual(have, want) {
-		out = append(out, "~ update: "+UpdateText(have)+" → "+UpdateText(want))
+	have, want := sw.svc.Spec.Update, UpdateConfigFor(sw.w)
+	if !updateEqual(have, want) && !(sw.o.Paced && isPaced(have) && staleLeft) {
+		note("~ update: " + UpdateText(have) + " → " + UpdateText(want))
 	}
 	slices.Sort(out)
 	return out

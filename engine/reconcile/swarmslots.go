@@ -57,7 +57,9 @@ type taskJudge struct {
 
 // wanted reports whether Swarm wants t running: its desired state is
 // running, or ready (a stop-first task held until its old one stopped).
-func wanted(t *docker.Task) bool { return t.Desired == docker.TaskRunning || t.Desired == docker.TaskReady }
+func wanted(t *docker.Task) bool {
+	return t.Desired == docker.TaskRunning || t.Desired == docker.TaskReady
+}
 
 // nodeUp reports whether the node a task runs on is up; with no nodes
 // read, every node counts as up.
