@@ -73,6 +73,9 @@ type Container struct {
 	// is "" where the engine gave none (a stopped container); nil when the
 	// engine told nothing.
 	Networks map[string]string
+	// Node is, on a Swarm, the hostname of the node a task runs on (a
+	// task shown as a container); "" on a plain engine.
+	Node string
 }
 
 // PublishedPort is one container port published on the host.

@@ -16,16 +16,16 @@ import (
 // declares VOLUME at (spec.Resolved.ImageVolumes). A slot's own volume is
 // named by the slot alone (spec.SlotVolumeName), so every container the
 // slot has mounts the same one, and a roll keeps its data.
-func createMounts(prefix string, w *spec.Resolved, slot int) ([]docker.Mount, []docker.VolumeSpec) {
+func createMounts(prefix string, w *spec.Resolved, slot string) ([]docker.Mount, []docker.VolumeSpec) {
 	var mounts []docker.Mount
 	var needs []docker.VolumeSpec
 	slotVolume := func(target string, readOnly bool) {
-		name := spec.SlotVolumeName(prefix, w.Name, slot, target)
+		name := spec.SlotVolumeNameOf(prefix, w.Name, slot, target)
 		mounts = append(mounts, docker.Mount{Type: string(spec.MountVolume), Source: name, Target: target, ReadOnly: readOnly})
 		needs = append(needs, docker.VolumeSpec{Name: name, Labels: map[string]string{
 			docker.ManagedLabel(prefix):  "true",
 			docker.WorkloadLabel(prefix): w.Name,
-			docker.SlotLabel(prefix):     strconv.Itoa(slot),
+			docker.SlotLabel(prefix):     slot,
 		}})
 	}
 	for _, m := range w.Mounts {
@@ -59,7 +59,7 @@ func mountChanges(prefix string, w *spec.Resolved, c docker.ContainerDetail) []F
 	if err != nil {
 		return nil
 	}
-	want, _ := createMounts(prefix, w, slot)
+	want, _ := createMounts(prefix, w, strconv.Itoa(slot))
 	have := map[string]string{}
 	for _, m := range c.Config.Mounts {
 		have[m.Target] = mountText(m)

@@ -209,13 +209,22 @@ func short(hash string) string {
 
 // CreateSpec is what a START step creates for a workload's slot.
 func CreateSpec(prefix string, w *spec.Resolved, slot int) *docker.CreateSpec {
+	c := createSpecOf(prefix, w, strconv.Itoa(slot))
+	c.Name = ContainerName(prefix, w.Name, slot, w.Hash)
+	return c
+}
+
+// createSpecOf is CreateSpec without a name, for the slot as text: an
+// index, or a Swarm's placeholder for the task's slot (swarmSlot), which
+// its nodes expand in the hostname and the mounts' sources.
+func createSpecOf(prefix string, w *spec.Resolved, slot string) *docker.CreateSpec {
 	labels := make(map[string]string, len(w.Labels)+5)
 	for k, v := range w.Labels {
 		labels[k] = v
 	}
 	labels[docker.ManagedLabel(prefix)] = "true"
 	labels[docker.WorkloadLabel(prefix)] = w.Name
-	labels[docker.SlotLabel(prefix)] = strconv.Itoa(slot)
+	labels[docker.SlotLabel(prefix)] = slot
 	labels[docker.SpecLabel(prefix)] = w.Hash
 	labels[docker.VersionLabel(prefix)] = w.Version
 	if v := preStopLabel(w.Workload); v != "" {
@@ -242,7 +251,6 @@ func CreateSpec(prefix string, w *spec.Resolved, slot int) *docker.CreateSpec {
 		Mounts:      mounts,
 		Volumes:     volumes,
 		ReadOnly:    w.ReadOnly,
-		Name:        ContainerName(prefix, w.Name, slot, w.Hash),
 		Image:       w.Image,
 		Command:     append([]string(nil), w.Command...),
 		Env:         env,

@@ -3,7 +3,6 @@ package reconcile
 import (
 	"maps"
 	"slices"
-	"strconv"
 
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/spec"
@@ -14,7 +13,7 @@ import (
 // "<hostname>-<slot>" (web-0, web-1, …), as the operators expect
 // of replicas; with one, the hostname as written. Which of the two is in
 // the spec hash (spec.Hash), so a scale across 1 rolls the hostnames.
-func containerOptions(w *spec.Workload, slot int) docker.ContainerOptions {
+func containerOptions(w *spec.Workload, slot string) docker.ContainerOptions {
 	o := w.Options
 	out := docker.ContainerOptions{
 		Entrypoint:  slices.Clone(o.Entrypoint),
@@ -44,13 +43,13 @@ func containerOptions(w *spec.Workload, slot int) docker.ContainerOptions {
 	return out
 }
 
-// slotHostname is the hostname of slot: "h-<slot>" with replicas above
-// 1, h otherwise.
-func slotHostname(h string, slot, replicas int) string {
+// slotHostname is the hostname of slot (an index, or a Swarm's
+// placeholder for one): "h-<slot>" with replicas above 1, h otherwise.
+func slotHostname(h, slot string, replicas int) string {
 	if h == "" || replicas <= 1 {
 		return h
 	}
-	return h + "-" + strconv.Itoa(slot)
+	return h + "-" + slot
 }
 
 // desiredEntrypoint is the entrypoint w's containers run: the workload's

@@ -20,13 +20,25 @@ const (
 	ActWait    Action = "wait"    // nothing to do yet; Until says how long
 	ActCanary  Action = "canary"  // a canary step: a share of the traffic, measured against the stable cohort (Canary)
 	ActPull    Action = "pull"    // pull the workload's image through the engine (Container holds the reference), before anything of it starts or stops
+
+	// A Swarm's (swarm.go): each writes, creates or removes a workload's
+	// service (Step.Service); Swarm places and replaces the tasks.
+	ActCreate   Action = "create"   // create the service: its slots start on the desired spec
+	ActRemove   Action = "remove"   // remove the service (extra, duplicate) and, through Swarm, its tasks
+	ActScale    Action = "scale"    // write the replicas in place: no task is replaced
+	ActRollout  Action = "rollout"  // write a new task template: Swarm rolls every slot, or (paced) one
+	ActAdvance  Action = "advance"  // paced: a write outside the task template: Swarm updates the next slot
+	ActSettings Action = "settings" // write the file's update settings: no task is replaced, or Swarm rolls the slots left with them
+	ActResume   Action = "resume"   // send again the update Swarm paused on a failure (the operator's retry)
 )
 
 // actionOrder sorts steps within a slot: new containers first, waits last.
-var actionOrder = map[Action]int{ActPull: -1, ActStart: 0, ActRestart: 1, ActUpdate: 2, ActCanary: 3, ActRoll: 3, ActStop: 4, ActWait: 5}
+var actionOrder = map[Action]int{ActPull: -1, ActStart: 0, ActRestart: 1, ActUpdate: 2, ActCanary: 3, ActRoll: 3, ActStop: 4, ActWait: 5,
+	ActCreate: 0, ActRollout: 0, ActAdvance: 0, ActResume: 0, ActSettings: 1, ActScale: 2, ActRemove: 4}
 
 // summaryOrder is the order of the one-line summary.
-var summaryOrder = []Action{ActPull, ActStart, ActCanary, ActRoll, ActRestart, ActUpdate, ActStop, ActWait}
+var summaryOrder = []Action{ActPull, ActCreate, ActStart, ActRollout, ActAdvance, ActResume, ActCanary, ActRoll, ActRestart,
+	ActUpdate, ActSettings, ActScale, ActStop, ActRemove, ActWait}
 
 // NoSlot is the Slot of a step on a container without a readable slot index.
 const NoSlot = -1
@@ -76,6 +88,10 @@ type Step struct {
 	// step it will become, so an approval given to it matches that step
 	// when a later plan holds it.
 	Then bool
+
+	// Service is, for a step on a Swarm (swarm.go), the service it
+	// creates, writes or removes; nil for every other step.
+	Service *ServiceStep
 }
 
 // WaitKind is what a wait step waits for (DESIGN §5), so that a view says
@@ -113,6 +129,11 @@ const (
 	// WaitHold: the slot is not started while its workload's desired spec
 	// is on hold (rule 9); only in a SlotState, never a step.
 	WaitHold WaitKind = "hold"
+	// WaitSwarm: on a Swarm, Swarm is at work (swarm.go): its updater is
+	// to take the slot, a task is to be placed, old or surplus tasks are
+	// being retired, or Swarm watches the new tasks for its monitor
+	// period. Open-ended: Swarm says nothing of when.
+	WaitSwarm WaitKind = "swarm"
 )
 
 // Executable reports whether the step calls the engine: every action but
@@ -125,6 +146,12 @@ func (s Step) Key() string {
 	if s.Canary != nil {
 		// Each canary step is approved on its own.
 		return fmt.Sprintf("%s/%s/%d/%s/%d", s.Action, s.Workload, s.Slot, s.Container, s.Canary.Index)
+	}
+	if s.Service != nil {
+		// Each write to a service is approved on its own: every write
+		// carries the next step counter (a paced roll's advances share
+		// everything else).
+		return fmt.Sprintf("%s/%s/%d/%s/%s", s.Action, s.Workload, s.Slot, s.Container, s.Service.Counter())
 	}
 	return fmt.Sprintf("%s/%s/%d/%s", s.Action, s.Workload, s.Slot, s.Container)
 }

@@ -128,6 +128,22 @@ type Reason struct {
 	Canary      *CanaryStep
 	Judgement   *Judgement
 	CanarySteps int
+
+	// A Swarm's (swarmreason.go). TaskState is a task's state, TaskErr
+	// the error that ended it and Message Swarm's words for a task or an
+	// update, all as Swarm reports them: shown, never matched. Node is a
+	// task's node (its hostname), NodeDown whether that node is down.
+	TaskState docker.TaskState
+	TaskErr   string
+	Message   string
+	Node      string
+	NodeDown  bool
+	From      int    // scale: the replicas the service has
+	Order     string // rollout, settings, queued: start-first or stop-first
+	Done      int    // step: the desired slots on the desired spec before this step
+	Left      int    // settings, resume: the slots Swarm is yet to update; retiring: the tasks it retires
+	Paced     bool   // a step-mode roll (a wait's words say what the next step waits for); settings: the service had paced settings
+	Switch    bool   // step: a roll under way with other settings goes on one slot per approval from here
 }
 
 // String is the reason in words: "missing: slot 1 of 3", "crashed: exit
@@ -238,6 +254,9 @@ func (r Reason) String() string {
 		return fmt.Sprintf("%s; workload-wide health failure: restarting %s at a time", r.Crash, atATime(r.Parallelism))
 	case ReasonHealthDeadline:
 		return fmt.Sprintf("%s, not healthy within health_deadline %s", r.Condition, r.Deadline)
+	}
+	if words, ok := r.swarmWords(); ok {
+		return words
 	}
 	return string(r.Kind)
 }

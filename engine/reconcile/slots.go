@@ -43,6 +43,10 @@ type ContainerState struct {
 	// Drift is how a stale, legacy or needs-update container differs
 	// from its desired spec.
 	Drift []Drift
+	// EngineReplaced: on a Swarm, this task is Swarm's own replacement of
+	// one of the same spec that failed or lost its node (DiffSwarm): the
+	// engine's step, never an approval.
+	EngineReplaced bool
 }
 
 // SlotState is one slot of a workload as Diff sees it. Plan.Slots holds

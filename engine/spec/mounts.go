@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -138,11 +139,18 @@ func (m Mount) what() string {
 // rollcall_db_0_var-lib-postgresql-data. It depends on nothing but the
 // slot, so every container the slot ever has mounts the same volume.
 func SlotVolumeName(prefix, workload string, slot int, target string) string {
+	return SlotVolumeNameOf(prefix, workload, strconv.Itoa(slot), target)
+}
+
+// SlotVolumeNameOf is SlotVolumeName with the slot as text: an index, or
+// an engine's placeholder for one (a Swarm's "{{.Task.Slot}}", which each
+// node expands as it creates a task's container).
+func SlotVolumeNameOf(prefix, workload, slot, target string) string {
 	t := strings.Trim(volumeUnsafeRE.ReplaceAllString(filepath.Clean(target), "-"), "-")
 	if t == "" {
 		t = "root"
 	}
-	return fmt.Sprintf("%s_%s_%d_%s", prefix, workload, slot, t)
+	return fmt.Sprintf("%s_%s_%s_%s", prefix, workload, slot, t)
 }
 
 var volumeUnsafeRE = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
