@@ -182,7 +182,9 @@ func (c *composeMap) itemAt(service, attr string, i int) *yaml.Node {
 }
 
 // volumes maps the top-level volumes a service mounts onto rollcall's,
-// with compose's names (<project>_<key>, or name:).
+// with compose's names (<project>_<key>, or name:); on a swarm, as
+// docker stack deploy names them, <prefix>_<key> (the prefix is the
+// stack's name), or name:.
 func (c *composeMap) volumes() *yaml.Node {
 	used := map[string]bool{}
 	for _, s := range c.project.Services {
@@ -206,7 +208,9 @@ func (c *composeMap) volumes() *yaml.Node {
 		field := func(name string, n *yaml.Node) {
 			val.Content = append(val.Content, placeAt(strNode(name), k), placeAt(n, v, k))
 		}
-		field("name", strNode(def.Name))
+		if _, named := c.raw.get("volumes", key, "name"); !c.swarm || named != nil || bool(def.External) {
+			field("name", strNode(def.Name))
+		} // else <prefix>_<key> (swarmVolumeName)
 		if def.External {
 			field("external", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
 		}

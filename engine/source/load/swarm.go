@@ -205,7 +205,7 @@ func (l *loader) checkSwarm(f field, w *spec.Workload, ports []binding, restartP
 		w.Ports = append(w.Ports, b.Port)
 	}
 	if len(ports) > 0 && w.Swarm.EndpointMode == spec.EndpointDNSRR {
-		swarmDNSRRPorts.refuse(l, at["endpoint_mode"].val, at["endpoint_mode"].path)
+		swarmDNSRRPorts.refuse(l, at["endpoint_mode"].val, at["endpoint_mode"].path+": dnsrr with ports")
 	}
 	return out
 }

@@ -137,6 +137,9 @@ var (
 		What: "a bind source is a path on the node that runs the task; one relative to the file is this machine's path (a warning; it is not looked for here)",
 		Why:  "make sure the path exists on every node the service may be placed on, or write it from /"}
 
+	swarmVolumeName = SwarmRule{Compose: "volumes", Value: "name", Does: KeyMapped,
+		What: "a named volume is `<prefix>_<key>`, as `docker stack deploy <prefix>` names it (the prefix is the stack's name), unless it has a name: or is external"}
+
 	swarmPrivileged = SwarmRule{Key: "privileged", Compose: "services.*.privileged", Does: KeyRefused,
 		What: "Swarm runs no privileged task",
 		Why:  "add the capabilities it needs with cap_add, or run it on a plain engine"}
@@ -173,7 +176,7 @@ var SwarmRules = []SwarmRule{
 	swarmPlacement, swarmModeReplicated, swarmModeGlobal,
 	swarmRestartPolicy, swarmRestart, swarmServiceLabels, swarmStackLabel,
 	swarmReservationCPUs, swarmReservationMemory, swarmResources, swarmStopGrace, swarmHostname, swarmDependsOn,
-	swarmAnonymousVolume, swarmImageVolume, swarmNamedVolume, swarmRelativeBind,
+	swarmAnonymousVolume, swarmImageVolume, swarmNamedVolume, swarmRelativeBind, swarmVolumeName,
 	swarmPrivileged, swarmDevices, swarmSecurityOpt, swarmShmSize, swarmNetworkMode, swarmExpose, swarmContainerOptions,
 }
 

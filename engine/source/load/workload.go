@@ -105,7 +105,7 @@ func (l *loader) workload(f field) (*spec.Workload, []binding) {
 			w.PreStop = l.preStop(g)
 		case "pull":
 			if p, ok := l.oneOf(g.val, g.path, spec.PullMissing, spec.PullAlways, spec.PullNever); ok && p == spec.PullNever && w.Swarm != nil {
-				swarmPullNever.refuse(l, g.val, g.path)
+				swarmPullNever.refuse(l, g.val, g.path+": never")
 			} else if ok {
 				w.Pull = p
 			}
@@ -520,7 +520,7 @@ func (l *loader) update(f field, u *spec.UpdatePolicy) {
 		switch g.name {
 		case "strategy":
 			if s, ok := l.oneOf(g.val, g.path, spec.StrategyRolling, spec.StrategyBlueGreen); ok && s == spec.StrategyBlueGreen && l.engine == spec.EngineSwarm {
-				swarmBlueGreen.refuse(l, g.val, g.path)
+				swarmBlueGreen.refuse(l, g.val, g.path+": blue-green")
 			} else if ok {
 				u.Strategy = s
 			}
