@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"sort"
+	"time"
 )
 
 // Hash is the spec hash: it covers every field that needs a new container
@@ -27,6 +28,14 @@ import (
 //
 // The create options (options.go) are in the same way: left out when
 // none is set, so a workload without options kept its hash.
+//
+// On a swarm (Workload.Swarm set) the hash also covers what Swarm keeps in
+// the task template or the endpoint spec and recreates every task for
+// (swarm.go): the endpoint mode, the restart policy, the reservations,
+// and the resources and stop grace period, which a plain engine changes
+// in place or passes at stop time. The placement and the service labels
+// stay out (SwarmService). A workload on a plain engine has no Swarm: its
+// hash is what it always was.
 //
 // The resolved image ID is part of the hash (DESIGN §4 names containers
 // <prefix>-<workload>-<slot>-<hash[:8]>): a tag rebuilt to a new image then
@@ -92,13 +101,34 @@ func Hash(w *Workload, imageID string) string {
 		Options     *Options `json:",omitempty"`
 		// SlotHostnames: the hostname is per slot (replicas above 1).
 		SlotHostnames bool `json:",omitempty"`
-	}{w.Image, imageID, w.Version, w.Command, env, labels, w.Ports, w.Healthcheck, w.StopSignal, networks, w.PreStop, mounts, w.ReadOnly, hashOptions(w), w.Options.Hostname != "" && w.Replicas > 1}
+		// Swarm: the task template's and endpoint's own (swarmHash).
+		Swarm *swarmTask `json:",omitempty"`
+	}{w.Image, imageID, w.Version, w.Command, env, labels, w.Ports, w.Healthcheck, w.StopSignal, networks, w.PreStop, mounts, w.ReadOnly, hashOptions(w), w.Options.Hostname != "" && w.Replicas > 1, swarmHash(w)}
 	b, err := json.Marshal(canon)
 	if err != nil {
 		panic("spec: hash: " + err.Error()) // plain data always marshals
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// swarmTask is what a swarm workload's hash covers beyond a plain
+// engine's.
+type swarmTask struct {
+	EndpointMode EndpointMode
+	Restart      SwarmRestart
+	Resources    Resources
+	Reservations Resources
+	StopGrace    time.Duration
+}
+
+// swarmHash is nil on a plain engine, which leaves it out of the encoding.
+func swarmHash(w *Workload) *swarmTask {
+	if w.Swarm == nil {
+		return nil
+	}
+	s := w.Swarm
+	return &swarmTask{s.EndpointMode, s.Restart, w.Resources, s.Reservations, w.StopGrace}
 }
 
 func sortStrings(s []string) { sort.Strings(s) }

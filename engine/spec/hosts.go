@@ -131,7 +131,7 @@ func (d *Desired) ForHost(name string) (*Desired, bool) {
 	if h == nil {
 		return nil, false
 	}
-	out := &Desired{Source: d.Source, Prefix: d.Prefix, Proxy: d.Proxy, Notify: d.Notify, RegistryPoll: d.RegistryPoll, Warnings: d.Warnings, Host: h.Name, Volumes: d.Volumes,
+	out := &Desired{Source: d.Source, Prefix: d.Prefix, Proxy: d.Proxy, Notify: d.Notify, RegistryPoll: d.RegistryPoll, Warnings: d.Warnings, Host: h.Name, Volumes: d.Volumes, Engine: d.Engine,
 		Workloads: make(map[string]*Workload, len(d.Workloads))}
 	for n, w := range d.Workloads {
 		cp := *w

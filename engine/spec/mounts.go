@@ -96,10 +96,12 @@ func (c StopFirstCause) String() string {
 
 // StopFirst says why the workload rolls stop-first, as far as the file
 // tells ("" when it rolls start-first); Resolved.StopFirst adds what the
-// image declares.
+// image declares. On a swarm a fixed host port is no cause: Swarm's
+// routing mesh publishes one port for the whole service, whatever its
+// tasks.
 func (w *Workload) StopFirst() (StopFirstCause, string) {
 	switch {
-	case w.FixedHostPort():
+	case w.FixedHostPort() && w.Swarm == nil:
 		return StopFirstHostPort, ""
 	case w.Options.NetworkMode == NetworkHost:
 		return StopFirstHostNetwork, ""

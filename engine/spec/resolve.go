@@ -110,7 +110,9 @@ type distributed struct {
 // error with `pull: never`, or one wrapping ErrBuildFirst for an image that
 // is built (Workload.BuildFirst); any other failure is an error for that workload
 // only. A registry that cannot say where an `always` tag points leaves the
-// engine's image in place: "cannot tell" is not "moved".
+// engine's image in place: "cannot tell" is not "moved". On a swarm, an
+// image VOLUME that no mount covers is an error wrapping
+// ErrSwarmImageVolume (swarm.go).
 func Resolve(ctx context.Context, d *Desired, images ImageLookup) *ResolvedDesired {
 	out := &ResolvedDesired{Prefix: d.Prefix}
 	seen := map[string]inspected{}
@@ -156,6 +158,13 @@ func Resolve(ctx context.Context, d *Desired, images ImageLookup) *ResolvedDesir
 		}
 		if r.Err == nil {
 			r.ImageVolumes = slotVolumes(w, in.img.Volumes)
+		}
+		if r.Err == nil && w.Swarm != nil && len(r.ImageVolumes) > 0 {
+			// A slot keeps no volume of its own on a swarm (swarm.go).
+			r.Err = fmt.Errorf("image %s declares VOLUME %s: %w (%s)", w.Image, r.ImageVolumes[0], ErrSwarmImageVolume, SwarmImageVolumeHint)
+			r.ImageVolumes = nil
+		}
+		if r.Err == nil {
 			r.ImageID = in.img.ID
 			r.Hash = Hash(w, in.img.ID)
 		}

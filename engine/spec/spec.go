@@ -69,6 +69,10 @@ type Desired struct {
 	// Volumes are the named volumes the workloads mount, by the key the
 	// file gives them (mounts.go); nil for none.
 	Volumes map[string]*Volume
+	// Engine is what the workloads run on (engine:): EngineDocker, the
+	// default, or EngineSwarm (swarm.go), where every workload's Swarm is
+	// set and Hosts is nil.
+	Engine Engine
 	// Warnings are findings that do not stop a load but deserve a look,
 	// e.g. a CMD-SHELL healthcheck, which a scratch image cannot run.
 	Warnings []*Error
@@ -137,10 +141,16 @@ type Workload struct {
 	// once per spec hash, never restarted. Set by engine/source/load; not in the
 	// hash.
 	Job bool
+	// Swarm is what the workload has only as a Swarm service (swarm.go):
+	// set on every workload of a desired state with `engine: swarm`, nil
+	// on plain engines.
+	Swarm *SwarmService
 }
 
 // Port is one published port, from "[[HOST_IP:]HOST_PORT:]CONTAINER_PORT[/PROTO]".
-// HostPort 0 is ephemeral. HostIP defaults to 127.0.0.1.
+// HostPort 0 is ephemeral. HostIP defaults to 127.0.0.1; on a swarm it is
+// "", every interface of every node (Swarm's routing mesh publishes the
+// port, HostPort 0 being one Swarm picks).
 type Port struct {
 	HostIP        string
 	HostPort      int
@@ -186,6 +196,11 @@ type UpdatePolicy struct {
 	// back at once (update.rollback_parallelism, compose's
 	// rollback_config.parallelism); 0: all at once.
 	RollbackParallelism int
+	// MaxFailureRatio is, on a swarm, the share of the new tasks that may
+	// fail before FailureAction applies (update.max_failure_ratio,
+	// compose's update_config.max_failure_ratio), 0..1; 0: the first
+	// failure. Always 0 on plain engines, where the first failure counts.
+	MaxFailureRatio float64
 	// Canary is update.canary (canary.go); nil when the workload has none.
 	// A canary needs the proxy (Desired.Proxy is then set).
 	Canary *Canary
@@ -245,7 +260,8 @@ var (
 )
 
 // FixedHostPort reports whether the workload publishes any fixed host port,
-// which forces order stop-first (two containers cannot bind one port).
+// which forces order stop-first on a plain engine (two containers cannot
+// bind one port); not on a swarm (StopFirst).
 func (w *Workload) FixedHostPort() bool {
 	for _, p := range w.Ports {
 		if p.HostPort != 0 {

@@ -89,11 +89,18 @@ func LoadCompose(path string, environ []string) (*spec.Desired, error) {
 // compose's: restart unless-stopped, order start-first. The project name
 // names only the volumes and a build-only service's image, as in compose.
 // The label prefix is rollcall's unless the
-// top-level extension sets it; the proxy of rollcall.yaml goes there too:
+// top-level extension sets it; the proxy and the engine of rollcall.yaml
+// go there too:
 //
 //	x-rollcall:
 //	  prefix: shop
 //	  proxy: {caddy_admin: "unix:///run/rollcall-caddy/admin.sock"}
+//
+// A file that `docker stack deploy` deploys says `x-rollcall: {engine:
+// swarm}`, written out (no variable: it decides how the file is read):
+// then the deploy keys a swarm has (placement, endpoint_mode, labels,
+// restart_policy, reservations, max_failure_ratio, mode) are read too,
+// and every key is judged by the swarm's rules (SwarmRules).
 //
 // The mapped document meets every rule of rollcall.yaml (see Parse), with
 // the same messages, located in the compose file: a service name must be a
@@ -134,6 +141,9 @@ func ParseCompose(name string, data []byte, environ []string) (*spec.Desired, er
 		return nil, spec.ErrorList{eerr}
 	}
 	c := &composeMap{l: l, raw: rawTree{raw}, data: data, pulled: newPulledIn(name, dir), buildFirst: map[string]bool{}}
+	// A file deployed to a swarm has more compose keys (swarm_keys.go):
+	// that is known before compose-go reads it.
+	c.swarm = c.rawEngine() == string(spec.EngineSwarm)
 	// Every file the document pulls in is read through ReadFile, before
 	// compose-go sees it (compose_files.go).
 	c.pulled.checkPulledIn(raw, dir, env)
@@ -170,6 +180,10 @@ func (c *composeMap) load(dir string, env composetypes.Mapping) (err error) {
 			err = fmt.Errorf("cannot load: %v", r)
 		}
 	}()
+	supported, subtrees := supportedAttributes, acceptedSubtrees
+	if c.swarm {
+		supported, subtrees = swarmAttributes, swarmSubtrees
+	}
 	c.project, err = composeloader.LoadWithContext(context.Background(), composetypes.ConfigDetails{
 		WorkingDir:  dir,
 		ConfigFiles: []composetypes.ConfigFile{{Filename: c.l.file, Content: c.data}},
@@ -195,8 +209,8 @@ func (c *composeMap) load(dir string, env composetypes.Mapping) (err error) {
 		o.SkipResolveEnvironment = true
 		o.SkipResolveLabels = true
 		o.ResourceLoaders = []composeloader.ResourceLoader{guard{c.pulled}}
-	}, composeloader.WithUnsupportedAttributesCheck(acceptedSubtrees, c.unsupported),
-		composeloader.WithSupportedAttributes(supportedAttributes, nil))
+	}, composeloader.WithUnsupportedAttributesCheck(subtrees, c.unsupported),
+		composeloader.WithSupportedAttributes(supported, nil))
 	return err
 }
 

@@ -2,6 +2,7 @@ package load
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	composeloader "github.com/compose-spec/compose-go/v2/loader"
@@ -51,7 +52,7 @@ var ComposeKeys = []ComposeKey{
 	{"services.*.ports.[].published", KeyHonoured, "a fixed host port rolls stop-first, and cannot go with replicas > 1", false},
 	{"services.*.ports.[].host_ip", KeyMapped, "none: rollcall publishes on 127.0.0.1 (compose: every interface), with a warning", false},
 	{"services.*.ports.[].protocol", KeyHonoured, "", false},
-	{"services.*.ports.[].mode", KeyHonoured, "ingress or host: the same thing outside Swarm", false},
+	{"services.*.ports.[].mode", KeyHonoured, "ingress or host: the same thing outside Swarm; on a swarm, host is refused", false},
 	{"services.*.expose", KeyHonoured, "", true},
 	{"services.*.healthcheck.test", KeyHonoured, "", true},
 	{"services.*.healthcheck.interval", KeyHonoured, "", false},
@@ -64,24 +65,24 @@ var ComposeKeys = []ComposeKey{
 	{"services.*.deploy.resources.limits.memory", KeyHonoured, "resources.memory", false},
 	{"services.*.cpus", KeyHonoured, "resources.cpus, where deploy.resources.limits has none", false},
 	{"services.*.mem_limit", KeyHonoured, "resources.memory, where deploy.resources.limits has none", false},
-	{"services.*.deploy.resources.reservations", KeyIgnored, "rollcall sets limits only", false},
+	{"services.*.deploy.resources.reservations", KeyIgnored, "rollcall sets limits only; on a swarm, cpus and memory are honoured", false},
 	{"services.*.deploy.update_config.parallelism", KeyMapped, "update.parallelism; 0 (all at once) reads as the replicas, with a warning", false},
 	{"services.*.deploy.update_config.order", KeyHonoured, "update.order", false},
 	{"services.*.deploy.update_config.failure_action", KeyHonoured, "update.failure_action", false},
 	{"services.*.deploy.update_config.monitor", KeyMapped, "update.health_deadline", false},
 	{"services.*.deploy.update_config.delay", KeyMapped, "update.delay: a slot starts rolling that long after the last slot's replacement was ready (its start plus min_ready: the engine does not say when a probe first passed)", false},
-	{"services.*.deploy.update_config.max_failure_ratio", KeyIgnored, "failure_action applies at the first failure", false},
+	{"services.*.deploy.update_config.max_failure_ratio", KeyIgnored, "failure_action applies at the first failure; honoured on a swarm", false},
 	{"services.*.deploy.rollback_config.parallelism", KeyHonoured, "update.rollback_parallelism: how many slots an operator's rollback takes back at once (0: all at once, the default)", false},
 	{"services.*.deploy.rollback_config.order", KeyIgnored, "rollcall's rollback starts nothing (the old containers still serve; the new ones beside them stop), so no order applies", false},
 	{"services.*.deploy.rollback_config.delay", KeyIgnored, "a rollback stops the next slots once the first ones stopped", false},
 	{"services.*.deploy.rollback_config.failure_action", KeyIgnored, "a rollback's failed stop is retried, as any step", false},
 	{"services.*.deploy.rollback_config.monitor", KeyIgnored, "a rollback starts nothing to watch", false},
 	{"services.*.deploy.rollback_config.max_failure_ratio", KeyIgnored, "a rollback's failed stop is retried, as any step", false},
-	{"services.*.deploy.restart_policy", KeyIgnored, "use restart: instead", false},
-	{"services.*.deploy.labels", KeyIgnored, "put container labels in labels", false},
-	{"services.*.deploy.placement", KeyIgnored, "a Swarm setting: rollcall runs on one host", false},
-	{"services.*.deploy.mode", KeyIgnored, "a Swarm setting: rollcall runs replicated workloads only", false},
-	{"services.*.deploy.endpoint_mode", KeyIgnored, "a Swarm setting: rollcall runs on one host", false},
+	{"services.*.deploy.restart_policy", KeyIgnored, "use restart: instead; honoured on a swarm", false},
+	{"services.*.deploy.labels", KeyIgnored, "put container labels in labels; on a swarm, the service's own labels", false},
+	{"services.*.deploy.placement", KeyIgnored, "a Swarm setting, honoured on a swarm (`x-rollcall: {engine: swarm}`)", false},
+	{"services.*.deploy.mode", KeyIgnored, "a Swarm setting: rollcall runs replicated workloads only, on a swarm too", false},
+	{"services.*.deploy.endpoint_mode", KeyIgnored, "a Swarm setting, honoured on a swarm", false},
 	{"services.*.stop_signal", KeyHonoured, "", false},
 	{"services.*.stop_grace_period", KeyHonoured, "", false},
 	{"services.*.restart", KeyHonoured, "", false},
@@ -173,15 +174,31 @@ var acceptedSubtrees = func() []composeloader.UnsupportedAttributePattern {
 // ComposeKeyTable renders ComposeKeys as the README's markdown table.
 func ComposeKeyTable() string {
 	var b strings.Builder
-	b.WriteString("| compose key | rollcall | how |\n|---|---|---|\n")
+	b.WriteString("| compose key | rollcall | how | on a swarm |\n|---|---|---|---|\n")
 	for _, k := range ComposeKeys {
 		path := "`" + k.Path + "`"
 		if k.Whole {
 			path += " (whole)"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", path, k.Does, markdownCell(k.Why))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", path, k.Does, markdownCell(k.Why), markdownCell(swarmVerdicts(k.Path)))
 	}
-	b.WriteString("| any other key | ignored | a warning at its line:col naming it; `x-*` extensions are left alone |\n")
+	// The keys a swarm's file has beyond ComposeKeys: x-rollcall's, and
+	// the parts of a key the table takes as one.
+	var more []string
+	for _, r := range SwarmRules {
+		known := slices.ContainsFunc(ComposeKeys, func(k ComposeKey) bool { return k.Path == r.Compose })
+		if r.Compose != "" && !known && !slices.Contains(more, r.Compose) {
+			more = append(more, r.Compose)
+		}
+	}
+	for _, p := range more {
+		does, how := KeyIgnored, "read on a swarm only"
+		if strings.HasPrefix(p, "x-rollcall.") {
+			does, how = KeyHonoured, "rollcall's own extension, as rollcall.yaml's key"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", p, does, how, markdownCell(swarmVerdicts(p)))
+	}
+	b.WriteString("| any other key | ignored | a warning at its line:col naming it; `x-*` extensions are left alone | the same |\n")
 	return b.String()
 }
 

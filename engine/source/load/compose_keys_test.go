@@ -14,39 +14,48 @@ import (
 // README's table of compose keys): go test ./engine/source/load -run ... -update
 var update = flag.Bool("update", false, "rewrite the golden files and the README's compose key table")
 
-const (
-	keysBegin = "<!-- compose-keys:begin -->\n"
-	keysEnd   = "<!-- compose-keys:end -->"
-)
-
 // TestREADMEComposeKeyTable: the README's table of compose keys is the
 // table the loader uses (ComposeKeys), so the two cannot drift.
 func TestREADMEComposeKeyTable(t *testing.T) {
+	checkREADMETable(t, "compose-keys", ComposeKeyTable(), "ComposeKeys")
+}
+
+// TestREADMESwarmKeyTable: the README's table of a swarm's keys is the
+// table the loader applies (SwarmRules).
+func TestREADMESwarmKeyTable(t *testing.T) {
+	checkREADMETable(t, "swarm-keys", SwarmKeyTable(), "SwarmRules")
+}
+
+// checkREADMETable compares the README's text between the markers
+// <!-- name:begin --> and <!-- name:end --> with want, and rewrites it
+// with -update.
+func checkREADMETable(t *testing.T, name, want, from string) {
+	t.Helper()
+	begin, end := "<!-- "+name+":begin -->\n", "<!-- "+name+":end -->"
 	path := filepath.Join("..", "..", "..", "README.md")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(data)
-	before, rest, ok := strings.Cut(text, keysBegin)
+	before, rest, ok := strings.Cut(text, begin)
 	if !ok {
-		t.Fatalf("%s: no %q marker", path, strings.TrimSpace(keysBegin))
+		t.Fatalf("%s: no %q marker", path, strings.TrimSpace(begin))
 	}
-	got, after, ok := strings.Cut(rest, keysEnd)
+	got, after, ok := strings.Cut(rest, end)
 	if !ok {
-		t.Fatalf("%s: no %q marker after the begin marker", path, keysEnd)
+		t.Fatalf("%s: no %q marker after the begin marker", path, end)
 	}
-	want := ComposeKeyTable()
 	if got == want {
 		return
 	}
 	if *update {
-		if err := os.WriteFile(path, []byte(before+keysBegin+want+keysEnd+after), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(before+begin+want+end+after), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
-	t.Errorf("README.md's compose key table differs from ComposeKeys (rewrite it with -update):\n%s", lineDiff(got, want))
+	t.Errorf("README.md's %s table differs from %s (rewrite it with -update):\n%s", name, from, lineDiff(got, want))
 }
 
 // TestComposeKeysAreConsistent: each key once, with a known verdict, and an

@@ -36,6 +36,8 @@ type composeMap struct {
 	// buildFirst are the services whose image is built, never pulled
 	// (Workload.BuildFirst): build only, or pull_policy: build.
 	buildFirst map[string]bool
+	// swarm: x-rollcall.engine is swarm, as written (compose_swarm.go).
+	swarm bool
 }
 
 // document builds the rollcall document: the prefix and proxy of x-rollcall, then one
@@ -88,8 +90,11 @@ func (c *composeMap) extension() []*yaml.Node {
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		k, v := c.raw.find("x-rollcall", name)
 		switch {
-		case name != "prefix" && name != "proxy":
-			c.l.fail(placeAt(&yaml.Node{}, k, xk), "valid keys: prefix, proxy", "x-rollcall.%s: unknown key", name)
+		case name != "prefix" && name != "proxy" && name != "engine":
+			c.l.fail(placeAt(&yaml.Node{}, k, xk), "valid keys: prefix, proxy, engine", "x-rollcall.%s: unknown key", name)
+		case name == "engine" && (fields[name] == string(spec.EngineSwarm)) != c.swarm:
+			c.l.fail(placeAt(&yaml.Node{}, v, k), "write the engine out in this file: it decides how the file is read, before any variable is",
+				"x-rollcall.engine: %q as written, %v once read", c.rawEngine(), fields[name])
 		case fields[name] != nil:
 			c.renames[name] = "x-rollcall." + name
 			val := placeAt(valueNode(fields[name]), v, k)
@@ -114,6 +119,9 @@ func (c *composeMap) service(name string, s composetypes.ServiceConfig) *yaml.No
 	svcKey, svcVal := at()
 	if s.Build != nil {
 		bk, bv := at("build")
+		if s.Image == "" && c.swarm {
+			swarmBuild.refuse(c.l, placeAt(&yaml.Node{}, bk, bv), "services."+name+".build")
+		}
 		if s.Image == "" {
 			// compose tags what it builds <project>-<service>
 			// (`docker compose build`): that image runs, and no registry
@@ -172,8 +180,17 @@ func (c *composeMap) service(name string, s composetypes.ServiceConfig) *yaml.No
 	if hc := c.healthcheck(name, s.HealthCheck); hc != nil {
 		add("healthcheck", hc, "healthcheck")
 	}
-	if res := c.resources(name, s); res != nil {
+	res := c.resources(name, s)
+	if reserved := c.swarmReservations(name, s.Deploy); reserved != nil {
+		k, _ := at("deploy", "resources", "reservations")
+		res = placeAt(cmp.Or(res, &yaml.Node{Kind: yaml.MappingNode}), reserved)
+		res.Content = append(res.Content, placeAt(strNode("reservations"), k, reserved), reserved)
+	}
+	if res != nil {
 		add("resources", res, "deploy", "resources", "limits")
+	}
+	if c.swarm {
+		c.swarmDeploy(name, s.Deploy, add) // compose_swarm.go
 	}
 	if s.StopSignal != "" {
 		add("stop_signal", strNode(s.StopSignal), "stop_signal")
@@ -181,7 +198,13 @@ func (c *composeMap) service(name string, s composetypes.ServiceConfig) *yaml.No
 	if s.StopGracePeriod != nil {
 		add("stop_grace_period", durationNode(*s.StopGracePeriod), "stop_grace_period")
 	}
-	if s.Restart != "" {
+	switch {
+	case s.Restart == "":
+	case c.swarm && s.Deploy != nil && s.Deploy.RestartPolicy != nil:
+		k, v := at("restart")
+		c.l.warn(placeAt(&yaml.Node{}, v, k), "drop restart:, or deploy.restart_policy",
+			"services.%s.restart: ignored beside deploy.restart_policy, as docker stack deploy ignores it", name)
+	default:
 		add("restart", strNode(s.Restart), "restart")
 	}
 	if networks := c.networks(name, s.Networks); networks != nil {
@@ -325,7 +348,12 @@ func (c *composeMap) ports(service string, ports []composetypes.ServicePortConfi
 		default:
 			short = target
 		}
-		if p.HostIP == "" {
+		if c.swarm && p.Mode == "host" {
+			k, v := c.raw.find("services", service, "ports", strconv.Itoa(i), "mode")
+			swarmPortMode.refuse(c.l, placeAt(&yaml.Node{}, v, k, item), fmt.Sprintf("services.%s.ports[%d].mode", service, i))
+			continue
+		}
+		if p.HostIP == "" && !c.swarm {
 			every := fmt.Sprintf("0.0.0.0:%s:%d", p.Published, p.Target)
 			if p.Protocol != "" && p.Protocol != "tcp" {
 				every += "/" + p.Protocol
@@ -507,6 +535,9 @@ func (c *composeMap) update(service string, u, rollback *composetypes.UpdateConf
 	}
 	if u.Delay > 0 {
 		field("delay", "delay", durationNode(u.Delay))
+	}
+	if u.MaxFailureRatio > 0 && c.swarm {
+		field("max_failure_ratio", "max_failure_ratio", floatNode(float64(u.MaxFailureRatio)))
 	}
 	if len(out.Content) == 0 {
 		return nil

@@ -59,6 +59,9 @@ func (c *composeMap) mounts(service string, s composetypes.ServiceConfig) *yaml.
 			size = int64(v.Tmpfs.Size)
 		}
 		written = fmt.Sprintf("volumes[%d]", i)
+		if v.Type == composetypes.VolumeTypeBind {
+			c.swarmRelativeBind(at, writtenSource(at), fmt.Sprintf("services.%s.%s", service, written))
+		}
 		item(at, "type", v.Type, "source", v.Source, "target", v.Target, "read_only", v.ReadOnly, "size", size)
 	}
 	for i, t := range s.Tmpfs {
@@ -111,6 +114,9 @@ func (c *composeMap) fileMount(service, kind string, i int, ref composetypes.Fil
 		c.l.warn(at, "set the file's owner and mode on the host", "services.%s.%s[%d]: uid, gid and mode ignored: the bind mount keeps the host file's", service, kind, i)
 	}
 	*written = fmt.Sprintf("%s[%d]", kind, i)
+	if _, file := c.raw.get(kind, ref.Source, "file"); file != nil {
+		c.swarmRelativeBind(at, file.Value, fmt.Sprintf("services.%s.%s", service, *written))
+	}
 	item(at, "type", "bind", "source", def.File, "target", target, "read_only", true)
 }
 
@@ -176,7 +182,9 @@ func (c *composeMap) itemAt(service, attr string, i int) *yaml.Node {
 }
 
 // volumes maps the top-level volumes a service mounts onto rollcall's,
-// with compose's names (<project>_<key>, or name:).
+// with compose's names (<project>_<key>, or name:); on a swarm, as
+// docker stack deploy names them, <prefix>_<key> (the prefix is the
+// stack's name), or name:.
 func (c *composeMap) volumes() *yaml.Node {
 	used := map[string]bool{}
 	for _, s := range c.project.Services {
@@ -200,7 +208,9 @@ func (c *composeMap) volumes() *yaml.Node {
 		field := func(name string, n *yaml.Node) {
 			val.Content = append(val.Content, placeAt(strNode(name), k), placeAt(n, v, k))
 		}
-		field("name", strNode(def.Name))
+		if _, named := c.raw.get("volumes", key, "name"); !c.swarm || named != nil || bool(def.External) {
+			field("name", strNode(def.Name))
+		} // else <prefix>_<key> (swarmVolumeName)
 		if def.External {
 			field("external", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
 		}

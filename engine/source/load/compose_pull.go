@@ -23,6 +23,10 @@ func (c *composeMap) pullPolicy(service, policy string) string {
 		return spec.PullMissing
 	case "build":
 		k, v := c.raw.find("services", service, "pull_policy")
+		if c.swarm {
+			swarmBuild.refuse(c.l, placeAt(&yaml.Node{}, v, k), "services."+service+".pull_policy")
+			return ""
+		}
 		c.buildFirst[service] = true
 		c.l.warn(placeAt(&yaml.Node{}, v, k), "build it first: docker compose build "+service,
 			"services.%s.pull_policy: build: rollcall builds nothing: it runs the image once built and never pulls it", service)

@@ -141,6 +141,9 @@ func renderCorpus(abs, file string, d *spec.Desired, err error) string {
 		}
 		return b.String()
 	}
+	if d.OnSwarm() {
+		fmt.Fprintf(&b, "engine %s prefix %s\n", d.Engine, d.Prefix)
+	}
 	for _, name := range d.Names() {
 		w := d.Workloads[name]
 		fmt.Fprintf(&b, "workload %s\n", name)
@@ -212,6 +215,25 @@ func renderCorpus(abs, file string, d *spec.Desired, err error) string {
 			fmt.Fprintf(&b, " rollback parallelism %d", u.RollbackParallelism)
 		}
 		b.WriteString("\n")
+		if u.MaxFailureRatio > 0 {
+			fmt.Fprintf(&b, "  update max failure ratio %g\n", u.MaxFailureRatio)
+		}
+		if sw := w.Swarm; sw != nil {
+			r := sw.Restart
+			fmt.Fprintf(&b, "  swarm endpoint %s restart %s delay %s attempts %d window %s\n", sw.EndpointMode, r.Condition, r.Delay, r.MaxAttempts, r.Window)
+			if p := sw.Placement; len(p.Constraints)+len(p.Preferences) > 0 || p.MaxReplicas > 0 {
+				fmt.Fprintf(&b, "  swarm placement %q spread %q max per node %d\n", p.Constraints, p.Preferences, p.MaxReplicas)
+			}
+			if sw.Reservations != (spec.Resources{}) {
+				fmt.Fprintf(&b, "  swarm reservations cpus %g memory %d\n", float64(sw.Reservations.NanoCPUs)/1e9, sw.Reservations.Memory)
+			}
+			for _, k := range slices.Sorted(maps.Keys(sw.Labels)) {
+				fmt.Fprintf(&b, "  swarm service label %s=%s\n", k, sw.Labels[k])
+			}
+			if h := w.SwarmHostname(); h != "" {
+				fmt.Fprintf(&b, "  swarm hostname %s\n", h)
+			}
+		}
 		cause, what := w.StopFirst()
 		fmt.Fprintf(&b, "  rolls %s", w.EffectiveOrder())
 		if cause != "" {

@@ -32,7 +32,7 @@ func Load(path string) (*spec.Desired, error) {
 // usually a hint. The rules:
 //
 //   - The document is one YAML mapping with the keys prefix, workloads,
-//     proxy, hosts, fleet and notify.
+//     proxy, hosts, fleet, notify, registry_poll, volumes and engine.
 //     An empty document, or one without workloads, is an error: stopping
 //     everything takes an explicit `workloads: {}`.
 //   - Unknown keys are errors at every level, with the closest valid key
@@ -83,6 +83,13 @@ func Load(path string) (*spec.Desired, error) {
 //   - notify (notify.go) lists webhooks, each an http or https URL (with
 //     a host, no user, no fragment) or {url, token_file}; a URL listed
 //     twice is an error.
+//   - engine is docker (the default) or swarm. What a swarm honours,
+//     maps, ignores or refuses is the table SwarmRules (swarm_keys.go):
+//     hosts and proxy are refused, and so is each workload key or value
+//     a Swarm service cannot have (privileged, pre_stop, update.canary,
+//     pull: never, ...); placement, endpoint_mode, restart_policy,
+//     service_labels, resources.reservations and update.max_failure_ratio
+//     are a swarm's only, refused without it.
 //
 // Every default (spec.go) is filled in on success, and findings that are
 // allowed but doubtful are returned in Desired.Warnings.
@@ -90,7 +97,7 @@ func Parse(name string, data []byte) (*spec.Desired, error) {
 	if name == "" {
 		name = "<input>"
 	}
-	l := &loader{file: name, prefix: spec.DefaultPrefix}
+	l := &loader{file: name, prefix: spec.DefaultPrefix, engine: spec.EngineDocker}
 	root, serr := l.decode(data)
 	if serr != nil {
 		return nil, spec.ErrorList{serr}
@@ -142,7 +149,7 @@ var (
 )
 
 func (l *loader) document(root *yaml.Node) *spec.Desired {
-	d := &spec.Desired{Source: l.file, Prefix: spec.DefaultPrefix, Workloads: map[string]*spec.Workload{}}
+	d := &spec.Desired{Source: l.file, Prefix: spec.DefaultPrefix, Workloads: map[string]*spec.Workload{}, Engine: l.engine}
 	if isNull(root) {
 		l.fail(root, stopAllHint, "empty document: expected a mapping with a workloads key")
 		return d
@@ -152,9 +159,19 @@ func (l *loader) document(root *yaml.Node) *spec.Desired {
 		return d
 	}
 	var workloads, hosts, fleet, volumes *field
-	for _, f := range l.fields(root, "", []string{"prefix", "workloads", "proxy", "hosts", "fleet", "notify", "registry_poll", "volumes"}) {
+	top := l.fields(root, "", []string{"prefix", "workloads", "proxy", "hosts", "fleet", "notify", "registry_poll", "volumes", "engine"})
+	for _, f := range top {
+		if f.name == "engine" && !isNull(f.val) {
+			l.readEngine(f)
+		}
+	}
+	d.Engine = l.engine
+	for _, f := range top {
 		if f.name == "volumes" {
 			volumes = &f
+		}
+		if !l.swarmKey(f, f.name, true) {
+			continue
 		}
 		switch f.name {
 		case "registry_poll":
@@ -258,6 +275,13 @@ func totalReplicas(d *spec.Desired, h *spec.Host) int {
 		n += r
 	}
 	return n
+}
+
+// readEngine reads engine: docker or swarm.
+func (l *loader) readEngine(f field) {
+	if s, ok := l.oneOf(f.val, f.path, string(spec.EngineDocker), string(spec.EngineSwarm)); ok {
+		l.engine = spec.Engine(s)
+	}
 }
 
 func (l *loader) readPrefix(f field) {

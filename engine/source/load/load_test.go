@@ -73,7 +73,8 @@ func TestLoadDesignExampleParsesToExactStruct(t *testing.T) {
 			Pull:       spec.PullMissing,
 			Update:     withOrderSet(withCanary(withDrain(defaultUpdate(), 5*time.Second))),
 		}},
-		Proxy: &spec.Proxy{CaddyAdmin: "http://127.0.0.1:2019"},
+		Proxy:  &spec.Proxy{CaddyAdmin: "http://127.0.0.1:2019"},
+		Engine: spec.EngineDocker,
 	}
 	if !reflect.DeepEqual(d, want) {
 		t.Errorf("got\n%s\nwant\n%s", dump(d), dump(want))

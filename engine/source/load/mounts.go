@@ -89,6 +89,10 @@ func (l *loader) mounts(f field) []spec.Mount {
 		if !ok {
 			continue
 		}
+		if m.Type == spec.MountVolume && m.Source == "" && l.engine == spec.EngineSwarm {
+			swarmAnonymousVolume.refuse(l, item, path)
+			continue
+		}
 		m.Line, m.Col = item.Line, item.Column
 		out = append(out, m)
 	}
@@ -218,6 +222,12 @@ func (l *loader) bindSource(n *yaml.Node, path, src string) (string, bool) {
 		l.fail(n, "the source is a host path", "%s: bind mount without a source", path)
 		return "", false
 	}
+	written := src
+	defer func() {
+		if l.engine == spec.EngineSwarm && !filepath.IsAbs(written) {
+			l.relativeBind(n, path, written)
+		}
+	}()
 	if strings.HasPrefix(src, "~") {
 		home, err := os.UserHomeDir()
 		if err != nil || (src != "~" && !strings.HasPrefix(src, "~/")) {
@@ -255,9 +265,10 @@ type bindCheck struct {
 var statBindSource = os.Stat
 
 // checkBindSources looks for every bind source on this machine, unless the
-// document names hosts, whose engines have paths of their own.
+// document names hosts, whose engines have paths of their own, or runs on a
+// swarm, whose nodes do.
 func (l *loader) checkBindSources(d *spec.Desired) {
-	if len(d.Hosts) > 0 {
+	if len(d.Hosts) > 0 || d.OnSwarm() {
 		return
 	}
 	for _, b := range l.binds {
@@ -327,7 +338,9 @@ func (l *loader) tmpfs(f field) []spec.Mount {
 }
 
 // checkMounts ties every workload's named volumes to the top-level
-// volumes, and finds two mounts at one target.
+// volumes, and finds two mounts at one target. On a swarm, a written
+// volume of the local driver that no placement constraint pins is warned
+// of (swarmNamedVolume).
 func (l *loader) checkMounts(d *spec.Desired) {
 	for _, name := range d.Names() {
 		w := d.Workloads[name]
@@ -352,6 +365,10 @@ func (l *loader) checkMounts(d *spec.Desired) {
 				continue
 			}
 			m.Volume, m.Def = v.Name, v
+			if w.Swarm != nil && !m.ReadOnly && v.Driver == "" && len(w.Swarm.Placement.Constraints) == 0 {
+				swarmNamedVolume.notice(l, at, fmt.Sprintf("%s.volumes", name),
+					fmt.Sprintf("volume %q is of the local driver: each node has its own, and a task Swarm places on another node finds it empty", m.Source))
+			}
 		}
 	}
 }

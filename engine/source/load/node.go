@@ -18,6 +18,9 @@ import (
 type loader struct {
 	file   string
 	prefix string
+	// engine is the document's engine: key, read before anything else,
+	// since what a workload may have depends on it (swarm_keys.go).
+	engine spec.Engine
 	errs   spec.ErrorList
 	warns  []*spec.Error
 	// canaries are the update.canary keys read, for the check that the

@@ -486,11 +486,7 @@ func (l *loader) checkOptions(f field, w *spec.Workload) {
 	if mode == "" {
 		return
 	}
-	// Where each key is, read again without reporting anything twice.
-	at := map[string]field{}
-	for _, g := range (&loader{file: l.file, prefix: l.prefix}).fields(f.val, f.name, nil) {
-		at[g.name] = g
-	}
+	at := keysOf(f)
 	if len(w.Networks) > 0 {
 		l.fail(at["networks"].key, "drop networks, or network_mode", "%s: network_mode %s joins no network", at["networks"].path, mode)
 	}

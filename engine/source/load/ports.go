@@ -14,8 +14,27 @@ import (
 // "[[HOST_IP:]HOST_PORT:]CONTAINER_PORT[/PROTO]". An IPv6 host IP is
 // written in brackets: "[::1]:8080:80".
 func parsePort(s string) (spec.Port, *problem) {
+	p, _, pr := parsePortIP(s)
+	return p, pr
+}
+
+// parsePortIP is parsePort, and whether s names the host IP.
+func parsePortIP(s string) (spec.Port, bool, *problem) {
+	p, pr := parsePortSyntax(s)
+	if pr != nil {
+		return spec.Port{}, false, pr
+	}
+	if p.HostIP == "" {
+		p.HostIP = spec.DefaultHostIP
+		return p, false, nil
+	}
+	return p, true, nil
+}
+
+// parsePortSyntax is parsePort with HostIP "" when s names none.
+func parsePortSyntax(s string) (spec.Port, *problem) {
 	const form = `write [[HOST_IP:]HOST_PORT:]CONTAINER_PORT[/tcp|udp], e.g. "8080", "127.0.0.1::8080" or "127.0.0.1:9000:8080/tcp"`
-	p := spec.Port{HostIP: spec.DefaultHostIP, Proto: "tcp"}
+	p := spec.Port{Proto: "tcp"}
 	rest := s
 	if i := strings.LastIndexByte(rest, '/'); i >= 0 {
 		p.Proto = rest[i+1:]
@@ -100,12 +119,12 @@ func (l *loader) ports(workload string, n *yaml.Node, path string) []binding {
 			l.fail(item, `the short syntax, e.g. "127.0.0.1::8080"`, "%s: expected a port string, got %s", ipath, describe(item))
 			continue
 		}
-		p, pr := parsePort(item.Value)
+		p, ip, pr := parsePortIP(item.Value)
 		if pr != nil {
 			l.fail(item, pr.hint, "%s: %s", ipath, pr.msg)
 			continue
 		}
-		ports = append(ports, binding{Port: p, workload: workload, path: ipath, node: item})
+		ports = append(ports, binding{Port: p, workload: workload, path: ipath, node: item, hostIP: ip})
 	}
 	return ports
 }
@@ -117,6 +136,7 @@ type binding struct {
 	workload string
 	path     string // e.g. "web.ports[0]"
 	node     *yaml.Node
+	hostIP   bool // the file names the host IP
 }
 
 // overlaps reports whether two fixed host ports cannot both be bound: same
@@ -137,11 +157,17 @@ func (l *loader) checkHostPorts(bs []binding) {
 			continue
 		}
 		for _, prev := range bs[:i] {
-			if b.overlaps(prev) {
+			switch {
+			case !b.overlaps(prev):
+				continue
+			case l.engine == spec.EngineSwarm:
+				l.fail(b.node, "a port of Swarm's routing mesh is the whole swarm's, for one service: publish another",
+					"%s: published port %d/%s is already used by %s (line %d)", b.path, b.HostPort, b.Proto, prev.workload, prev.node.Line)
+			default:
 				l.fail(b.node, "only one container can bind a host port; "+ephemeralHint(b.Port),
 					"%s: host port %s:%d/%s is already used by %s (line %d)", b.path, b.HostIP, b.HostPort, b.Proto, prev.workload, prev.node.Line)
-				break
 			}
+			break
 		}
 	}
 }

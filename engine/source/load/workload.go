@@ -16,10 +16,12 @@ import (
 var (
 	workloadKeys = []string{"image", "version", "replicas", "command", "environment", "labels", "ports",
 		"healthcheck", "resources", "stop_signal", "stop_grace_period", "restart", "networks", "pre_stop", "pull", "update",
-		"volumes", "tmpfs", "read_only", "depends_on", "platform"}
+		"volumes", "tmpfs", "read_only", "depends_on", "platform",
+		"placement", "endpoint_mode", "restart_policy", "service_labels"}
 	healthcheckKeys = []string{"test", "interval", "timeout", "retries", "start_period", "disable"}
-	resourcesKeys   = []string{"cpus", "memory"}
-	updateKeys      = []string{"strategy", "parallelism", "order", "min_ready", "health_deadline", "failure_action", "drain", "delay", "rollback_parallelism", "canary"}
+	resourcesKeys   = []string{"cpus", "memory", "reservations"}
+	limitKeys       = []string{"cpus", "memory"}
+	updateKeys      = []string{"strategy", "parallelism", "order", "min_ready", "health_deadline", "failure_action", "drain", "delay", "rollback_parallelism", "canary", "max_failure_ratio"}
 	networkKeys     = []string{"aliases"}
 )
 
@@ -47,12 +49,16 @@ func (l *loader) workload(f field) (*spec.Workload, []binding) {
 			FailureAction:  spec.FailurePause,
 		},
 	}
+	if l.engine == spec.EngineSwarm {
+		w.Swarm = &spec.SwarmService{EndpointMode: spec.EndpointVIP}
+	}
 	var ports []binding
+	var restartPolicy *field
 	imageKey := false
 	for _, g := range l.fields(f.val, f.name, workloadKeys) {
 		if g.name == "image" {
 			imageKey = true
-		} else if isNull(g.val) {
+		} else if isNull(g.val) || !l.swarmKey(g, g.name, false) {
 			continue
 		}
 		switch g.name {
@@ -80,7 +86,7 @@ func (l *loader) workload(f field) (*spec.Workload, []binding) {
 		case "healthcheck":
 			w.Healthcheck = l.healthcheck(g)
 		case "resources":
-			w.Resources = l.resources(g)
+			w.Resources = l.resources(g, w.Swarm)
 		case "stop_signal":
 			if s, ok := l.signal(g.val, g.path); ok {
 				w.StopSignal = s
@@ -98,11 +104,24 @@ func (l *loader) workload(f field) (*spec.Workload, []binding) {
 		case "pre_stop":
 			w.PreStop = l.preStop(g)
 		case "pull":
-			if p, ok := l.oneOf(g.val, g.path, spec.PullMissing, spec.PullAlways, spec.PullNever); ok {
+			if p, ok := l.oneOf(g.val, g.path, spec.PullMissing, spec.PullAlways, spec.PullNever); ok && p == spec.PullNever && w.Swarm != nil {
+				swarmPullNever.refuse(l, g.val, g.path+": never")
+			} else if ok {
 				w.Pull = p
 			}
 		case "update":
 			l.update(g, &w.Update)
+		case "placement":
+			w.Swarm.Placement = l.placement(g) // swarm.go
+		case "endpoint_mode":
+			if m, ok := l.oneOf(g.val, g.path, string(spec.EndpointVIP), string(spec.EndpointDNSRR)); ok {
+				w.Swarm.EndpointMode = spec.EndpointMode(m)
+			}
+		case "restart_policy":
+			restartPolicy = &g
+			w.Swarm.Restart = l.restartPolicy(g) // swarm.go
+		case "service_labels":
+			w.Swarm.Labels = l.serviceLabels(g) // swarm.go
 		case "volumes":
 			w.Mounts = append(w.Mounts, l.mounts(g)...)
 		case "tmpfs":
@@ -119,13 +138,16 @@ func (l *loader) workload(f field) (*spec.Workload, []binding) {
 		}
 	}
 	l.checkOptions(f, w)
+	if w.Swarm != nil {
+		ports = l.checkSwarm(f, w, ports, restartPolicy) // swarm.go
+	}
 	if !imageKey {
 		l.fail(f.key, "e.g. `image: nginx:1.27`", "%s: image is required", f.name)
 	}
 	for _, b := range ports {
 		ephemeral := ephemeralHint(b.Port)
 		switch {
-		case b.HostPort == 0:
+		case b.HostPort == 0 || w.Swarm != nil:
 		case w.Replicas > 1:
 			l.fail(b.node, "replicas cannot share one host port; "+ephemeral,
 				"%s: fixed host port %d with replicas %d", b.path, b.HostPort, w.Replicas)
@@ -452,12 +474,26 @@ func (l *loader) probeDuration(f field) time.Duration {
 	return d
 }
 
-func (l *loader) resources(f field) spec.Resources {
+// resources reads the limits and, on a swarm (sw set), the reservations
+// into sw.
+func (l *loader) resources(f field, sw *spec.SwarmService) spec.Resources {
+	return l.limits(f, resourcesKeys, func(g field) {
+		// The rule of reservations.cpus speaks for the whole key: a
+		// swarm's only.
+		if l.swarmKey(g, swarmReservationCPUs.Key, false) {
+			sw.Reservations = l.limits(g, limitKeys, nil)
+		}
+	})
+}
+
+// limits reads cpus and memory, and hands the key reservations (when keys
+// has it) to reservations.
+func (l *loader) limits(f field, keys []string, reservations func(field)) spec.Resources {
 	var r spec.Resources
 	if !l.mapping(f.val, f.path) {
 		return r
 	}
-	for _, g := range l.fields(f.val, f.path, resourcesKeys) {
+	for _, g := range l.fields(f.val, f.path, keys) {
 		if isNull(g.val) {
 			continue
 		}
@@ -466,6 +502,8 @@ func (l *loader) resources(f field) spec.Resources {
 			r.NanoCPUs, _ = l.cpus(g.val, g.path)
 		case "memory":
 			r.Memory, _ = l.memory(g.val, g.path)
+		case "reservations":
+			reservations(g)
 		}
 	}
 	return r
@@ -476,12 +514,14 @@ func (l *loader) update(f field, u *spec.UpdatePolicy) {
 		return
 	}
 	for _, g := range l.fields(f.val, f.path, updateKeys) {
-		if isNull(g.val) {
+		if isNull(g.val) || !l.swarmKey(g, "update."+g.name, false) {
 			continue
 		}
 		switch g.name {
 		case "strategy":
-			if s, ok := l.oneOf(g.val, g.path, spec.StrategyRolling, spec.StrategyBlueGreen); ok {
+			if s, ok := l.oneOf(g.val, g.path, spec.StrategyRolling, spec.StrategyBlueGreen); ok && s == spec.StrategyBlueGreen && l.engine == spec.EngineSwarm {
+				swarmBlueGreen.refuse(l, g.val, g.path+": blue-green")
+			} else if ok {
 				u.Strategy = s
 			}
 		case "parallelism":
@@ -508,6 +548,8 @@ func (l *loader) update(f field, u *spec.UpdatePolicy) {
 			if s, ok := l.oneOf(g.val, g.path, spec.FailurePause, spec.FailureRollback, spec.FailureContinue); ok {
 				u.FailureAction = s
 			}
+		case "max_failure_ratio":
+			u.MaxFailureRatio = l.failureRatio(g) // swarm.go
 		case "drain":
 			if d, ok := l.boundedDuration(g.val, g.path); ok {
 				u.Drain = d
