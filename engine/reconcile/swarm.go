@@ -167,6 +167,10 @@ func ServiceSpecFor(prefix string, w *spec.Resolved) docker.ServiceSpec {
 	task := createSpecOf(prefix, w, swarmSlot)
 	delete(task.Labels, docker.SlotLabel(prefix))
 	delete(task.Labels, docker.ManagedLabel(prefix))
+	if sw := w.Swarm; sw != nil {
+		// The file's, as spec filled it in: Swarm's own defaults.
+		task.Limits.Restart = swarmRestart(sw.Restart)
+	}
 	return docker.ServiceSpec{
 		Name: docker.ServiceName(prefix, w.Name),
 		Labels: map[string]string{
@@ -178,8 +182,33 @@ func ServiceSpecFor(prefix string, w *spec.Resolved) docker.ServiceSpec {
 		Task:         *task,
 		Replicas:     w.Replicas,
 		Update:       UpdateConfigFor(w),
-		EndpointMode: SwarmEndpointMode,
+		EndpointMode: endpointOf(w),
 	}
+}
+
+// endpointOf is the endpoint mode a workload's service has: the file's
+// (spec fills in Swarm's default, vip), else SwarmEndpointMode.
+func endpointOf(w *spec.Resolved) string {
+	if w.Swarm != nil && w.Swarm.EndpointMode != "" {
+		return string(w.Swarm.EndpointMode)
+	}
+	return SwarmEndpointMode
+}
+
+// swarmRestart is a task restart policy in the task template's terms:
+// none is "no", any "always", on-failure with its attempts
+// "on-failure:N".
+func swarmRestart(r spec.SwarmRestart) string {
+	switch r.Condition {
+	case spec.RestartNone:
+		return "no"
+	case spec.RestartOnFailure:
+		if r.MaxAttempts > 0 {
+			return "on-failure:" + strconv.Itoa(r.MaxAttempts)
+		}
+		return "on-failure"
+	}
+	return "always"
 }
 
 // UpdateConfigFor is the file's update settings as Swarm runs them:
@@ -565,14 +594,14 @@ func (sw *swarmWorkload) templateDrift() []Drift {
 	if hash != sw.w.Hash {
 		out = append(out, Drift{DriftSpec, short(hash), short(sw.w.Hash)})
 	}
-	if sw.svc.Spec.EndpointMode != SwarmEndpointMode {
-		out = append(out, Drift{DriftEndpoint, quoteEmpty(sw.svc.Spec.EndpointMode), SwarmEndpointMode})
+	if want := endpointOf(sw.w); sw.svc.Spec.EndpointMode != want {
+		out = append(out, Drift{DriftEndpoint, quoteEmpty(sw.svc.Spec.EndpointMode), want})
 	}
 	return out
 }
 
-// DriftEndpoint: a service's endpoint mode is not dnsrr (SwarmEndpointMode);
-// Swarm replaces every task to change it.
+// DriftEndpoint: a service's endpoint mode is not the desired one
+// (endpointOf); Swarm replaces every task to change it.
 const DriftEndpoint DriftField = "endpoint mode"
 
 // changes is the workload's spec diff, desired against the service: its
