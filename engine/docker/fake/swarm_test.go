@@ -444,19 +444,26 @@ func TestSwarmFailurePauses(t *testing.T) {
 	}
 }
 
-// A crash after Monitor does not count: the update completes.
+// A crash after Monitor does not count, though the updater still runs:
+// the update goes on to the next slot and completes.
 func TestSwarmFailureAfterMonitorDoesNotCount(t *testing.T) {
 	h := newSwarmTest(t, SwarmOptions{})
-	id := h.create(webSpec("web:v1", 1, docker.UpdateConfig{Parallelism: 1, Monitor: time.Second,
+	id := h.create(webSpec("web:v1", 2, docker.UpdateConfig{Parallelism: 1, Delay: 10 * time.Second, Monitor: time.Second,
 		FailureAction: docker.FailurePause, Order: docker.OrderStartFirst}))
-	h.update(id, toImage("web:crashy")) // RUNNING at 2s, crashes at 4s: 2s after, past the 1s Monitor
-	h.advance(3500 * time.Millisecond)
-	if st := h.service(id).UpdateState; st != docker.UpdateCompleted {
-		t.Fatalf("state %q, want completed before the crash", st)
+	h.update(id, toImage("web:crashy")) // the first slot RUNNING at 2s, crashed at 4s: 2s after, past the 1s Monitor
+	h.advance(5 * time.Second)
+	if st := h.service(id).UpdateState; st != docker.UpdateUpdating {
+		t.Fatalf("state %q after the crash, in the Delay: want still updating", st)
 	}
 	h.advance(time.Minute)
-	if st := h.service(id).UpdateState; st != docker.UpdateCompleted {
-		t.Fatalf("state %q after the crash, want still completed", st)
+	slots := map[int]bool{}
+	for _, task := range h.tasks() {
+		if task.Spec == "web:crashy" {
+			slots[task.Slot] = true
+		}
+	}
+	if st := h.service(id).UpdateState; st != docker.UpdateCompleted || len(slots) != 2 {
+		t.Fatalf("state %q, slots reached %v; want completed, both", st, slots)
 	}
 }
 
