@@ -206,6 +206,28 @@ func TestSwarmSpecReadsBackAsWritten(t *testing.T) {
 	}
 }
 
+// A name in use is ErrConflict; a service that is not there is
+// ErrNotFound; a removed service takes its tasks with it.
+func TestSwarmServiceLifecycle(t *testing.T) {
+	h := newSwarmTest(t, SwarmOptions{})
+	id := h.create(webSpec("web:v1", 2, docker.UpdateConfig{}))
+	if _, err := h.s.CreateService(testCtx, webSpec("web:v2", 1, docker.UpdateConfig{})); !errors.Is(err, docker.ErrConflict) {
+		t.Fatalf("a second create of shop_web: %v, want ErrConflict", err)
+	}
+	if err := h.s.RemoveService(testCtx, id); err != nil {
+		t.Fatal(err)
+	}
+	if svcs, _ := h.s.Services(testCtx, swarmPrefix); len(svcs) != 0 || len(h.tasks()) != 0 {
+		t.Fatalf("after the remove: services %+v, tasks %+v", svcs, h.tasks())
+	}
+	if err := h.s.RemoveService(testCtx, id); !errors.Is(err, docker.ErrNotFound) {
+		t.Fatalf("a second remove: %v, want ErrNotFound", err)
+	}
+	if err := h.s.UpdateService(testCtx, id, 1, webSpec("web:v1", 1, docker.UpdateConfig{})); !errors.Is(err, docker.ErrNotFound) {
+		t.Fatalf("an update of a removed service: %v, want ErrNotFound", err)
+	}
+}
+
 // A spec that a swarm cannot run is refused, and nothing is created.
 func TestSwarmRefusesWhatSwarmCannotRun(t *testing.T) {
 	h := newSwarmTest(t, SwarmOptions{})
