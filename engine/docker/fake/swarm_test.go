@@ -418,6 +418,28 @@ func TestSwarmStepLabelAdvancesExactlyOneSlot(t *testing.T) {
 	}
 }
 
+// A step written before the previous step's task is RUNNING costs the
+// start-first overlap: the new updater finds two tasks in the slot, keeps
+// the new one and shuts the old down at once (why rollcall gates an
+// approval on RUNNING).
+func TestSwarmEarlyStepCostsTheOverlap(t *testing.T) {
+	h := newSwarmTest(t, SwarmOptions{})
+	id := h.create(webSpec("web:v1", 1, stepUpdate))
+	h.update(id, toImage("web:v2"))
+	h.advance(time.Second) // the new task is STARTING, the old one serves
+	if got := h.serving("web:v1"); len(got) != 1 {
+		t.Fatalf("before the early step: v1 serves in %v", got)
+	}
+	h.bump(id)
+	if v1, v2 := h.serving("web:v1"), h.serving("web:v2"); len(v1) != 0 || len(v2) != 0 {
+		t.Fatalf("after the early step: v1 in %v, v2 in %v; want the slot serving nothing until v2 is healthy", v1, v2)
+	}
+	h.advance(time.Second)
+	if got := h.serving("web:v2"); len(got) != 1 {
+		t.Fatalf("once healthy: v2 in %v", got)
+	}
+}
+
 // A write of the very same spec keeps a running updater (it works towards
 // that goal already), but clears the update status, so the update is
 // never marked completed.
