@@ -1,7 +1,9 @@
 // Package docker is rollcall's narrow view of a container engine.
 //
 // It holds the Client interface (only the calls rollcall makes, in rollcall's
-// own types), the scope check and the read-only wrapper used by watch mode.
+// own types), the scope check and the read-only wrapper used by watch mode;
+// and the same for a swarm manager (Swarm, ScopedSwarm, ReadOnlySwarm; what
+// a swarm can run is ServiceSpec.Check).
 // The moby adapter, the production Client, is package engine/docker/moby;
 // the in-memory fake engine for tests, the demo and benchmarks is package
 // engine/docker/fake. This package imports no moby client package, so what

@@ -139,24 +139,35 @@ func TestReadOnlyPassesReadsThrough(t *testing.T) {
 // to forget: each must be declared a read or be in Mutating, and calling
 // every method through ReadOnly must refuse exactly the mutating ones.
 func TestReadOnlyCoversTheWholeInterface(t *testing.T) {
-	iface := reflect.TypeFor[docker.Client]()
+	checkReadOnlyCovers(t, reflect.TypeFor[docker.Client](), docker.Mutating, readMethods, func(t *testing.T) (any, func() []string) {
+		f, ro, _ := guardedFake(t)
+		return ro, f.Calls
+	})
+}
+
+// checkReadOnlyCovers checks a read-only wrapper of iface: each of its
+// methods is in exactly one of mutating and reads, and each called (with
+// zero arguments) through the wrapper that guarded makes anew refuses
+// exactly the mutating ones with ErrReadOnly, without reaching the inner
+// fake (whose calls guarded hands back), and reaches it for the reads.
+func checkReadOnlyCovers(t *testing.T, iface reflect.Type, mutating, reads []string, guarded func(*testing.T) (any, func() []string)) {
 	var names []string
 	for i := range iface.NumMethod() {
 		m := iface.Method(i)
 		names = append(names, m.Name)
-		if slices.Contains(docker.Mutating, m.Name) == slices.Contains(readMethods, m.Name) {
-			t.Errorf("Client.%s must be in exactly one of Mutating and readMethods", m.Name)
+		if slices.Contains(mutating, m.Name) == slices.Contains(reads, m.Name) {
+			t.Errorf("%s.%s must be in exactly one of the mutating and the read methods", iface.Name(), m.Name)
 		}
 	}
-	for _, m := range append(slices.Clone(docker.Mutating), readMethods...) {
+	for _, m := range append(slices.Clone(mutating), reads...) {
 		if !slices.Contains(names, m) {
-			t.Errorf("%s is listed but is not a Client method", m)
+			t.Errorf("%s is listed but is not a %s method", m, iface.Name())
 		}
 	}
 
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
-			f, ro, _ := guardedFake(t)
+			ro, calls := guarded(t)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			method := reflect.ValueOf(ro).MethodByName(name)
@@ -167,19 +178,19 @@ func TestReadOnlyCoversTheWholeInterface(t *testing.T) {
 			args[0] = reflect.ValueOf(ctx)
 			out := method.Call(args)
 
-			reached := slices.ContainsFunc(f.Calls(), func(c string) bool {
+			reached := slices.ContainsFunc(calls(), func(c string) bool {
 				return strings.HasPrefix(c, strings.ToLower(name))
 			})
-			if slices.Contains(docker.Mutating, name) {
+			if slices.Contains(mutating, name) {
 				err, _ := out[len(out)-1].Interface().(error)
 				if !errors.Is(err, docker.ErrReadOnly) {
 					t.Errorf("%s: err = %v, want ErrReadOnly", name, err)
 				}
 				if reached {
-					t.Errorf("%s reached the inner client: %v", name, f.Calls())
+					t.Errorf("%s reached the inner fake: %v", name, calls())
 				}
 			} else if !reached {
-				t.Errorf("read %s did not reach the inner client: %v", name, f.Calls())
+				t.Errorf("read %s did not reach the inner fake: %v", name, calls())
 			}
 		})
 	}

@@ -35,7 +35,9 @@ type Swarm interface {
 	Nodes(ctx context.Context) ([]Node, error)
 
 	// CreateService creates a service and returns its ID. A name that
-	// already exists is ErrConflict.
+	// already exists is ErrConflict. A spec that ServiceSpec.Check refuses
+	// is its *SpecError, for CreateService and UpdateService alike, and
+	// reaches no manager.
 	CreateService(ctx context.Context, spec ServiceSpec) (string, error)
 	// UpdateService writes a service's whole spec at version (Service.Version
 	// of the read it was made from). A stale version is ErrOutOfSequence.
@@ -97,7 +99,7 @@ type ServiceSpec struct {
 	// Task is the task template, in a container's terms: image, command,
 	// environment, labels (the spec hash among them, so every task shows
 	// its revision), healthcheck, stop signal and grace, limits, mounts,
-	// networks and their aliases. Task.Name is unused: Swarm names tasks.
+	// networks and their aliases. Task.Name stays empty: Swarm names tasks.
 	Task     CreateSpec
 	Replicas int
 	// Update is how Swarm rolls a change of the task template out, and

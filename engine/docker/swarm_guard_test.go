@@ -5,7 +5,6 @@ import (
 	"errors"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/rollcall/rollcall/engine/docker"
@@ -119,47 +118,13 @@ func TestReadOnlySwarmPassesReadsThrough(t *testing.T) {
 }
 
 // TestReadOnlySwarmCoversTheWholeInterface makes a new Swarm method
-// impossible to forget: each must be declared a read or be in
-// SwarmMutating, and calling every method through ReadOnlySwarm must refuse
-// exactly the mutating ones.
+// impossible to forget, as TestReadOnlyCoversTheWholeInterface does a
+// Client's.
 func TestReadOnlySwarmCoversTheWholeInterface(t *testing.T) {
-	iface := reflect.TypeFor[docker.Swarm]()
-	var names []string
-	for i := range iface.NumMethod() {
-		m := iface.Method(i)
-		names = append(names, m.Name)
-		if slices.Contains(docker.SwarmMutating, m.Name) == slices.Contains(swarmReadMethods, m.Name) {
-			t.Errorf("Swarm.%s must be in exactly one of SwarmMutating and swarmReadMethods", m.Name)
-		}
-	}
-	for _, m := range append(slices.Clone(docker.SwarmMutating), swarmReadMethods...) {
-		if !slices.Contains(names, m) {
-			t.Errorf("%s is listed but is not a Swarm method", m)
-		}
-	}
-	for _, name := range names {
-		t.Run(name, func(t *testing.T) {
-			s, _, _, _ := guardedSwarm(t)
-			method := reflect.ValueOf(docker.ReadOnlySwarm(s)).MethodByName(name)
-			args := make([]reflect.Value, method.Type().NumIn())
-			for i := range args {
-				args[i] = reflect.Zero(method.Type().In(i))
-			}
-			args[0] = reflect.ValueOf(context.Background())
-			out := method.Call(args)
-			reached := slices.ContainsFunc(s.Calls(), func(c string) bool { return strings.HasPrefix(c, strings.ToLower(name)) })
-			if slices.Contains(docker.SwarmMutating, name) {
-				if err, _ := out[len(out)-1].Interface().(error); !errors.Is(err, docker.ErrReadOnly) {
-					t.Errorf("%s: err = %v, want ErrReadOnly", name, err)
-				}
-				if reached {
-					t.Errorf("%s reached the swarm: %v", name, s.Calls())
-				}
-			} else if !reached {
-				t.Errorf("read %s did not reach the swarm: %v", name, s.Calls())
-			}
-		})
-	}
+	checkReadOnlyCovers(t, reflect.TypeFor[docker.Swarm](), docker.SwarmMutating, swarmReadMethods, func(t *testing.T) (any, func() []string) {
+		s, _, _, _ := guardedSwarm(t)
+		return docker.ReadOnlySwarm(s), s.Calls
+	})
 }
 
 // TestScopedSwarmRefusesForeignServices: the second lock on scope. An

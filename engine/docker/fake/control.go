@@ -50,6 +50,18 @@ func (in *injector) isMutating(key string) bool {
 	return slices.ContainsFunc(in.mutating, func(m string) bool { return strings.ToLower(m) == key })
 }
 
+// mutations are the calls of calls (a fake's log) to a mutating method.
+func (in *injector) mutations(calls []string) []string {
+	var out []string
+	for _, c := range calls {
+		key, _, _ := strings.Cut(c, ":")
+		if in.isMutating(key) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // failCall makes the n-th call of method from now on fail (see FailCall).
 func (in *injector) failCall(method string, n int) {
 	k := in.key(method)
@@ -174,14 +186,7 @@ func (f *Engine) CreatedWith(id string) (docker.CreateSpec, bool) {
 func (f *Engine) Mutations() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []string
-	for _, c := range f.calls {
-		key, _, _ := strings.Cut(c, ":")
-		if f.inject.isMutating(key) {
-			out = append(out, c)
-		}
-	}
-	return out
+	return f.inject.mutations(f.calls)
 }
 
 // ResetCalls empties the call log. FailCall still counts from when it was set.

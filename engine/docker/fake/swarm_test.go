@@ -206,6 +206,28 @@ func TestSwarmSpecReadsBackAsWritten(t *testing.T) {
 	}
 }
 
+// A name in use is ErrConflict; a service that is not there is
+// ErrNotFound; a removed service takes its tasks with it.
+func TestSwarmServiceLifecycle(t *testing.T) {
+	h := newSwarmTest(t, SwarmOptions{})
+	id := h.create(webSpec("web:v1", 2, docker.UpdateConfig{}))
+	if _, err := h.s.CreateService(testCtx, webSpec("web:v2", 1, docker.UpdateConfig{})); !errors.Is(err, docker.ErrConflict) {
+		t.Fatalf("a second create of shop_web: %v, want ErrConflict", err)
+	}
+	if err := h.s.RemoveService(testCtx, id); err != nil {
+		t.Fatal(err)
+	}
+	if svcs, _ := h.s.Services(testCtx, swarmPrefix); len(svcs) != 0 || len(h.tasks()) != 0 {
+		t.Fatalf("after the remove: services %+v, tasks %+v", svcs, h.tasks())
+	}
+	if err := h.s.RemoveService(testCtx, id); !errors.Is(err, docker.ErrNotFound) {
+		t.Fatalf("a second remove: %v, want ErrNotFound", err)
+	}
+	if err := h.s.UpdateService(testCtx, id, 1, webSpec("web:v1", 1, docker.UpdateConfig{})); !errors.Is(err, docker.ErrNotFound) {
+		t.Fatalf("an update of a removed service: %v, want ErrNotFound", err)
+	}
+}
+
 // A spec that a swarm cannot run is refused, and nothing is created.
 func TestSwarmRefusesWhatSwarmCannotRun(t *testing.T) {
 	h := newSwarmTest(t, SwarmOptions{})
@@ -396,6 +418,28 @@ func TestSwarmStepLabelAdvancesExactlyOneSlot(t *testing.T) {
 	}
 }
 
+// A step written before the previous step's task is RUNNING costs the
+// start-first overlap: the new updater finds two tasks in the slot, keeps
+// the new one and shuts the old down at once (why rollcall gates an
+// approval on RUNNING).
+func TestSwarmEarlyStepCostsTheOverlap(t *testing.T) {
+	h := newSwarmTest(t, SwarmOptions{})
+	id := h.create(webSpec("web:v1", 1, stepUpdate))
+	h.update(id, toImage("web:v2"))
+	h.advance(time.Second) // the new task is STARTING, the old one serves
+	if got := h.serving("web:v1"); len(got) != 1 {
+		t.Fatalf("before the early step: v1 serves in %v", got)
+	}
+	h.bump(id)
+	if v1, v2 := h.serving("web:v1"), h.serving("web:v2"); len(v1) != 0 || len(v2) != 0 {
+		t.Fatalf("after the early step: v1 in %v, v2 in %v; want the slot serving nothing until v2 is healthy", v1, v2)
+	}
+	h.advance(time.Second)
+	if got := h.serving("web:v2"); len(got) != 1 {
+		t.Fatalf("once healthy: v2 in %v", got)
+	}
+}
+
 // A write of the very same spec keeps a running updater (it works towards
 // that goal already), but clears the update status, so the update is
 // never marked completed.
@@ -444,19 +488,26 @@ func TestSwarmFailurePauses(t *testing.T) {
 	}
 }
 
-// A crash after Monitor does not count: the update completes.
+// A crash after Monitor does not count, though the updater still runs:
+// the update goes on to the next slot and completes.
 func TestSwarmFailureAfterMonitorDoesNotCount(t *testing.T) {
 	h := newSwarmTest(t, SwarmOptions{})
-	id := h.create(webSpec("web:v1", 1, docker.UpdateConfig{Parallelism: 1, Monitor: time.Second,
+	id := h.create(webSpec("web:v1", 2, docker.UpdateConfig{Parallelism: 1, Delay: 10 * time.Second, Monitor: time.Second,
 		FailureAction: docker.FailurePause, Order: docker.OrderStartFirst}))
-	h.update(id, toImage("web:crashy")) // RUNNING at 2s, crashes at 4s: 2s after, past the 1s Monitor
-	h.advance(3500 * time.Millisecond)
-	if st := h.service(id).UpdateState; st != docker.UpdateCompleted {
-		t.Fatalf("state %q, want completed before the crash", st)
+	h.update(id, toImage("web:crashy")) // the first slot RUNNING at 2s, crashed at 4s: 2s after, past the 1s Monitor
+	h.advance(5 * time.Second)
+	if st := h.service(id).UpdateState; st != docker.UpdateUpdating {
+		t.Fatalf("state %q after the crash, in the Delay: want still updating", st)
 	}
 	h.advance(time.Minute)
-	if st := h.service(id).UpdateState; st != docker.UpdateCompleted {
-		t.Fatalf("state %q after the crash, want still completed", st)
+	slots := map[int]bool{}
+	for _, task := range h.tasks() {
+		if task.Spec == "web:crashy" {
+			slots[task.Slot] = true
+		}
+	}
+	if st := h.service(id).UpdateState; st != docker.UpdateCompleted || len(slots) != 2 {
+		t.Fatalf("state %q, slots reached %v; want completed, both", st, slots)
 	}
 }
 
