@@ -569,7 +569,10 @@ func (sw *swarmWorkload) pausedFailure() (Failure, bool) {
 		}
 	}
 	if last != nil {
-		f.Slot, f.Container = last.Slot, taskName(svc, last)
+		// The failure stays the service's (Container): Swarm's restart
+		// supervisor keeps replacing the failed task with new ones of the
+		// same spec, and one pause is one failure, not one per task.
+		f.Slot = last.Slot
 		f.Why.TaskState, f.Why.TaskErr, f.Why.Node = last.State, last.Err, sw.nodeName(last.NodeID)
 	}
 	return f, true

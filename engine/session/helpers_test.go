@@ -211,7 +211,7 @@ func (h *harness) settle() Snapshot {
 // describe renders a snapshot for failure messages.
 func describe(s Snapshot) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "seq %d mode %s connected %v progress %s source err %v\n", s.Seq, s.Mode, s.Connected, s.Progress, s.SourceErr)
+	fmt.Fprintf(&b, "seq %d mode %s connected %v progress %s source err %v standing %v\n", s.Seq, s.Mode, s.Connected, s.Progress, s.SourceErr, s.Standing)
 	if s.Pause != nil {
 		fmt.Fprintf(&b, "paused: %s\n", s.Pause.Reason)
 	}
@@ -223,7 +223,7 @@ func describe(s Snapshot) string {
 		fmt.Fprintf(&b, "  status %s: %+v\n", st.Key(), s.Steps[st.Key()])
 	}
 	for _, c := range s.Containers {
-		fmt.Fprintf(&b, "  container %s %s %s\n", c.Name, c.State, c.Health)
+		fmt.Fprintf(&b, "  container %s %s %s %s %s\n", c.Name, c.State, c.Health, c.Image, c.Node)
 	}
 	for _, n := range s.Notes {
 		fmt.Fprintf(&b, "  note: %s\n", n.Text)

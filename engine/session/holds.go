@@ -345,6 +345,7 @@ func (l *loop) retry(workload string) {
 	pulled := l.retryPullNow(workload) // a failed pull goes again at once (pull.go)
 	if l.resumeSwarm(workload) {       // an update Swarm paused is sent again (swarm.go)
 		l.decision("retry", workload, "the update Swarm paused is sent again")
+		l.unpause() // the same failure paused the session: the retry is its way on
 		l.spend()
 		l.requestFetch()
 		pulled = true

@@ -114,12 +114,7 @@ func (l *loop) handle(i Intent) {
 			l.endRollout("paused")
 		}
 	case Resume:
-		if l.pause != nil {
-			l.decision("resume", "", l.pause.Reason)
-			l.note("resumed (%s)", l.pause.Reason)
-			l.fact(Fact{Kind: FactResumed, Pause: l.pause})
-			l.pause = nil
-		}
+		l.unpause()
 	case Rollback:
 		l.startRollback(i.Workload)
 	case Retry:

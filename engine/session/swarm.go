@@ -179,3 +179,15 @@ func ReadSwarm(ctx context.Context, s docker.Swarm, prefix string) (*reconcile.S
 	r, err := readSwarm(ctx, s, prefix, false)
 	return r.obs, err
 }
+
+// unpause lifts the session's pause, journaled: the operator's Resume, or
+// a retry of the update Swarm paused, whose failure paused the session.
+func (l *loop) unpause() {
+	if l.pause == nil {
+		return
+	}
+	l.decision("resume", "", l.pause.Reason)
+	l.note("resumed (%s)", l.pause.Reason)
+	l.fact(Fact{Kind: FactResumed, Pause: l.pause})
+	l.pause = nil
+}

@@ -167,3 +167,42 @@ func TestSessionOnASwarmWatchWritesNothing(t *testing.T) {
 		t.Errorf("engine = %+v, want the swarm", s.Engine)
 	}
 }
+
+// Swarm pauses an update whose new task fails its health (failure_action
+// pause): the standing is failed, with Swarm's words, nothing more is
+// written; the operator's retry sends the update again (a resume), and a
+// fixed image in the file then rolls.
+func TestSessionOnASwarmPausedUpdateFailsAndRetryResumes(t *testing.T) {
+	h, sw := newSwarmHarness(t, swarmYAML("web:v1", 2), ModeAuto)
+	h.fake.AddImage("web:bad", "sha256:bad0", fake.Behaviour{ReadyAfter: time.Second})
+	sw.AddImage("web:bad", fake.Behaviour{ReadyAfter: time.Second, Unhealthy: true})
+	h.start()
+	h.drive("2 tasks of v1", func(s Snapshot) bool { return converged(s) && tasksOn(s, "web:v1") == 2 })
+
+	h.src.Set(swarmYAML("web:bad", 2))
+	s := h.drive("the update paused by Swarm", func(s Snapshot) bool {
+		return s.Standing.Kind == StandingFailed && !s.Standing.Pending
+	})
+	if tasksOn(s, "web:v1") < 1 {
+		t.Errorf("after the failed update: %d tasks of v1 run, want the old serving", tasksOn(s, "web:v1"))
+	}
+	paused := len(writes(sw))
+	for range 5 {
+		h.clock.Advance(2 * time.Second)
+		s = h.settle()
+	}
+	if got := len(writes(sw)); got != paused {
+		t.Errorf("while Swarm's update is paused: %d more writes, want none (it waits for the operator)", got-paused)
+	}
+
+	h.s.Do(Retry{Workload: "web"})
+	h.drive("the resume written", func(s Snapshot) bool { return len(writes(sw)) > paused })
+	if last := writes(sw)[len(writes(sw))-1]; last != "updateservice:rollcall_web" {
+		t.Errorf("the retry wrote %s, want the service's update sent again", last)
+	}
+
+	h.src.Set(swarmYAML("web:v2", 2))
+	h.drive("converged on v2", func(s Snapshot) bool {
+		return converged(s) && tasksOn(s, "web:v2") >= 2 && tasksOn(s, "web:v1") == 0 && tasksOn(s, "web:bad") == 0
+	})
+}
