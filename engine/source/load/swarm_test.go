@@ -497,3 +497,13 @@ func TestSwarmHash(t *testing.T) {
 		}
 	}
 }
+
+// TestForHostKeepsTheEngine: a host's copy of a several-host file says
+// its engine, docker (a swarm has no hosts:).
+func TestForHostKeepsTheEngine(t *testing.T) {
+	d := mustParse(t, "engine: docker\n"+fleetDoc("  a: {endpoint: \"unix:///a.sock\"}\n", ""))
+	h, ok := d.ForHost("a")
+	if !ok || h.Engine != spec.EngineDocker {
+		t.Errorf("host a: engine %q, want docker", h.Engine)
+	}
+}
