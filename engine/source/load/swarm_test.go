@@ -202,7 +202,7 @@ func TestEverySwarmRuleThatActsHasACase(t *testing.T) {
 func TestSwarmRulesAreConsistent(t *testing.T) {
 	seen := map[string]bool{}
 	for _, r := range SwarmRules {
-		id := r.Key + "|" + r.Compose + "|" + r.Value
+		id := r.Key + "|" + r.Compose + "|" + r.Case
 		if seen[id] {
 			t.Errorf("%s: twice in SwarmRules", id)
 		}
