@@ -42,6 +42,7 @@ func TestEveryKeyOfTheFileReachesEveryHost(t *testing.T) {
 		"Fleet":    "the fleet's own (its waves): a host's copy has none",
 		"Host":     "not a key: ForHost names the host in each host's copy",
 		"Warnings": "not a key: findings of the load, which come with the key that causes them",
+		"Engine":   "a several-host file is on plain engines: `engine: swarm` refuses hosts:, so no host is handed another engine",
 	}
 	covered := map[string]bool{}
 	for _, c := range changes {

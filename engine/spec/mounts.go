@@ -41,7 +41,9 @@ type Mount struct {
 
 // Volume is one entry of the document's top-level volumes: a named volume
 // the workloads mount. rollcall creates one that is missing (with its
-// managed label), never removes one, and never changes one that exists.
+// managed label), never removes one, and never changes one that exists. On
+// a swarm each node has its own, which Swarm's agent creates with the
+// mount's driver and options when a task needs it.
 type Volume struct {
 	Key        string // as the file names it
 	Name       string // the engine's name: name:, else <prefix>_<key> (compose: <project>_<key>)

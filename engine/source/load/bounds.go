@@ -28,6 +28,17 @@ func (l *loader) atMost(n *yaml.Node, path string, v, bound int, hint string) bo
 	return false
 }
 
+// count reads a number of f of 0..bound; negative says negHint, past the
+// bound boundHint.
+func (l *loader) count(f field, bound int, negHint, boundHint string) (int, bool) {
+	n, ok := l.integer(f.val, f.path)
+	if ok && n < 0 {
+		l.fail(f.val, negHint, "%s: %d must not be negative", f.path, n)
+		return 0, false
+	}
+	return n, ok && l.atMost(f.val, f.path, n, bound, boundHint)
+}
+
 const replicasHint = "at most 1000 replicas of a workload on one engine (see README: bounds); run more engines under hosts: for more"
 
 // fmtDuration writes d as a file would: 24h, not 24h0m0s.

@@ -320,6 +320,10 @@ func (c *composeMap) environment(service string, env composetypes.MappingWithEqu
 	return out
 }
 
+// composePortModeHost is compose's mode of a port a task binds on its own
+// node (ports[].mode), beside ingress, Swarm's routing mesh.
+const composePortModeHost = "host"
+
 // ports maps each port onto rollcall's short syntax. compose publishes a
 // port with no host_ip on every interface, rollcall on 127.0.0.1: said in a
 // warning, since it changes who can connect.
@@ -348,7 +352,7 @@ func (c *composeMap) ports(service string, ports []composetypes.ServicePortConfi
 		default:
 			short = target
 		}
-		if c.swarm && p.Mode == "host" {
+		if c.swarm && p.Mode == composePortModeHost {
 			k, v := c.raw.find("services", service, "ports", strconv.Itoa(i), "mode")
 			swarmPortMode.refuse(c.l, placeAt(&yaml.Node{}, v, k, item), fmt.Sprintf("services.%s.ports[%d].mode", service, i))
 			continue

@@ -60,7 +60,8 @@ func (c *composeMap) mounts(service string, s composetypes.ServiceConfig) *yaml.
 		}
 		written = fmt.Sprintf("volumes[%d]", i)
 		if v.Type == composetypes.VolumeTypeBind {
-			c.swarmRelativeBind(at, writtenSource(at), fmt.Sprintf("services.%s.%s", service, written))
+			_, raw := c.raw.find("services", service, "volumes", strconv.Itoa(i))
+			c.swarmRelativeBind(at, writtenSource(raw), fmt.Sprintf("services.%s.%s", service, written))
 		}
 		item(at, "type", v.Type, "source", v.Source, "target", v.Target, "read_only", v.ReadOnly, "size", size)
 	}

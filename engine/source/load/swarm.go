@@ -55,9 +55,7 @@ func (l *loader) placement(f field) spec.Placement {
 		case "preferences":
 			p.Preferences = l.preferences(g)
 		case "max_replicas_per_node":
-			if n, ok := l.integer(g.val, g.path); ok && n < 0 {
-				l.fail(g.val, "0 (or leaving it out) places any number of tasks on a node", "%s: %d must not be negative", g.path, n)
-			} else if ok && l.atMost(g.val, g.path, n, spec.MaxReplicas, replicasHint) {
+			if n, ok := l.count(g, spec.MaxReplicas, "0 (or leaving it out) places any number of tasks on a node", replicasHint); ok {
 				p.MaxReplicas = n
 			}
 		}
@@ -120,9 +118,7 @@ func (l *loader) restartPolicy(f field) spec.SwarmRestart {
 				r.Window = d
 			}
 		case "max_attempts":
-			if n, ok := l.integer(g.val, g.path); ok && n < 0 {
-				l.fail(g.val, "0 (or leaving it out) restarts without a limit", "%s: %d must not be negative", g.path, n)
-			} else if ok && l.atMost(g.val, g.path, n, spec.MaxHealthRetries, "a few restarts tell a crash loop; 0 restarts without a limit") {
+			if n, ok := l.count(g, spec.MaxHealthRetries, "0 (or leaving it out) restarts without a limit", "a few restarts tell a crash loop; 0 restarts without a limit"); ok {
 				r.MaxAttempts = n
 			}
 		}

@@ -24,11 +24,11 @@ type SwarmRule struct {
 	Key string
 	Top bool
 	// Compose is the compose key it concerns (as ComposeKeys writes
-	// paths); "" for none. Value names the value or case of it the rule is
+	// paths); "" for none. Case names the value or case of it the rule is
 	// about, when the key has several rules ("global" of deploy.mode).
 	// Whole: in a swarm's compose file the mapping reads it whole.
 	Compose string
-	Value   string
+	Case    string
 	Whole   bool
 	Does    string // KeyHonoured, KeyMapped, KeyIgnored or KeyRefused
 	// What is what Swarm does: the message of the finding of a refused or
@@ -55,14 +55,14 @@ var (
 	swarmRegistryPoll = SwarmRule{Key: "registry_poll", Top: true, Does: KeyHonoured,
 		What: "how often an agent asks where a `pull: always` tag points: a tag that moved is a service update"}
 
-	swarmPullAlways = SwarmRule{Key: "pull: always", Compose: "services.*.pull_policy", Value: "always", Does: KeyMapped,
+	swarmPullAlways = SwarmRule{Key: "pull: always", Compose: "services.*.pull_policy", Case: "always", Does: KeyMapped,
 		What: "the manager resolves the tag to the registry's digest at each update (Swarm's QueryRegistry), so every node runs one image; an agent asks again every registry_poll"}
-	swarmPullMissing = SwarmRule{Key: "pull: missing", Compose: "services.*.pull_policy", Value: "missing, if_not_present", Does: KeyMapped,
+	swarmPullMissing = SwarmRule{Key: "pull: missing", Compose: "services.*.pull_policy", Case: "missing, if_not_present", Does: KeyMapped,
 		What: "the reference goes to Swarm as written; each node's agent pulls the image for the tasks it starts (rollcall pulls nothing on a swarm)"}
-	swarmPullNever = SwarmRule{Key: "pull: never", Compose: "services.*.pull_policy", Value: "never, build", Does: KeyRefused,
+	swarmPullNever = SwarmRule{Key: "pull: never", Compose: "services.*.pull_policy", Case: "never, build", Does: KeyRefused,
 		What: "Swarm's agents pull the image on each node before a task starts",
 		Why:  "drop pull: never, or pin the image by digest (name@sha256:…), which a node that has it does not pull"}
-	swarmBuild = SwarmRule{Compose: "services.*.build", Value: "build only", Does: KeyRefused,
+	swarmBuild = SwarmRule{Compose: "services.*.build", Case: "build only", Does: KeyRefused,
 		What: "a service built, not pulled (build: without image:, or pull_policy: build): a swarm's nodes pull their images, and no registry has one built here",
 		Why:  "build and push it (docker compose build, docker compose push) and name it in image:"}
 
@@ -86,7 +86,7 @@ var (
 		Why:  "drop the host IP; a port no one outside should reach is published nowhere: reach the service over an overlay network"}
 	swarmPortPublished = SwarmRule{Key: "ports: HOST_PORT", Compose: "services.*.ports.[].published", Does: KeyHonoured,
 		What: "a port of Swarm's routing mesh, one for the whole service: any replicas, and no stop-first for it; without one (or 0) Swarm picks it"}
-	swarmPortMode = SwarmRule{Compose: "services.*.ports.[].mode", Value: "host", Does: KeyRefused,
+	swarmPortMode = SwarmRule{Compose: "services.*.ports.[].mode", Case: "host", Does: KeyRefused,
 		What: "mode: host: rollcall publishes through Swarm's routing mesh only (mode: ingress)",
 		Why:  "drop mode: host; a task of host mode binds its node's port, which a start-first task beside it cannot bind"}
 	swarmEndpointMode = SwarmRule{Key: "endpoint_mode", Compose: "services.*.deploy.endpoint_mode", Does: KeyHonoured, Only: true,
@@ -96,9 +96,9 @@ var (
 		Why:  "drop the ports and reach tasks.<service> over an overlay network (a proxy as a service does), or use endpoint_mode: vip"}
 	swarmPlacement = SwarmRule{Key: "placement", Compose: "services.*.deploy.placement", Whole: true, Does: KeyHonoured, Only: true,
 		What: "constraints, preferences ({spread: …}) and max_replicas_per_node, as Swarm takes them; not in the spec hash: Swarm moves only the tasks whose node no longer matches"}
-	swarmModeReplicated = SwarmRule{Compose: "services.*.deploy.mode", Value: "replicated", Does: KeyMapped,
+	swarmModeReplicated = SwarmRule{Compose: "services.*.deploy.mode", Case: "replicated", Does: KeyMapped,
 		What: "the service's mode, the default"}
-	swarmModeGlobal = SwarmRule{Compose: "services.*.deploy.mode", Value: "global, jobs", Does: KeyRefused,
+	swarmModeGlobal = SwarmRule{Compose: "services.*.deploy.mode", Case: "global, jobs", Does: KeyRefused,
 		What: "rollcall rolls replicated services, slot by slot: a global service or a job has no slots to roll",
 		Why:  "write mode: replicated with replicas, and placement.max_replicas_per_node: 1 for one task per node"}
 	swarmRestartPolicy = SwarmRule{Key: "restart_policy", Compose: "services.*.deploy.restart_policy", Whole: true, Does: KeyHonoured, Only: true,
@@ -124,20 +124,20 @@ var (
 		What: "Swarm starts every service at once, as docker stack deploy does",
 		Why:  "have the service wait for what it needs itself (retry its connections)"}
 
-	swarmAnonymousVolume = SwarmRule{Key: "volumes: TARGET (anonymous)", Compose: "services.*.volumes", Value: "anonymous", Does: KeyRefused,
+	swarmAnonymousVolume = SwarmRule{Key: "volumes: TARGET (anonymous)", Compose: "services.*.volumes", Case: "anonymous", Does: KeyRefused,
 		What: "Swarm gives each new task an empty anonymous volume, so a roll would lose what the old task wrote",
 		Why:  "mount a named volume there (declared under volumes:), or a tmpfs for scratch"}
 	swarmImageVolume = SwarmRule{Key: "an image's VOLUME that no mount covers", Does: KeyRefused,
 		What: "likewise: the plan refuses the workload, and nothing of it starts or stops",
 		Why:  spec.SwarmImageVolumeHint}
-	swarmNamedVolume = SwarmRule{Key: "volumes: NAME:TARGET", Compose: "services.*.volumes", Value: "named", Does: KeyMapped,
+	swarmNamedVolume = SwarmRule{Key: "volumes: NAME:TARGET", Compose: "services.*.volumes", Case: "named", Does: KeyMapped,
 		What: "a volume of the local driver is per node: a task Swarm places on another node finds another, empty one (a warning, unless a placement constraint pins the service)",
 		Why:  "pin the service with a placement constraint (node.hostname == …), or use a volume driver that shares"}
-	swarmRelativeBind = SwarmRule{Key: "volumes: ./SOURCE:TARGET", Compose: "services.*.volumes", Value: "relative bind", Does: KeyMapped,
+	swarmRelativeBind = SwarmRule{Key: "volumes: ./SOURCE:TARGET", Compose: "services.*.volumes", Case: "relative bind", Does: KeyMapped,
 		What: "a bind source is a path on the node that runs the task; one relative to the file is this machine's path (a warning; it is not looked for here)",
 		Why:  "make sure the path exists on every node the service may be placed on, or write it from /"}
 
-	swarmVolumeName = SwarmRule{Compose: "volumes", Value: "name", Does: KeyMapped,
+	swarmVolumeName = SwarmRule{Compose: "volumes", Case: "name", Does: KeyMapped,
 		What: "a named volume is `<prefix>_<key>`, as `docker stack deploy <prefix>` names it (the prefix is the stack's name), unless it has a name: or is external"}
 
 	swarmPrivileged = SwarmRule{Key: "privileged", Compose: "services.*.privileged", Does: KeyRefused,
@@ -272,8 +272,8 @@ func SwarmKeyTable() string {
 		if r.Key != "" && !keyRE.MatchString(r.Key) {
 			key = markdownCell(r.Key)
 		}
-		if r.Value != "" {
-			compose += " " + markdownCell(r.Value)
+		if r.Case != "" {
+			compose += " " + markdownCell(r.Case)
 		}
 		how := r.What
 		if r.Why != "" {
@@ -296,8 +296,8 @@ func swarmVerdicts(path string) string {
 			continue
 		}
 		v := r.Does
-		if r.Value != "" {
-			v = r.Value + ": " + v
+		if r.Case != "" {
+			v = r.Case + ": " + v
 		}
 		if !slices.Contains(out, v) {
 			out = append(out, v)

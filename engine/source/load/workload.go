@@ -67,9 +67,7 @@ func (l *loader) workload(f field) (*spec.Workload, []binding) {
 		case "version":
 			w.Version, _ = l.text(g.val, g.path)
 		case "replicas":
-			if n, ok := l.integer(g.val, g.path); ok && n < 0 {
-				l.fail(g.val, "0 keeps the workload defined but runs nothing", "%s: %d must not be negative", g.path, n)
-			} else if ok && l.atMost(g.val, g.path, n, spec.MaxReplicas, replicasHint) {
+			if n, ok := l.count(g, spec.MaxReplicas, "0 keeps the workload defined but runs nothing", replicasHint); ok {
 				w.Replicas = n
 			}
 		case "command":
@@ -387,9 +385,7 @@ func (l *loader) healthcheck(f field) *spec.Healthcheck {
 		case "start_period":
 			hc.StartPeriod = l.probeDuration(g)
 		case "retries":
-			if n, ok := l.integer(g.val, g.path); ok && n < 0 {
-				l.fail(g.val, "", "%s: %d must not be negative", g.path, n)
-			} else if ok && l.atMost(g.val, g.path, n, spec.MaxHealthRetries, "the failed probes in a row that make a container unhealthy; a few are enough") {
+			if n, ok := l.count(g, spec.MaxHealthRetries, "", "the failed probes in a row that make a container unhealthy; a few are enough"); ok {
 				hc.Retries = n
 			}
 		case "disable":
@@ -559,9 +555,7 @@ func (l *loader) update(f field, u *spec.UpdatePolicy) {
 				u.Delay = d
 			}
 		case "rollback_parallelism":
-			if n, ok := l.integer(g.val, g.path); ok && n < 0 {
-				l.fail(g.val, "0 takes every slot back at once", "%s: %d must not be negative", g.path, n)
-			} else if ok && l.atMost(g.val, g.path, n, spec.MaxReplicas, "at most the replicas, which are at most 1000") {
+			if n, ok := l.count(g, spec.MaxReplicas, "0 takes every slot back at once", "at most the replicas, which are at most 1000"); ok {
 				u.RollbackParallelism = n
 			}
 		case "canary":
