@@ -536,6 +536,17 @@ func (e *Dockerd) kill() error {
 	return nil
 }
 
+// killIfRunning kills the engine's dockerd (see Kill) if it runs.
+func (e *Dockerd) killIfRunning() error {
+	e.mu.Lock()
+	running := e.run != nil
+	e.mu.Unlock()
+	if !running {
+		return nil
+	}
+	return e.kill()
+}
+
 // cleanup stops the engine if it runs, then removes all it left: its
 // processes (a killed engine's containers run on), its mounts, its cgroups
 // and its folder.

@@ -93,7 +93,7 @@ func hosts(ctx context.Context, t *testing.T, mainID string, engines []*Dockerd)
 		t.Fatal(err)
 	}
 	addr := strings.Fields(port)[0] // 127.0.0.1:NNNNN
-	body := getUntil(t, a, "http://"+addr+"/", 200)
+	body := getUntil(t, a.Get, "http://"+addr+"/", 200)
 	if !strings.HasPrefix(body, "v1 ") {
 		t.Errorf("GET / on %s's container = %q, want v1 and its hostname", a.Name, body)
 	}
@@ -130,7 +130,7 @@ func hosts(ctx context.Context, t *testing.T, mainID string, engines []*Dockerd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if body := getUntil(t, a, "http://"+strings.Fields(port)[0]+"/", 200); !strings.HasPrefix(body, "v1 ") {
+	if body := getUntil(t, a.Get, "http://"+strings.Fields(port)[0]+"/", 200); !strings.HasPrefix(body, "v1 ") {
 		t.Errorf("GET / on %s's container after the restart = %q", a.Name, body)
 	}
 
@@ -166,7 +166,7 @@ func TestEnginesDefaultBridge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if body := getUntil(t, e, "http://"+strings.Fields(port)[0]+"/", 200); !strings.HasPrefix(body, "v1 ") {
+	if body := getUntil(t, e.Get, "http://"+strings.Fields(port)[0]+"/", 200); !strings.HasPrefix(body, "v1 ") {
 		t.Errorf("GET / on the default bridge = %q", body)
 	}
 	mainBridgeWorks(ctx, t, tag)
@@ -193,18 +193,19 @@ func mainBridgeWorks(ctx context.Context, t *testing.T, image string) {
 	}
 }
 
-// getUntil GETs url inside e's namespace until it answers want (a
-// container takes a moment to listen), and returns the body.
-func getUntil(t *testing.T, e *Dockerd, url string, want int) string {
+// getUntil GETs url through get (a Get of Dockerd, Swarm or Netns) until
+// it answers want (a container takes a moment to listen, an overlay a
+// moment to learn its peers), and returns the body.
+func getUntil(t *testing.T, get func(string) (int, string, error), url string, want int) string {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		status, body, err := e.Get(url)
+		status, body, err := get(url)
 		if err == nil && status == want {
 			return body
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("GET %s on engine %s: %d %q, %v; want %d", url, e.Name, status, body, err, want)
+			t.Fatalf("GET %s: %d %q, %v; want %d", url, status, body, err, want)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -28,7 +28,12 @@ package dockertest
 //     lost. StartSwarm returns once the manager lists every node ready
 //     (and every manager reachable) and every engine says it is active.
 //   - A lost node is seen soon: the dispatcher's heartbeat is 2s (5s by
-//     default), so the manager marks a killed node down about 6s later.
+//     default), so the manager marks a killed worker down within about
+//     6s (4s here, idle). The raft election timeout is 5 ticks of a
+//     second (10 by default): a lost leader is replaced about 6s later,
+//     and the new leader marks the old one down only after its grace for
+//     nodes it has not heard from yet, 6 heartbeats (12s). While a
+//     manager is lost, Host may be its: the other managers' Hosts answer.
 //   - Images: the engines have no registry and nothing can be pulled.
 //     Load copies an image from the main engine into every node (one
 //     `docker save`, loaded everywhere at once), and every dockerd runs
@@ -42,18 +47,23 @@ package dockertest
 //     mode dnsrr (no virtual IP) and publish no port on the ingress
 //     routing mesh (a port published in host mode works: it answers on
 //     the node's Addr, which the hub reaches, see Swarm.Dial). The engines
-//     run with --iptables=false, as those of StartEngines do.
+//     run with --iptables=false, as those of StartEngines do, and each has
+//     a default bridge of its own (DefaultBridge), as a host has: a task
+//     on no network of its service's is on it, reached from its node only.
 //   - Reaching tasks: Swarm.Dial and Get open their sockets in the hub
 //     (they reach every node's Addr); Dockerd.Dial and Get in a node's
 //     namespace (its docker_gwbridge and host-mode ports); ContainerNetns
 //     in a container's own namespace, which is on its overlay networks:
 //     from a task on one node, a task on another node answers on its
 //     overlay address, through VXLAN.
-//   - Cleanup leaves nothing: every engine is stopped and removed as
-//     StartEngines's are (processes, mounts, among them the swarm's
-//     overlay namespaces under the exec root, cgroups, folders), then the
-//     veths and the bridge, with the hub namespace. No engine leaves the
-//     swarm first: its state goes with its data root. A test process that
+//   - Cleanup leaves nothing: every engine is killed (SIGKILL) and
+//     removed as StartEngines's are (processes, its containers among them,
+//     mounts, among them the swarm's overlay namespaces under the exec
+//     root, cgroups, folders), then the veths and the bridge, with the
+//     hub namespace. No engine leaves the swarm or is stopped gracefully
+//     first: its swarm state goes with its data root, and a graceful stop
+//     of a node takes seconds (a worker's about 4s here, one after the
+//     other), a kill a few milliseconds. A test process that
 //     dies leaves its engines to the next run's sweep (see StartEngines);
 //     its hub namespace and veths go with it, as no process runs in the
 //     hub and a veth dies with either end's namespace.
@@ -118,13 +128,19 @@ const (
 	swarmPrefix    = "/24"
 	swarmPort      = "2377"
 	swarmHeartbeat = 2 * time.Second
+	// swarmElectionTicks is the raft election timeout, in ticks of a
+	// second (10 by default).
+	swarmElectionTicks = 5
 	// swarmTimeout bounds each step of the setup (the init, the joins,
 	// the wait for every node ready) and a WaitNode: seconds on an idle
 	// machine.
 	swarmTimeout = 2 * time.Minute
 	// swarmPoll is how often a wait asks the manager again.
-	swarmPoll  = 200 * time.Millisecond
-	maxSwarmNN = 50 // nodes of one swarm at most (their addresses)
+	swarmPoll = 200 * time.Millisecond
+	// swarmListTimeout bounds one manager's answer of its node list, so
+	// that a wait goes on to the next manager soon.
+	swarmListTimeout = 2 * time.Second
+	maxSwarmNN       = 50 // nodes of one swarm at most (their addresses)
 )
 
 // nodeAddr is node i's address on the bridge.
@@ -187,7 +203,7 @@ func startSwarm(ctx context.Context, n int, opts []SwarmOption) (*Swarm, func() 
 	}
 
 	began := time.Now()
-	engines, stopEngines, err := startEngines(ctx, n, []EngineOption{preferOffline})
+	engines, stopEngines, err := startEngines(ctx, n, []EngineOption{DefaultBridge(), preferOffline})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -197,7 +213,11 @@ func startSwarm(ctx context.Context, n int, opts []SwarmOption) (*Swarm, func() 
 		s.Nodes = append(s.Nodes, &SwarmNode{Dockerd: e, Addr: nodeAddr(i), Manager: i < cfg.managers})
 	}
 	stop := func() error {
-		err := stopEngines()
+		var errs []error
+		for _, n := range s.Nodes { // killed, not stopped: see the file's comment
+			errs = append(errs, n.killIfRunning())
+		}
+		err := errors.Join(append(errs, stopEngines())...)
 		if s.hub != nil {
 			err = errors.Join(err, s.unwire())
 			s.hub.Close()
@@ -257,7 +277,10 @@ func (s *Swarm) init(ctx context.Context) error {
 	req := map[string]any{
 		"ListenAddr":    listen,
 		"AdvertiseAddr": listen,
-		"Spec":          map[string]any{"Dispatcher": map[string]any{"HeartbeatPeriod": swarmHeartbeat}},
+		"Spec": map[string]any{
+			"Dispatcher": map[string]any{"HeartbeatPeriod": swarmHeartbeat},
+			"Raft":       map[string]any{"ElectionTick": swarmElectionTicks, "HeartbeatTick": 1},
+		},
 	}
 	if err := m.apiCall(ctx, http.MethodPost, "/swarm/init", req, &m.NodeID); err != nil {
 		return fmt.Errorf("swarm init: %w", err)
@@ -363,7 +386,10 @@ type swarmNode struct {
 	Status struct {
 		State, Addr string
 	}
-	ManagerStatus *struct{ Reachability string }
+	ManagerStatus *struct {
+		Reachability string
+		Leader       bool
+	}
 }
 
 // describe is nodes in a line, for an error.
@@ -376,6 +402,9 @@ func describe(nodes []swarmNode) string {
 		fmt.Fprintf(&b, "%s %s %s %s", n.Status.Addr, n.Spec.Role, shortID(n.ID), n.Status.State)
 		if n.ManagerStatus != nil {
 			b.WriteString(" " + n.ManagerStatus.Reachability)
+			if n.ManagerStatus.Leader {
+				b.WriteString(" leader")
+			}
 		}
 	}
 	if len(nodes) == 0 {
@@ -394,7 +423,9 @@ func (s *Swarm) list(ctx context.Context) ([]swarmNode, error) {
 			continue
 		}
 		var nodes []swarmNode
+		ctx, cancel := context.WithTimeout(ctx, swarmListTimeout) // a manager with no leader answers only at its own timeout
 		err := n.apiGet(ctx, "/nodes", &nodes)
+		cancel()
 		if err == nil {
 			return nodes, nil
 		}

@@ -17,9 +17,9 @@ import (
 
 // A swarm of one: node 0 is an active manager of a cluster of one node, a
 // dnsrr service of the demoapp image, healthchecked, reaches RUNNING from
-// the image loaded into the engine (no registry, no pull), and its port
-// published in host mode answers on the node's bridge address, from the
-// hub.
+// the image loaded into the engine (no registry, no pull); on no network
+// of its own, its task is on the engine's default bridge, and its port
+// published in host mode answers on the node's address, from the hub.
 func TestSwarmOfOne(t *testing.T) {
 	Engine(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -39,10 +39,7 @@ func TestSwarmOfOne(t *testing.T) {
 
 	tag, _ := DemoappImage(t, "v1")
 	s.Load(t, tag)
-	if _, err := m.CLI(ctx, "network", "create", "--driver", "overlay", "ov"); err != nil {
-		t.Fatal(err)
-	}
-	spec := demoappService("web", tag, 1, "ov")
+	spec := demoappService("web", tag, 1, "")
 	spec["EndpointSpec"] = map[string]any{"Mode": "dnsrr", "Ports": []map[string]any{
 		{"Protocol": "tcp", "TargetPort": 8080, "PublishedPort": 18080, "PublishMode": "host"},
 	}}
@@ -51,8 +48,12 @@ func TestSwarmOfOne(t *testing.T) {
 	if tasks[0].NodeID != m.NodeID {
 		t.Errorf("the task is on node %s, want %s", tasks[0].NodeID, m.NodeID)
 	}
-	body := getUntilVia(t, s.Get, "http://"+net.JoinHostPort(m.Addr, "18080")+"/")
-	if want := "v1 " + shortID(tasks[0].Status.ContainerStatus.ContainerID); !strings.HasPrefix(body, want) {
+	id := tasks[0].Status.ContainerStatus.ContainerID
+	if nets, err := m.CLI(ctx, "inspect", "--format", "{{range $k, $v := .NetworkSettings.Networks}}{{$k}} {{end}}", id); err != nil || nets != "bridge" {
+		t.Errorf("the task of a service on no network is on %q (%v), want the default bridge", nets, err)
+	}
+	body := getUntil(t, s.Get, "http://"+net.JoinHostPort(m.Addr, "18080")+"/", http.StatusOK)
+	if want := "v1 " + shortID(id); !strings.HasPrefix(body, want) {
 		t.Errorf("GET / on node 0's host-mode port, from the hub: %q, want %q…", body, want)
 	}
 }
@@ -133,7 +134,7 @@ func TestSwarmOfThree(t *testing.T) {
 	}
 	defer ns.Close()
 	addr := to.address(t, "ov")
-	body := getUntilVia(t, ns.Get, "http://"+net.JoinHostPort(addr, "8080")+"/")
+	body := getUntil(t, ns.Get, "http://"+net.JoinHostPort(addr, "8080")+"/", http.StatusOK)
 	if want := "v1 " + shortID(to.Status.ContainerStatus.ContainerID); !strings.HasPrefix(body, want) {
 		t.Errorf("GET / on node 1's task at %s, from node 0's: %q, want %q…", addr, body, want)
 	}
@@ -151,6 +152,57 @@ func TestSwarmOfThree(t *testing.T) {
 	s.WaitNode(t, 2, NodeDown)
 	w.Start(t)
 	s.WaitNode(t, 2, NodeReady)
+}
+
+// A swarm of three managers: the swarm has the harness's raft and
+// dispatcher settings; its leader killed, the two others elect a leader
+// of their own and still write (a quorum of two).
+func TestSwarmOfThreeManagers(t *testing.T) {
+	Engine(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	s := StartSwarm(t, 3, Managers(3))
+	info, err := s.Nodes[0].CLI(ctx, "info", "--format", "{{.Swarm.Nodes}} {{.Swarm.Managers}}")
+	if err != nil || info != "3 3" {
+		t.Errorf("docker info: %q (%v), want 3 nodes, 3 managers", info, err)
+	}
+	var sw struct {
+		Spec struct {
+			Raft       struct{ ElectionTick int }
+			Dispatcher struct{ HeartbeatPeriod time.Duration }
+		}
+	}
+	if err := s.Nodes[0].apiGet(ctx, "/swarm", &sw); err != nil {
+		t.Fatal(err)
+	}
+	if r, d := sw.Spec.Raft, sw.Spec.Dispatcher; r.ElectionTick != swarmElectionTicks || d.HeartbeatPeriod != swarmHeartbeat {
+		t.Errorf("the swarm's election ticks and heartbeat: %d, %s; want %d, %s", r.ElectionTick, d.HeartbeatPeriod, swarmElectionTicks, swarmHeartbeat)
+	}
+	for i, n := range s.Nodes {
+		if !n.Manager {
+			t.Errorf("node %d is no manager", i)
+		}
+	}
+
+	s.Nodes[0].Kill(t)
+	err = s.wait(ctx, "a leader other than node 0", func(ctx context.Context) (bool, string, error) {
+		nodes, err := s.list(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		for _, n := range nodes {
+			if n.ID != s.Nodes[0].NodeID && n.ManagerStatus != nil && n.ManagerStatus.Leader {
+				return true, describe(nodes), nil
+			}
+		}
+		return false, describe(nodes), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Nodes[1].CLI(ctx, "network", "create", "--driver", "overlay", "after"); err != nil {
+		t.Errorf("a write on node 1 with node 0 gone: %v", err)
+	}
 }
 
 // The swarm's cleanup leaves nothing: no process, mount, cgroup or folder
@@ -230,9 +282,10 @@ func TestStartSwarmForRefuses(t *testing.T) {
 }
 
 // demoappService is the spec of a replicated dnsrr service of the demoapp
-// image on network, healthchecked by its own exec-form probe every second.
+// image on network (none when ""), healthchecked by its own exec-form
+// probe every second.
 func demoappService(name, image string, replicas int, network string) map[string]any {
-	return map[string]any{
+	spec := map[string]any{
 		"Name": name,
 		"TaskTemplate": map[string]any{
 			"ContainerSpec": map[string]any{
@@ -244,11 +297,14 @@ func demoappService(name, image string, replicas int, network string) map[string
 					"Retries":  3,
 				},
 			},
-			"Networks": []map[string]any{{"Target": network}},
 		},
 		"Mode":         map[string]any{"Replicated": map[string]any{"Replicas": replicas}},
 		"EndpointSpec": map[string]any{"Mode": "dnsrr"},
 	}
+	if network != "" {
+		spec["TaskTemplate"].(map[string]any)["Networks"] = []map[string]any{{"Target": network}}
+	}
+	return spec
 }
 
 // createService creates the service of spec on the manager m through the
@@ -318,22 +374,4 @@ func runningTasks(ctx context.Context, t *testing.T, s *Swarm, service string, n
 		t.Fatalf("%v\nthe swarm's engines, their last lines:\n%s", err, s.logTails(20))
 	}
 	return tasks
-}
-
-// getUntilVia GETs url through get until it answers 200 (a task takes a
-// moment to listen, an overlay a moment to learn its peers), and returns
-// the body.
-func getUntilVia(t *testing.T, get func(string) (int, string, error), url string) string {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		status, body, err := get(url)
-		if err == nil && status == http.StatusOK {
-			return body
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("GET %s: %d %q, %v; want 200", url, status, body, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
