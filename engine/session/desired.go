@@ -61,6 +61,20 @@ func (l *loop) onLoaded(r loadResult) {
 		cp.Prefix = l.opts.Prefix
 		d = &cp
 	}
+	if d.OnSwarm() != l.onSwarm() {
+		// What the session drives was chosen as it started (Options.Swarm):
+		// a plain engine's containers or a swarm's services.
+		have, want := "a plain engine", "a swarm (engine: swarm)"
+		if l.onSwarm() {
+			have, want = want, "a plain engine (engine: docker)"
+		}
+		err := fmt.Errorf("%s: asks for %s, while this session drives %s: restart rollcall to change it; the last good desired state stays", d.Source, want, have)
+		if l.sourceErr == nil || l.sourceErr.Error() != err.Error() {
+			l.logSourceErr(err)
+		}
+		l.sourceErr = err
+		return
+	}
 	switch {
 	case l.prefix == "":
 		l.prefix = d.Prefix

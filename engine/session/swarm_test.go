@@ -2,6 +2,7 @@ package session
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -205,4 +206,29 @@ func TestSessionOnASwarmPausedUpdateFailsAndRetryResumes(t *testing.T) {
 	h.drive("converged on v2", func(s Snapshot) bool {
 		return converged(s) && tasksOn(s, "web:v2") >= 2 && tasksOn(s, "web:v1") == 0 && tasksOn(s, "web:bad") == 0
 	})
+}
+
+// A desired state is for what the session drives: a session on a swarm
+// refuses a file that turned to engine: docker, and keeps the last good
+// one (nothing of it is acted on).
+func TestSessionOnASwarmRefusesAnotherEngine(t *testing.T) {
+	h, sw := newSwarmHarness(t, swarmYAML("web:v1", 2), ModeAuto)
+	h.start()
+	h.drive("2 tasks of v1", func(s Snapshot) bool { return converged(s) && tasksOn(s, "web:v1") == 2 })
+	before := len(writes(sw))
+	h.src.Set(desiredYAML("web:v2", 2)) // engine: docker, the default
+	s := h.drive("the file refused", func(s Snapshot) bool { return s.SourceErr != nil })
+	if !strings.Contains(s.SourceErr.Error(), "restart rollcall") {
+		t.Errorf("source error = %v, want the engine change refused", s.SourceErr)
+	}
+	for range 3 {
+		h.clock.Advance(time.Second)
+		s = h.settle()
+	}
+	if got := len(writes(sw)); got != before || tasksOn(s, "web:v1") != 2 {
+		t.Errorf("after the refused file: %d more writes, %d tasks of v1; want none and 2", got-before, tasksOn(s, "web:v1"))
+	}
+	if calls := h.fake.Calls(); countPrefix(calls, "create") > 0 {
+		t.Errorf("the plain engine was acted on: %v", calls)
+	}
 }
