@@ -234,7 +234,16 @@ func (sw *swarmWorkload) slots(rel Relation) swarmSlots {
 			}
 			for _, t := range ts {
 				st.Containers = append(st.Containers, sw.taskState(j, t, all[n], r))
-				if wanted(t) {
+				switch {
+				case !wanted(t):
+				case j.upToDate(t):
+					// A surplus slot's task of the desired spec: Swarm is to
+					// retire it, and a paced roll waits for it all the same.
+					info.fresh = append(info.fresh, t)
+					if info.primary == nil {
+						info.primary, info.cond, info.node = t, j.of(t), sw.nodeName(t.NodeID)
+					}
+				default:
 					info.stale = append(info.stale, t)
 				}
 			}
@@ -322,7 +331,7 @@ func (s swarmSlots) retiring() int {
 	for _, in := range s.info {
 		switch {
 		case !in.desired:
-			n += len(in.stale)
+			n += len(in.stale) + len(in.fresh)
 		case in.primary != nil && in.cond.Healthy():
 			n += len(in.stale)
 		}
@@ -358,14 +367,14 @@ func (s swarmSlots) placedSince(state docker.UpdateState, started time.Time) boo
 	return false
 }
 
-// bootWaits are the waits of the desired slots whose task of the desired
-// spec is not RUNNING: starting (or restarted by Swarm), or crashed and
+// bootWaits are the waits of the slots (a surplus one's too) whose task
+// of the desired spec is not RUNNING: starting (or restarted by Swarm), or crashed and
 // being replaced by Swarm.
 func (s swarmSlots) bootWaits(w *spec.Resolved, paced bool) []Step {
 	var out []Step
 	for i, in := range s.info {
 		p := in.primary
-		if !in.desired || p == nil || in.cond.Healthy() {
+		if p == nil || in.cond.Healthy() {
 			continue
 		}
 		st := Step{Action: ActWait, Workload: w.Name, Slot: s.states[i].Slot, Container: taskName(in.svc, p)}
