@@ -87,8 +87,10 @@ import (
 // that is up (unverified without a healthcheck), booting before, crashed
 // when it ended while Swarm wants it running or its node is down, and
 // drained when Swarm is shutting it down. A task Swarm put in its slot by
-// itself, after a task of the same spec failed or lost its node, is marked
-// EngineReplaced: Swarm's step, never an approval.
+// itself, after the slot's last task failed or lost its node, is marked
+// EngineReplaced: Swarm's step, never an approval. Swarm replaces on the
+// service's current spec, so an old task that crashes mid-roll comes back
+// on the new one: in step mode, a slot advanced unasked.
 //
 // Emergency mode (SkipHealth) has no counterpart: Swarm gates health on
 // each node's agent, and nothing rollcall counts can make its updater go

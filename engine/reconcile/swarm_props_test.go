@@ -248,7 +248,7 @@ func TestSwarmPropPacedGate(t *testing.T) {
 			newest := (*docker.Task)(nil)
 			for i := range o.Tasks {
 				tk := &o.Tasks[i]
-				if tk.ServiceID != s.Service.ID || !wanted(tk) || tk.Spec != w.Hash || !imageIs(tk.Image, w.Image) || tk.Slot < 1 {
+				if tk.ServiceID != s.Service.ID || !swarmWants(tk) || tk.Spec != w.Hash || !imageIs(tk.Image, w.Image) || tk.Slot < 1 {
 					continue
 				}
 				if newest == nil || before(newest, tk) {
@@ -303,12 +303,17 @@ func genPacedRoll(t *rapid.T) (*spec.ResolvedDesired, *SwarmObserved) {
 	return d, o
 }
 
+// swarmWants is the property's own reading of a task Swarm wants running.
+func swarmWants(t *docker.Task) bool {
+	return t.Desired == docker.TaskRunning || t.Desired == docker.TaskReady
+}
+
 // runsFresh reports whether tk's slot has a task of the desired spec
 // RUNNING that Swarm wants running: it serves, whatever else is cut.
 func runsFresh(o *SwarmObserved, tk *docker.Task, w *spec.Resolved, j taskJudge) bool {
 	for i := range o.Tasks {
 		x := &o.Tasks[i]
-		if x.ServiceID == tk.ServiceID && x.Slot == tk.Slot && wanted(x) && x.Spec == w.Hash && imageIs(x.Image, w.Image) &&
+		if x.ServiceID == tk.ServiceID && x.Slot == tk.Slot && swarmWants(x) && x.Spec == w.Hash && imageIs(x.Image, w.Image) &&
 			x.State == docker.TaskRunning && j.nodeUp(x.NodeID) {
 			return true
 		}
@@ -321,7 +326,7 @@ func runsFresh(o *SwarmObserved, tk *docker.Task, w *spec.Resolved, j taskJudge)
 func overlapped(o *SwarmObserved, tk *docker.Task, w *spec.Resolved) bool {
 	for i := range o.Tasks {
 		x := &o.Tasks[i]
-		if x.ServiceID == tk.ServiceID && x.Slot == tk.Slot && wanted(x) && (x.Spec != w.Hash || !imageIs(x.Image, w.Image)) {
+		if x.ServiceID == tk.ServiceID && x.Slot == tk.Slot && swarmWants(x) && (x.Spec != w.Hash || !imageIs(x.Image, w.Image)) {
 			return true
 		}
 	}

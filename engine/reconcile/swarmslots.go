@@ -31,7 +31,8 @@ type slotInfo struct {
 	primary *docker.Task
 	cond    Condition
 	// prev is the task primary replaced, when Swarm replaced it by itself
-	// (EngineReplaced), and prevDown whether that one's node is down.
+	// (EngineReplaced: taskState), and prevDown whether that one's node is
+	// down.
 	prev     *docker.Task
 	prevDown bool
 	// node and prevNode are the hostnames of their nodes.
@@ -219,7 +220,7 @@ func (sw *swarmWorkload) slots(rel Relation) swarmSlots {
 			}
 			if len(fresh) > 0 && wanted(fresh[0]) {
 				info.primary, info.cond, info.node = fresh[0], j.of(fresh[0]), sw.nodeName(fresh[0].NodeID)
-				if p := predecessor(fresh[0], all[n]); p != nil && p.Spec == fresh[0].Spec && j.engineFailed(p) {
+				if p := predecessor(fresh[0], all[n]); p != nil && j.engineFailed(p) {
 					info.prev, info.prevDown, info.prevNode = p, !j.nodeUp(p.NodeID), sw.nodeName(p.NodeID)
 				}
 			}
@@ -255,10 +256,15 @@ func (sw *swarmWorkload) slots(rel Relation) swarmSlots {
 }
 
 // taskState is a task as a container of its slot; slot are all the
-// slot's tasks, to tell whether Swarm replaced its predecessor.
+// slot's tasks, to tell whether Swarm replaced its predecessor: the task
+// created last before it failed or lost its node, whatever its spec (the
+// updater retires an old task by shutting it down; Swarm's restart
+// supervisor replaces a failed one on the service's current spec, so an
+// old task that crashes mid-roll comes back on the new one, a step no one
+// approved).
 func (sw *swarmWorkload) taskState(j taskJudge, t *docker.Task, slot []*docker.Task, rel Relation) ContainerState {
 	cs := ContainerState{ID: t.ID, Name: taskName(sw.svc, t), Relation: rel, Condition: j.of(t)}
-	if p := predecessor(t, slot); p != nil && p.Spec == t.Spec && j.engineFailed(p) {
+	if p := predecessor(t, slot); p != nil && j.engineFailed(p) {
 		cs.EngineReplaced = true
 	}
 	return cs
