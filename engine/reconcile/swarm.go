@@ -75,7 +75,10 @@ import (
 // Swarm's supervisor acts on. rollcall never uses Swarm's PreviousSpec or
 // its rollback: Swarm's failure action is pause for the file's pause and
 // for its rollback (rollcall rolls back to its own revisions, as a roll
-// forward), and continue for continue.
+// forward), and continue for continue. Swarm's own rollback, when someone
+// runs `docker service rollback`, leaves a template that is not the
+// desired one, and S4 rolls forward again, as Diff puts back a container
+// changed by hand.
 //
 // Slots are Swarm's task slots, numbered from 1 as Swarm numbers them, so
 // that `docker service ps` and rollcall name a slot alike (a host's slots
