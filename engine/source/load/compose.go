@@ -89,11 +89,13 @@ func LoadCompose(path string, environ []string) (*spec.Desired, error) {
 // compose's: restart unless-stopped, order start-first. The project name
 // names only the volumes and a build-only service's image, as in compose.
 // The label prefix is rollcall's unless the
-// top-level extension sets it; the proxy of rollcall.yaml goes there too:
+// top-level extension sets it; the proxy and registry_poll of rollcall.yaml
+// go there too (ExtensionKeys):
 //
 //	x-rollcall:
 //	  prefix: shop
 //	  proxy: {caddy_admin: "unix:///run/rollcall-caddy/admin.sock"}
+//	  registry_poll: 1m
 //
 // The mapped document meets every rule of rollcall.yaml (see Parse), with
 // the same messages, located in the compose file: a service name must be a

@@ -126,6 +126,26 @@ var ComposeKeys = []ComposeKey{
 	{"models", KeyMapped, "nothing until a service uses one (and that is reported)", true},
 }
 
+// ExtensionKeys are the keys of the top-level x-rollcall extension: each is
+// rollcall.yaml's top-level key of the same name (the part after
+// "x-rollcall."), read and checked as that key is, its messages naming
+// x-rollcall.KEY. Any other key there is an error. The README's table of
+// compose keys lists them after ComposeKeys.
+var ExtensionKeys = []ComposeKey{
+	{"x-rollcall.prefix", KeyHonoured, "rollcall.yaml's `prefix`: the label prefix (the project name does not set it)", false},
+	{"x-rollcall.proxy", KeyHonoured, "rollcall.yaml's `proxy`: the Caddy whose admin API a drain and a canary ask", false},
+	{"x-rollcall.registry_poll", KeyHonoured, "rollcall.yaml's `registry_poll`: how often a session asks the registry where a tag of `pull: always` points (default `5m`, at least `10s`)", false},
+}
+
+// extensionNames are the keys x-rollcall takes: ExtensionKeys' names.
+var extensionNames = func() []string {
+	var out []string
+	for _, k := range ExtensionKeys {
+		out = append(out, strings.TrimPrefix(k.Path, "x-rollcall."))
+	}
+	return out
+}()
+
 // supportedAttributes are the compose attributes rollcall honours or maps
 // (see ParseCompose). compose-go reports every other attribute the file
 // sets, including ones the specification gains later, so nothing is
@@ -180,6 +200,9 @@ func ComposeKeyTable() string {
 			path += " (whole)"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", path, k.Does, markdownCell(k.Why))
+	}
+	for _, k := range ExtensionKeys {
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", k.Path, k.Does, markdownCell(k.Why))
 	}
 	b.WriteString("| any other key | ignored | a warning at its line:col naming it; `x-*` extensions are left alone |\n")
 	return b.String()

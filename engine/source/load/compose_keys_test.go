@@ -53,7 +53,7 @@ func TestREADMEComposeKeyTable(t *testing.T) {
 // ignored key says what to do instead.
 func TestComposeKeysAreConsistent(t *testing.T) {
 	seen := map[string]bool{}
-	for _, k := range ComposeKeys {
+	for _, k := range slices.Concat(ComposeKeys, ExtensionKeys) {
 		if seen[k.Path] {
 			t.Errorf("%s: twice in ComposeKeys", k.Path)
 		}
