@@ -52,8 +52,11 @@
 //
 // The configuration pull (pull.go) rolls 3 replicas to a 20 MB image that
 // only a registry on loopback has: rollcall apply, its pull step included,
-// against `docker pull` then the limit's roll, in alternating rounds. It
-// runs whenever -configs names it, whatever -parts says.
+// against `docker pull` then the limit's roll, in alternating rounds. A
+// configuration pullfleetHOSTS (pullfleet.go) pulls that image on one and
+// on HOSTS engines of the run's own at once, with rollcall apply of a
+// hosts: file and with docker pull. Both run whenever -configs names them,
+// whatever -parts says.
 //
 // The bench may import moby directly, unlike the rest of rollcall: the
 // limit is bare API calls by definition, and rollcall's adapter has no
@@ -62,10 +65,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"runtime"
 	"slices"
@@ -91,7 +96,9 @@ type options struct {
 	reproduceAs string
 	cohorts     bool // -configs cohorts (cohorts.go)
 	pull        bool // -configs pull (pull.go)
+	pullFleet   int  // -configs pullfleetN: N, or 0 (pullfleet.go)
 	cohort      cohortOptions
+	before      string // -before: the tree the tool before builds rollcall from
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -116,6 +123,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	b.trace = o.trace
+	b.beforeTree = o.before
 	defer b.cleanup() // before the exit: on an error, a signal or a panic too
 	r, err := measure(ctx, b, o)
 	report := r.markdown(o)
@@ -139,8 +147,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	parts := fs.String("parts", "roll,reaction,idle", "what to measure: roll, reaction, idle (comma-separated); on the engine only with a REPLICASxPARALLELISM config, on engines of the run's own with a fleet one")
 	configs := fs.String("configs", "3x1,10x1,10x10", "rolls to time, as REPLICASxPARALLELISM on the engine, or fleetHOSTSxREPLICAS[xPARALLELISM] on engines of the run's own, "+
 		"cohorts: the latency through Caddy with rollcall_cohorts against dynamic rollcall alone, "+
-		"and pull: 3 replicas rolled to a 20 MB image only in a registry on loopback, rollcall against docker pull and the limit (comma-separated)")
-	tools := fs.String("tools", "rollcall,swarm,limit", "what rolls: rollcall, swarm, limit (comma-separated)")
+		"pull: 3 replicas rolled to a 20 MB image only in a registry on loopback, rollcall against docker pull and the limit, "+
+		"and pullfleetHOSTS: that image pulled on 1 and on HOSTS engines of the run's own at once, by rollcall apply and by docker pull (comma-separated)")
+	tools := fs.String("tools", "rollcall,swarm,limit", "what rolls: rollcall, swarm, limit, before (comma-separated; before needs -before)")
+	fs.StringVar(&o.before, "before", "", "a tree of rollcall (an older commit's worktree) to build rollcall from as well, rolled as the tool before beside this tree's rollcall in the same rounds")
 	fs.IntVar(&o.rounds, "rounds", 5, "interleaved rounds of each roll and reaction")
 	fs.DurationVar(&o.interval, "health-interval", 100*time.Millisecond, "healthcheck interval of every container")
 	fs.DurationVar(&o.idleWindow, "idle-window", time.Minute, "how long each idle process is measured")
@@ -180,8 +190,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	o.tools = strings.Split(*tools, ",")
 	for _, t := range o.tools {
 		if rollers[t] == nil {
-			return o, fmt.Errorf("-tools: unknown %q (rollcall, swarm, limit)", t)
+			return o, fmt.Errorf("-tools: unknown %q (rollcall, swarm, limit, before)", t)
 		}
+	}
+	if slices.Contains(o.tools, "before") != (o.before != "") {
+		return o, errors.New("-tools before and -before DIR go together: the tool before is rollcall built from DIR")
 	}
 	for _, c := range strings.Split(*configs, ",") {
 		if c == "cohorts" {
@@ -190,6 +203,14 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		}
 		if c == "pull" {
 			o.pull = true
+			continue
+		}
+		if strings.HasPrefix(c, "pullfleet") {
+			n, ok := parsePullFleet(c)
+			if !ok {
+				return o, fmt.Errorf("-configs: %q is not pullfleetHOSTS (2 ≤ hosts ≤ 10)", c)
+			}
+			o.pullFleet = n
 			continue
 		}
 		if strings.HasPrefix(c, "fleet") {
@@ -241,6 +262,10 @@ type results struct {
 
 	cohorts *cohortResult // the proxy's part (cohorts.go)
 	pull    *pullResult   // the roll to an image only in a registry (pull.go)
+
+	pullFleet *pullFleetResult // the pull of several hosts (pullfleet.go)
+
+	beforeTree string // -before's tree and its commit, when there is one
 }
 
 func measure(ctx context.Context, b *bench, o options) (*results, error) {
@@ -249,11 +274,17 @@ func measure(ctx context.Context, b *bench, o options) (*results, error) {
 		idle: map[string]idleResult{}, idleErr: map[string]string{}, busy: map[string]float64{},
 		fleetIdle: map[string]idleResult{}, fleetIdleErr: map[string]string{}}
 	r.machine = machine(ctx, b.cli)
+	if o.before != "" {
+		r.beforeTree = o.before
+		if c, err := exec.CommandContext(ctx, "git", "-C", o.before, "log", "-1", "--format=%h").Output(); err == nil {
+			r.beforeTree += " (commit " + strings.TrimSpace(string(c)) + ")"
+		}
+	}
 	r.loadStart = loadavg()
 	r.others = otherContainers(ctx, b)
 	b.log("%s; %d other containers running; load %s", r.machine, r.others, r.loadStart)
 	defer func() { r.loadEnd = loadavg() }()
-	if len(o.configs) > 0 || len(o.fleets) > 0 || o.pull { // the cohorts part builds what it needs itself
+	if len(o.configs) > 0 || len(o.fleets) > 0 || o.pull || o.pullFleet > 0 { // the cohorts part builds what it needs itself
 		b.log("building rollcall, demoapp and its images")
 		if err := b.build(ctx); err != nil {
 			return r, err
@@ -359,6 +390,15 @@ func measure(ctx context.Context, b *bench, o options) (*results, error) {
 	if o.pull {
 		done := r.measureBusy("pull")
 		err := r.measurePull(ctx, b, o)
+		done()
+		if err != nil {
+			return r, err
+		}
+	}
+
+	if o.pullFleet > 0 {
+		done := r.measureBusy("pull of several hosts")
+		err := r.measurePullFleet(ctx, b, o)
 		done()
 		if err != nil {
 			return r, err

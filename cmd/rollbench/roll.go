@@ -28,7 +28,20 @@ func (c rollConfig) String() string {
 // removed.
 type roller func(ctx context.Context, b *bench, c rollConfig) (time.Duration, error)
 
-var rollers = map[string]roller{"rollcall": rollRollcall, "swarm": rollSwarm, "limit": rollLimit}
+var rollers = map[string]roller{"rollcall": rollRollcall, "swarm": rollSwarm, "limit": rollLimit, "before": rollBefore}
+
+// rollBefore is rollRollcall with the rollcall built from -before's tree:
+// the same file, the same timing, the same checks. Trials run one at a
+// time, so the bench's binary is swapped for the trial's length.
+func rollBefore(ctx context.Context, b *bench, c rollConfig) (time.Duration, error) {
+	if b.before == "" {
+		return 0, errors.New("no -before tree")
+	}
+	this := b.rollcall
+	b.rollcall = b.before
+	defer func() { b.rollcall = this }()
+	return rollRollcall(ctx, b, c)
+}
 
 // rollcallFile is the desired file of a roll: the demoapp image of version,
 // probed every interval, start-first at the parallelism.
