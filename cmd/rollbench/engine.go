@@ -51,6 +51,9 @@ type bench struct {
 	// beforeTree is -before's tree, and before the rollcall built from it
 	// (the tool before), when there is one.
 	beforeTree, before string
+	// cpu is the CPU time (user and system) of the last timed rollcall
+	// process (timedApply).
+	cpu, lastCPU time.Duration // lastCPU: of the last apply, timed or not
 }
 
 func newBench(ctx context.Context, interval time.Duration, logf func(string, ...any)) (*bench, error) {

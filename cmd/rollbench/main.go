@@ -266,10 +266,13 @@ type results struct {
 	pullFleet *pullFleetResult // the pull of several hosts (pullfleet.go)
 
 	beforeTree string // -before's tree and its commit, when there is one
+	// rollCPU is the CPU time (user and system) of each timed rollcall
+	// process of the roll part, by configuration and tool.
+	rollCPU map[rollConfig]map[string][]time.Duration
 }
 
 func measure(ctx context.Context, b *bench, o options) (*results, error) {
-	r := &results{rolls: map[rollConfig]map[string][]time.Duration{}, rollRound: map[rollConfig][]map[string]time.Duration{},
+	r := &results{rolls: map[rollConfig]map[string][]time.Duration{}, rollCPU: map[rollConfig]map[string][]time.Duration{}, rollRound: map[rollConfig][]map[string]time.Duration{},
 		rollFails: map[rollConfig]map[string]int{}, reactions: map[string][]reaction{}, reactFail: map[string]int{},
 		idle: map[string]idleResult{}, idleErr: map[string]string{}, busy: map[string]float64{},
 		fleetIdle: map[string]idleResult{}, fleetIdleErr: map[string]string{}}
@@ -308,6 +311,7 @@ func measure(ctx context.Context, b *bench, o options) (*results, error) {
 					if ctx.Err() != nil {
 						return r, ctx.Err()
 					}
+					b.cpu = 0
 					d, err := rollers[tool](ctx, b, c)
 					if err != nil {
 						r.rollFails[c][tool]++
@@ -316,7 +320,15 @@ func measure(ctx context.Context, b *bench, o options) (*results, error) {
 					}
 					got[tool] = d
 					r.rolls[c][tool] = append(r.rolls[c][tool], d)
-					b.log("round %d · %s · %s: %s", round+1, c, tool, seconds(d))
+					if b.cpu > 0 {
+						if r.rollCPU[c] == nil {
+							r.rollCPU[c] = map[string][]time.Duration{}
+						}
+						r.rollCPU[c][tool] = append(r.rollCPU[c][tool], b.cpu)
+						b.log("round %d · %s · %s: %s (CPU %s)", round+1, c, tool, seconds(d), millis(b.cpu))
+					} else {
+						b.log("round %d · %s · %s: %s", round+1, c, tool, seconds(d))
+					}
 				}
 				r.rollRound[c] = append(r.rollRound[c], got)
 			}

@@ -140,10 +140,12 @@ func TestBeforeTree(t *testing.T) {
 	c := rollConfig{10, 10}
 	r := &results{beforeTree: "/tmp/x (commit f2bc6bb)", rolls: map[rollConfig]map[string][]time.Duration{c: {"rollcall": {s(6), s(8)}, "before": {s(5), s(8)}, "limit": {s(5), s(4)}}},
 		rollRound: map[rollConfig][]map[string]time.Duration{c: {{"rollcall": s(6), "before": s(5), "limit": s(5)}, {"rollcall": s(8), "before": s(8), "limit": s(4)}}},
-		rollFails: map[rollConfig]map[string]int{c: {}}}
+		rollFails: map[rollConfig]map[string]int{c: {}},
+		rollCPU:   map[rollConfig]map[string][]time.Duration{c: {"before": {s(0.3), s(0.5)}}}}
 	out := r.markdown(o)
 	for _, want := range []string{"| rollcall / limit | before / limit | rollcall / before |", "| 1.60 (1.20–2.00) | 1.50 (1.00–2.00) | 1.10 (1.00–1.20) |",
-		"- 10 replicas, parallelism 10, rollcall / before: 1.20, 1.00", "before: rollcall built from /tmp/x (commit f2bc6bb)"} {
+		"- 10 replicas, parallelism 10, rollcall / before: 1.20, 1.00", "before: rollcall built from /tmp/x (commit f2bc6bb)",
+		"- 10 replicas, parallelism 10, CPU of before's timed `apply` process (user+system): 400 ms (300–500 ms)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in:\n%s", want, out)
 		}

@@ -73,6 +73,13 @@ func (r *results) markdown(o options) string {
 				fmt.Fprintf(&s, "- %s, %s / %s: %s\n", c, ratioHeads[pair[0]], ratioHeads[pair[1]], perRound(r.rollRound[c], pair))
 			}
 		}
+		for _, c := range o.configs {
+			for _, t := range []string{"rollcall", "before"} {
+				if cpu := r.rollCPU[c][t]; len(cpu) > 0 {
+					fmt.Fprintf(&s, "- %s, CPU of %s's timed `apply` process (user+system): %s\n", c, ratioHeads[t], durations(cpu, millis))
+				}
+			}
+		}
 		if r.beforeTree != "" {
 			fmt.Fprintf(&s, "\nbefore: rollcall built from %s, rolled exactly as rollcall is, in the same rounds.\n", r.beforeTree)
 		}

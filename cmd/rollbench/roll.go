@@ -108,6 +108,7 @@ func (b *bench) timedApply(ctx context.Context, dir, prefix, journal, file, what
 	}
 	t0 := time.Now()
 	d, err := b.apply(ctx, journal, file, extra...)
+	b.cpu = b.lastCPU
 	if px != nil {
 		time.Sleep(200 * time.Millisecond) // the last events
 		t.add(t0, "apply v2 starts")
@@ -130,6 +131,9 @@ func (b *bench) apply(ctx context.Context, journal, file string, extra ...string
 	t0 := time.Now()
 	err := cmd.Run()
 	d := time.Since(t0)
+	if cmd.ProcessState != nil {
+		b.lastCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
 	if err != nil {
 		return 0, fmt.Errorf("rollcall apply: %w: %s", err, lastLines(stderr.String(), 5))
 	}
