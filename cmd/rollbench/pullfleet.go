@@ -16,7 +16,8 @@ package main
 //     host of the rollout pulls before any host rolls (DESIGN §5 rule 0
 //     across hosts), MaxPulls at once;
 //   - docker pull, 1 host and N hosts at once: `docker -H HOST pull` of the
-//     image, on each host at once: what the engines and the machine allow.
+//     image, on each host at once, over the same v1 replicas (set up in
+//     bare API calls): what the engines and the machine allow.
 //
 // Each trial's pull phase runs from the first request any of its engines
 // makes to the registry to the last of its engines' pull events. The
@@ -202,6 +203,19 @@ func (b *bench) pullFleetTrial(ctx context.Context, fe *fleetEngines, a *asked, 
 			return pullFleetTimes{}, err
 		}
 	default:
+		// The same v1 replicas run on each host as under rollcall: their
+		// probes load the engines and the machine alike.
+		base := b.name("pfdp")
+		defer fe.teardown(base, t.hosts)
+		errs := make([]error, t.hosts)
+		var wg sync.WaitGroup
+		for i, v := range views {
+			wg.Go(func() { _, errs[i] = v.limitSetUp(ctx, base, pullConfig) })
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return pullFleetTimes{}, fmt.Errorf("set up v1: %w", err)
+		}
 		timed = func() (time.Duration, error) {
 			t0 := time.Now()
 			errs := make([]error, t.hosts)
@@ -386,7 +400,7 @@ func (r *results) pullFleetMarkdown(s *strings.Builder) {
 		ratio("rollcall/"+one, "docker/"+one, phase), all, ratio("rollcall/"+all, "docker/"+all, phase))
 	fmt.Fprintf(s, "rollcall: `rollcall apply` of a file with `hosts:` (the first host, or all %s, in one wave: `canary:` names them all) over v1, "+
 		"%d replicas a host rolled to the registry's image (`pull: missing`); every host pulls before any host rolls. "+
-		"`docker pull`: `docker -H HOST pull --quiet` on each host at once. A host's pull runs from its engine's first request to the registry "+
+		"`docker pull`: `docker -H HOST pull --quiet` on each host at once, over the same %d replicas of v1 a host (their probes load the machine alike). A host's pull runs from its engine's first request to the registry "+
 		"(as the bench's forwarder accepts it) to the engine's image pull event. Trials in a rotating order each round; the image is removed from every engine after each. "+
-		"Ratios: median (min–max) of the per-round ratios.\n\n", all, pullConfig.replicas)
+		"Ratios: median (min–max) of the per-round ratios.\n\n", all, pullConfig.replicas, pullConfig.replicas)
 }
