@@ -3,8 +3,8 @@
 // (issue 12). It is a tool for people, not a test: CI builds and vets it but
 // never runs it.
 //
-//	go run ./cmd/rollbench [-rounds 5] [-parts roll,reaction,idle] [-configs 3x1,10x1,10x10,fleet3x3,cohorts,pull]
-//	                       [-tools rollcall,swarm,limit] [-health-interval 100ms] [-idle-window 60s] [-out FILE]
+//	go run ./cmd/rollbench [-rounds 5] [-parts roll,reaction,idle] [-configs 3x1,10x1,10x10,fleet3x3,cohorts,pull,pullfleet3]
+//	                       [-tools rollcall,swarm,limit,before] [-before DIR] [-health-interval 100ms] [-idle-window 60s] [-out FILE]
 //	                       [-cohort-requests 2000] [-cohort-clients 1] [-cohort-share 0.1]
 //
 // Run it from the module root: it builds rollcall and a static demoapp with
@@ -57,6 +57,10 @@
 // on HOSTS engines of the run's own at once, with rollcall apply of a
 // hosts: file and with docker pull. Both run whenever -configs names them,
 // whatever -parts says.
+//
+// -before DIR builds rollcall from another tree too (an older commit's
+// worktree), rolled as the tool before in the same rounds as this tree's:
+// the side-by-side measure of a change.
 //
 // The bench may import moby directly, unlike the rest of rollcall: the
 // limit is bare API calls by definition, and rollcall's adapter has no
