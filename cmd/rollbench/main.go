@@ -467,7 +467,7 @@ func cpuStat() (busy, total int64) {
 }
 
 // rotate is s turned left by n, so each round starts with another tool.
-func rotate(s []string, n int) []string {
+func rotate[T any](s []T, n int) []T {
 	n %= len(s)
 	return append(slices.Clone(s[n:]), s[:n]...)
 }

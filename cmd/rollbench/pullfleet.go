@@ -151,7 +151,7 @@ func (r *results) measurePullFleet(ctx context.Context, b *bench, o options) err
 	trials := pullFleetTrials(n)
 	for round := range o.rounds {
 		got := map[string]pullFleetTimes{}
-		for _, t := range rotateTrials(trials, round) {
+		for _, t := range rotate(trials, round) {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -176,11 +176,6 @@ func (r *results) measurePullFleet(ctx context.Context, b *bench, o options) err
 		p.rounds = append(p.rounds, got)
 	}
 	return nil
-}
-
-func rotateTrials(s []pullFleetTrial, n int) []pullFleetTrial {
-	n %= len(s)
-	return append(slices.Clone(s[n:]), s[:n]...)
 }
 
 // pullFleetTrial runs one trial on the first t.hosts engines.
