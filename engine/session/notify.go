@@ -28,12 +28,12 @@ import (
 //   - rollout_started: the first step begins (FactStepStarted) towards a
 //     desired state (by fingerprint) not yet reached, with the workloads
 //     it changes (from the images their older containers run, to the
-//     desired one) and the steps planned; rollout_ended: the session turns
-//     steady, its outcome the standing's kind (converged; held when a hold
-//     keeps slots off the desired state), a newer desired state comes
-//     first (superseded), or the session ends first (stopped), with the
-//     steps run and failed (FactStepDone, FactStepFailed), the slots
-//     ready, and how long it took. A desired state reached without a step,
+//     desired one) and the steps planned; rollout_ended: the standing ends
+//     it (rolloutEnd: converged, failed, or held by a hold or a canary
+//     that holds, never an operator's pause nor a wait for approval), a
+//     newer desired state comes first (superseded), or the session ends
+//     first (stopped), with the steps run and failed (FactStepDone,
+//     FactStepFailed), the slots ready, and how long it took. A desired state reached without a step,
 //     and a crash restart after it was reached, are no rollout.
 //   - step_failed: FactStepFailed, once per run of failures (auto's
 //     retries that fail again are not posted: Fact.Failures);
@@ -138,16 +138,38 @@ func (l *loop) notifyTurn(s *Snapshot) {
 	for _, f := range facts {
 		l.notifyFact(s, f, acting, post)
 	}
+	if outcome, ends := rolloutEnd(s.Standing); ends && ns.open != nil {
+		l.endRolloutNotice(s, outcome)
+	}
 	if s.Steady {
-		if ns.open != nil {
-			outcome := notify.OutcomeHeld // a hold (or what stops the session) keeps slots off the desired state
-			if s.Standing.Kind == StandingConverged {
-				outcome = notify.OutcomeConverged
-			}
-			l.endRolloutNotice(s, outcome)
-		}
 		ns.reached = reachedOf(l.desiredFP, s)
 	}
+}
+
+// rolloutEnd is whether the standing st ends the rollout under way, and
+// how: converged, failed, or held (a spec on hold, a canary that holds
+// on too little traffic). An operator's pause does not end it, nor does a
+// question or a step waiting for approval, a roll under way, a blocked
+// session, or a standing not decided afresh (Pending): each of them
+// goes on to one of the ends, or to a newer desired state.
+func rolloutEnd(st Standing) (notify.Outcome, bool) {
+	if st.Pending {
+		return "", false
+	}
+	switch st.Kind {
+	case StandingConverged:
+		return notify.OutcomeConverged, true
+	case StandingFailed:
+		return notify.OutcomeFailed, true
+	case StandingHeld:
+		for _, c := range st.Causes {
+			if c.Kind == CauseOperatorPause {
+				return "", false
+			}
+		}
+		return notify.OutcomeHeld, true
+	}
+	return "", false
 }
 
 // observeStanding tells Options.Observer of st when its kind is not the
