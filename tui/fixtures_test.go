@@ -310,6 +310,7 @@ func staged() session.Snapshot {
 	}
 	s.Next = stop.Key()
 	s.Waiting = "step mode: approve a step (enter) or the rollout (A)"
+	s.Standing = session.Standing{Kind: session.StandingAwaitingApproval, Causes: []session.Cause{{Kind: session.CauseApproval, Step: &stop}}}
 	return s
 }
 
