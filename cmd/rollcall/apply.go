@@ -384,9 +384,11 @@ func (p *progress) sessionFact(e session.Fact) string {
 	msg := termSafe(e.Text())
 	switch e.Kind {
 	case session.FactRefused, session.FactRolledBack, session.FactHalted, session.FactEngineDown,
-		session.FactDesiredError, session.FactLockRefused, session.FactHealthFailed:
+		session.FactDesiredError, session.FactLockRefused, session.FactHealthFailed, session.FactUnsplit,
+		session.FactStateError:
 		return p.out.render(st.Bad, st.Glyphs.Warning+" "+msg)
-	case session.FactPaused, session.FactHoldSet:
+	case session.FactPaused, session.FactHoldSet, session.FactStepNotRun, session.FactSplitLost, session.FactProxyDown,
+		session.FactWriteSlow, session.FactNoticeFailed, session.FactRegistryMiss:
 		return p.out.render(st.Warn, st.Glyphs.Warning+" "+msg)
 	}
 	return p.out.render(st.Muted, st.Glyphs.Waiting+" "+msg)

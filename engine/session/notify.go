@@ -4,13 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/loopkit"
 	"github.com/rollcall/rollcall/engine/notify"
 	"github.com/rollcall/rollcall/engine/reconcile"
@@ -53,9 +51,10 @@ import (
 //     it stopped acting since. The holds and pins kept from before the
 //     session, read from the state directory, are no facts: they are not
 //     posted again.
-//   - A post that failed (every try) or was dropped is noted, logged and
-//     journaled as a decision line (action notify-failed or
-//     notify-dropped, the URL named by scheme and host only, the error);
+//   - A post that failed (every try) or was dropped is a fact
+//     (FactNoticeFailed): shown, logged and journaled as a decision line
+//     (action notify-failed or notify-dropped, the URL named by scheme
+//     and host only, the error);
 //     an ending session waits up to one post's bound for what is queued.
 
 // notifyState is what the loop keeps of the webhooks; only the loop
@@ -351,30 +350,19 @@ func (ns *notifyState) take() []notify.Report {
 	return out
 }
 
-// onNotified notes, logs and journals each post that failed or was
-// dropped.
+// onNotified records each post that failed or was dropped
+// (FactNoticeFailed), which the console shows, the agent logs and the
+// journal keeps.
 func (l *loop) onNotified() {
 	for _, r := range l.notify.take() {
 		l.notifyFailed(r)
 	}
 }
 
+// notifyFailed records a post that failed or was dropped: its words, its
+// log line and its journal line are made from the fact.
 func (l *loop) notifyFailed(r notify.Report) {
-	why := "unknown"
-	if r.Err != nil {
-		why = r.Err.Error()
-	}
-	what := fmt.Sprintf("%s to %s", r.Event.Kind, r.Target)
-	if r.Tries > 0 {
-		what += fmt.Sprintf(" (%d tries)", r.Tries)
-	}
-	l.note("notification %s %s: %s", what, r.Result, why)
-	l.log(levelWarn, "notification not delivered", "kind", string(r.Event.Kind), "url", r.Target,
-		"result", string(r.Result), "tries", r.Tries, "error", why)
-	e := l.entry(l.journalMode())
-	e.Time = l.wallNow()
-	e.Action, e.Workload, e.Reason, e.Error, e.Result = "notify-"+string(r.Result), r.Event.Workload, what, why, journal.ResultDecision
-	l.writeJournal(e, e.Time, nil)
+	l.fact(Fact{Kind: FactNoticeFailed, Notice: &r})
 }
 
 // closeNotify, as the session ends, ends the rollout under way (stopped),
