@@ -597,15 +597,7 @@ func TestStepFailedIsPostedOncePerRunOfFailures(t *testing.T) {
 // (failure_action pause: it stays, the session pauses).
 func TestHealthFailedOnceWhileItStaysFailed(t *testing.T) {
 	hook := newWebhook(t, 0, false)
-	f, clock := newEngine()
-	f.AddImage("web:bad", "sha256:bad0", fake.Behaviour{ReadyAfter: time.Second, Unhealthy: true})
-	yaml := func(image string) string {
-		return strings.Replace(desiredYAML(image, 1, "failure_action: pause"), "health_deadline: 10s", "health_deadline: 3250ms", 1)
-	}
-	seed(t, f, clock, yaml("web:v1"))
-	h := newHarness(t, f, clock, yaml("web:bad")+hook.notifyLine(), ModeAuto)
-	h.start()
-	h.drive("the pause", func(s Snapshot) bool { return s.Pause != nil })
+	h := failurePaused(t, hook)
 	for range 3 { // more plans that list the failure
 		h.s.Do(Refresh{})
 		h.settle()
@@ -689,16 +681,24 @@ func TestRolloutEndPassesOverAnOperatorsPause(t *testing.T) {
 	}
 
 	hook2 := newWebhook(t, 0, false)
-	f2, clock2 := newEngine()
-	f2.AddImage("web:bad", "sha256:bad0", fake.Behaviour{ReadyAfter: time.Second, Unhealthy: true})
-	yaml := func(image string) string {
-		return strings.Replace(desiredYAML(image, 1, "failure_action: pause"), "health_deadline: 10s", "health_deadline: 3250ms", 1)
-	}
-	seed(t, f2, clock2, yaml("web:v1"))
-	h2 := newHarness(t, f2, clock2, yaml("web:bad")+hook2.notifyLine(), ModeAuto)
-	h2.start()
-	h2.drive("the failure pause", func(s Snapshot) bool { return s.Pause != nil })
+	failurePaused(t, hook2)
 	if ended := hook2.waitKind(t, notify.KindRolloutEnded); ended.Outcome != notify.OutcomeFailed {
 		t.Errorf("rollout ended %s on failure_action pause, want failed", ended.Outcome)
 	}
+}
+
+// failurePaused is an auto session posting to hook whose roll to web:bad
+// (never healthy, failure_action pause) has paused on its failure.
+func failurePaused(t *testing.T, hook *webhook) *harness {
+	t.Helper()
+	f, clock := newEngine()
+	f.AddImage("web:bad", "sha256:bad0", fake.Behaviour{ReadyAfter: time.Second, Unhealthy: true})
+	yaml := func(image string) string {
+		return strings.Replace(desiredYAML(image, 1, "failure_action: pause"), "health_deadline: 10s", "health_deadline: 3250ms", 1)
+	}
+	seed(t, f, clock, yaml("web:v1"))
+	h := newHarness(t, f, clock, yaml("web:bad")+hook.notifyLine(), ModeAuto)
+	h.start()
+	h.drive("the failure pause", func(s Snapshot) bool { return s.Pause != nil })
+	return h
 }
