@@ -309,12 +309,12 @@ func TestRealEngineCanarySplitThroughCaddy(t *testing.T) {
 		t.Errorf("the step after Caddy's restart: %s on %s, split lost %d times; want it failed on max_error_rate on a window after the split was set again",
 			j.Verdict, j.Check, j.SplitLosses)
 	}
-	lostNote := false
-	for _, n := range w.last.Notes {
-		lostNote = lostNote || strings.Contains(n.Text, "split lost at the proxy")
+	lostFact := false
+	for _, f := range w.last.Facts {
+		lostFact = lostFact || f.Kind == session.FactSplitLost
 	}
-	if !lostNote {
-		t.Errorf("no note says the split was lost and set again")
+	if !lostFact {
+		t.Errorf("no fact says the split was lost and set again")
 	}
 	await("the canary rolled back", 2*time.Minute, func(sn session.Snapshot) bool {
 		n := 0

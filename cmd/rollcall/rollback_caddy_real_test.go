@@ -107,8 +107,8 @@ func TestRealEngineOperatorRollbackThroughCaddy(t *testing.T) {
 	time.Sleep(time.Second) // the clients reach both versions before the rollback
 	s.Do(session.Rollback{Workload: "web"})
 	await("the rollback done", 2*time.Minute, func(sn session.Snapshot) bool {
-		for _, n := range sn.Notes {
-			if strings.Contains(n.Text, "rollback of web done") {
+		for _, f := range sn.Facts {
+			if f.Kind == session.FactRollbackEnded && f.RollbackEnd != nil && f.RollbackEnd.Workload == "web" {
 				return true
 			}
 		}
