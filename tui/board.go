@@ -624,10 +624,12 @@ func healthOf(c session.ContainerView) theme.Status {
 	}
 }
 
-// eventsOf merges engine events, session notes and finished steps into
-// one timeline, oldest first.
+// eventsOf merges engine events, the session's facts in its words, its
+// replies to the operator and the finished steps into one timeline,
+// oldest first.
 func eventsOf(s session.Snapshot) []eventRow {
-	rows := make([]eventRow, 0, len(s.Events)+len(s.Notes)+len(s.Recent))
+	facts := listedFacts(s.Facts)
+	rows := make([]eventRow, 0, len(s.Events)+len(facts)+len(s.Notes)+len(s.Recent))
 	for _, e := range s.Events {
 		text := e.Action + " " + e.Name
 		if text == e.Action+" " {
@@ -640,6 +642,9 @@ func eventsOf(s session.Snapshot) []eventRow {
 			text += " " + k + "=" + e.Attributes[k]
 		}
 		rows = append(rows, eventRow{at: e.Time, kind: kindEvent, text: sanitize(text)})
+	}
+	for _, f := range facts {
+		rows = append(rows, eventRow{at: f.EngineAt, kind: kindNote, text: sanitize(f.Text())})
 	}
 	for _, n := range s.Notes {
 		rows = append(rows, eventRow{at: n.At, kind: kindNote, text: sanitize(n.Text)})
@@ -658,6 +663,41 @@ func eventsOf(s session.Snapshot) []eventRow {
 		rows = rows[len(rows)-maxEventRows:]
 	}
 	return rows
+}
+
+// listedFacts are the last maxEventRows facts the timeline lists, oldest
+// first: what happened, in the session's words (Fact.Text). A step's
+// start and progress are not listed (the slots pane and the plan show
+// them), nor its end (the finished steps list it, its error whole) but
+// a canary step's verdict: passed, held or failed.
+func listedFacts(facts []session.Fact) []session.Fact {
+	listed := func(f session.Fact) bool {
+		var verdict *reconcile.CanaryError
+		switch f.Kind {
+		case session.FactStepStarted, session.FactWaiting, session.FactDraining, session.FactDrained,
+			session.FactCanary, session.FactPulling:
+			return false
+		case session.FactStepDone:
+			return f.Step.Action == reconcile.ActCanary
+		case session.FactStepFailed:
+			return errors.As(f.Err, &verdict)
+		}
+		return true
+	}
+	first, n := len(facts), 0
+	for first > 0 && n < maxEventRows {
+		first--
+		if listed(facts[first]) {
+			n++
+		}
+	}
+	out := make([]session.Fact, 0, n)
+	for _, f := range facts[first:] {
+		if listed(f) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // limitTexts remembers reconcile.LimitsText per value: a host has few distinct

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/session"
 	"github.com/rollcall/rollcall/engine/spec"
+	"github.com/rollcall/rollcall/engine/state"
 	"github.com/rollcall/rollcall/theme"
 )
 
@@ -287,8 +289,9 @@ func lineWith(screen, s string) string {
 // A long note wraps in the events pane: it reads whole at 120×40 and 80×24.
 func TestEventNotesReadWhole(t *testing.T) {
 	s := converged()
-	note := "rollout approval ended: the desired state changed under it (web's image web:v2 → web:v3); A approves the new rollout"
-	s.Notes = []session.Note{{At: t0.Add(-time.Second), Text: note}}
+	note := "desired state broken, keeping the last good one: rollcall.yaml:4:12: web's image web:v2 → web:v3 does not parse; the last good one stays"
+	s.Facts = []session.Fact{{Seq: 3, Kind: session.FactDesiredError, EngineAt: t0.Add(-time.Second), Source: "rollcall.yaml",
+		Err: errors.New("rollcall.yaml:4:12: web's image web:v2 → web:v3 does not parse; the last good one stays")}}
 	for _, sz := range [][2]int{{120, 40}, {80, 24}} {
 		screen := ansi.Strip(sized(theme.Mono, sz[0], sz[1], s).View().Content)
 		var words []string
@@ -310,6 +313,35 @@ func TestEventNotesReadWhole(t *testing.T) {
 		got := strings.ReplaceAll(strings.Join(words, " "), "- ", "-") // a wrap at a hyphen
 		if !strings.Contains(got, "note "+note) {
 			t.Errorf("%dx%d: the events pane lacks the whole note; it reads %q:\n%s", sz[0], sz[1], got, screen)
+		}
+	}
+}
+
+// The events pane lists what happened from the session's facts, in the
+// session's words (Fact.Text), beside its replies: a pause, a hold, a
+// canary step's verdict. A step's start, its progress and a plain step's
+// end are not listed (the slots and the finished steps show them).
+func TestEventsListTheSessionsFacts(t *testing.T) {
+	s := converged()
+	step := reconcile.Step{Action: reconcile.ActStart, Workload: "web", Slot: 1, Container: "rollcall-web-1-2222bbbb", Reason: "missing"}
+	at := t0.Add(-time.Minute)
+	s.Facts = []session.Fact{
+		{Seq: 1, Kind: session.FactStepStarted, EngineAt: at, Step: step},
+		{Seq: 2, Kind: session.FactStepDone, EngineAt: at.Add(time.Second), Step: step, Duration: time.Second},
+		{Seq: 3, Kind: session.FactPaused, EngineAt: at.Add(2 * time.Second), Pause: &session.PauseInfo{Reason: "paused by alice", ByOperator: true}},
+		{Seq: 4, Kind: session.FactHoldSet, EngineAt: at.Add(3 * time.Second),
+			Hold: &session.HoldFact{Workload: "web", Hashes: []string{hashV2}, By: "alice", Cause: state.HoldByOperator}},
+	}
+	s.Notes = []session.Note{{At: at.Add(4 * time.Second), Text: "nothing to confirm"}}
+	screen := ansi.Strip(sized(theme.Mono, 120, 40, s).View().Content)
+	for _, want := range []string{"note paused: paused by alice", "note web: spec " + hashV2[:8] + " on hold", "(rolled back by the operator)", "note nothing to confirm"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("the events pane lacks %q:\n%s", want, screen)
+		}
+	}
+	for _, not := range []string{"step-started", "start web/1 done"} {
+		if strings.Contains(screen, not) {
+			t.Errorf("the events pane lists %q:\n%s", not, screen)
 		}
 	}
 }

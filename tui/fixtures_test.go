@@ -176,7 +176,8 @@ func midRoll() session.Snapshot {
 		{Time: t0.Add(-5 * time.Second), Action: "die", Name: "rollcall-worker-0-3333cccc", Attributes: map[string]string{"exitCode": "137", "name": "rollcall-worker-0-3333cccc"}},
 		{Time: t0.Add(-5 * time.Second), Action: "oom", Name: "rollcall-worker-0-3333cccc"},
 	}
-	s.Notes = []session.Note{{At: t0.Add(-42 * time.Second), Text: "approved start web/0"}}
+	s.Facts = []session.Fact{{Seq: 9, Kind: session.FactDecided, EngineAt: t0.Add(-42 * time.Second),
+		Decision: &session.Decision{Kind: session.DecisionApprove, Key: start0.Key(), Step: &start0, By: "alice"}}}
 	return s
 }
 
@@ -222,7 +223,9 @@ func paused() session.Snapshot {
 			"warning: GREETING not set, using default",
 		},
 	}
-	s.Notes = []session.Note{{At: t0.Add(-10 * time.Second), Text: "paused: " + s.Pause.Reason}}
+	p := *s.Pause
+	s.Facts = []session.Fact{{Seq: 31, Kind: session.FactPaused, EngineAt: t0.Add(-10 * time.Second), Pause: &p,
+		Failure: &session.Failure{Workload: "web", Slot: 0, Container: "rollcall-web-0-2222bbbb", Reason: reason, Action: "pause"}}}
 	s.Events = []docker.Event{
 		{Time: t0.Add(-70 * time.Second), Action: "start", Name: "rollcall-web-0-2222bbbb"},
 		{Time: t0.Add(-9 * time.Second), Action: "exec_die", Name: "rollcall-web-0-2222bbbb", Attributes: map[string]string{"exitCode": "1"}},
@@ -310,6 +313,7 @@ func staged() session.Snapshot {
 	}
 	s.Next = stop.Key()
 	s.Waiting = "step mode: approve a step (enter) or the rollout (A)"
+	s.Standing = session.Standing{Kind: session.StandingAwaitingApproval, Causes: []session.Cause{{Kind: session.CauseApproval, Step: &stop}}}
 	return s
 }
 

@@ -504,7 +504,7 @@ func (m *FleetModel) approveAll() tea.Cmd {
 	case !s.Mode.Acting():
 		c.flash = "read-only: watch mode"
 		return nil
-	case s.Steady:
+	case s.Outcome.Kind == fleet.OutcomeConverged || s.Outcome.Kind == fleet.OutcomeLeftOut:
 		c.flash = "nothing to approve: converged"
 		return nil
 	case s.ApprovedAll && s.Mode == session.ModeStep:

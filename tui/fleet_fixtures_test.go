@@ -30,7 +30,7 @@ func onHost(name string, seq uint64, s session.Snapshot) session.Snapshot {
 // facts is what the fleet reads of a host's session, for Decide.
 func facts(name string, s session.Snapshot) fleet.Host {
 	plan := fleet.PlanRolling
-	if s.Steady {
+	if s.Standing.Kind == session.StandingConverged {
 		plan = fleet.PlanConverged
 	}
 	return fleet.Host{Name: name, EngineID: "engine-of-" + name, Reachable: s.Connected, LockHeld: s.Lock.Held,
@@ -127,6 +127,7 @@ func fleetPaused() fleet.Snapshot {
 	e1, e2, e3 := onHost("edge-1", 40, converged()), onHost("edge-2", 58, midRoll()), pendingHost(12)
 	e2.Connected, e2.Running = false, nil
 	e2.EngineErr = "error during connect: ssh: connect to host edge-2 port 22: Connection refused"
+	e2.Standing = session.Standing{Kind: session.StandingBlocked, Causes: []session.Cause{{Kind: session.CauseEngine, Why: e2.EngineErr}}}
 	before := onHost("edge-1", 1, staged())
 	live := onHost("edge-2", 57, midRoll())
 	d := decideRounds(session.ModeStep,
@@ -162,7 +163,7 @@ func fleetConverged(seq uint64) fleet.Snapshot {
 	}
 	d := decideRounds(session.ModeStep, round{t0, nil, hosts})
 	s := fleetOf(seq, session.ModeStep, d, nil, edges, ss...)
-	s.At, s.Steady = t0.Add(30*time.Second), true
+	s.At, s.Outcome = t0.Add(30*time.Second), fleet.Outcome{Kind: fleet.OutcomeConverged}
 	return s
 }
 

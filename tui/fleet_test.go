@@ -596,3 +596,31 @@ func TestFleetManyHostsFit(t *testing.T) {
 		m = fpress(m, "]")
 	}
 }
+
+// A host's row says where its session stands as the standing says it, not
+// as the row would judge it again: held (a spec on hold) or paused (by
+// the operator or failure_action pause); a host that rolls, or waits for
+// approval, has neither.
+func TestFleetRowsReadTheHostsStanding(t *testing.T) {
+	hold := session.Standing{Kind: session.StandingHeld, Causes: []session.Cause{{Kind: session.CauseHold, Workload: "web", Hash: hashV2}}}
+	pause := session.Standing{Kind: session.StandingHeld, Causes: []session.Cause{{Kind: session.CauseOperatorPause, Pause: &session.PauseInfo{Reason: "paused by alice", ByOperator: true}}}}
+	for _, c := range []struct {
+		name     string
+		standing session.Standing
+		want     string // the flag on edge-2's row; "" none
+	}{
+		{"a spec on hold", hold, "⚠ held"},
+		{"the operator's pause", pause, "⏸ paused"},
+		{"rolling", session.Standing{Kind: session.StandingRolling}, ""},
+		{"awaiting approval", staged().Standing, ""},
+	} {
+		s := fleetMidRoll()
+		s.Hosts[1].Session.Standing = c.standing
+		line := hostLine(t, fsized(theme.Mono, 120, 40, s), "edge-2")
+		for _, flag := range []string{"⚠ held", "⏸ paused"} {
+			if strings.Contains(line, flag) != (flag == c.want) {
+				t.Errorf("%s: edge-2's row %q; want the flag %q", c.name, line, c.want)
+			}
+		}
+	}
+}

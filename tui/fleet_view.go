@@ -29,7 +29,6 @@ type fleetView struct {
 	phase     fleet.Phase
 	approved  map[int]bool // step mode: the waves approved; read only
 	all       bool         // step mode: the whole rollout approved (A)
-	steady    bool
 	hosts     []hostRow
 	waves     []waveRow
 
@@ -57,9 +56,35 @@ type hostRow struct {
 	lock     hostLock
 	lockBy   string // who holds it: "alice (pid 4242)"
 	lockErr  string
-	paused   bool // its session is paused
-	asking   bool // its session waits for an answer to a question
-	skip     bool // emergency: skip-health is on
+	// stands is where its session stands, from its standing: paused
+	// (by the operator or failure_action pause), or held (a spec on
+	// hold, a canary that holds); the fleet's verdict says the rest.
+	stands hostStands
+	// asking: its session waits for an answer to a question. A question
+	// is not a standing: it waits though a step of another slot runs.
+	asking bool
+	skip   bool // emergency: skip-health is on
+}
+
+type hostStands int
+
+const (
+	standsOther  hostStands = iota // rolling, converged, waiting for approval: the fleet's verdict says it
+	standsPaused                   // the operator paused it, or failure_action pause did
+	standsHeld                     // nothing more runs there until the operator acts or the desired spec changes
+)
+
+// standsOf is what a host row says of its session's standing st.
+func standsOf(st session.Standing) hostStands {
+	for _, c := range st.Causes {
+		if c.Kind == session.CauseOperatorPause || c.Kind == session.CauseFailurePause {
+			return standsPaused
+		}
+	}
+	if st.Kind == session.StandingHeld {
+		return standsHeld
+	}
+	return standsOther
 }
 
 type hostConn int
@@ -95,7 +120,7 @@ type waveRow struct {
 func newFleetView(s fleet.Snapshot, version string, hostErr bool) *fleetView {
 	v := &fleetView{has: true, version: sanitize(version), source: sanitize(s.Source), loaded: s.Desired != nil,
 		rollout: sanitize(s.RolloutID), mode: s.Mode, phase: s.Decision.Phase, approved: s.Approved, all: s.ApprovedAll,
-		steady: s.Steady, badSource: s.SourceErr != nil}
+		badSource: s.SourceErr != nil}
 	if s.SourceErr != nil && !hostErr {
 		v.sourceErr = firstLine(s.SourceErr.Error())
 	}
@@ -120,7 +145,7 @@ func hostRowOf(h fleet.HostView, verdict fleet.Verdict) hostRow {
 	s := &h.Session
 	r := hostRow{name: sanitize(h.Name), status: verdict.Status, wave: verdict.Wave, action: verdict.Action,
 		reported: s.Seq > 0, dialErr: firstLine(h.DialErr), progress: s.Progress,
-		paused: s.Pause != nil, asking: s.Confirm != nil && !s.Confirm.Declined, skip: s.SkipHealth}
+		stands: standsOf(s.Standing), asking: s.Confirm != nil && !s.Confirm.Declined, skip: s.SkipHealth}
 	switch {
 	case !h.Dialed && h.DialErr != "":
 		r.conn = connNotDialed
@@ -369,8 +394,11 @@ func (v *fleetView) hostCells(st *theme.Styles, h *hostRow, wide bool) []cell {
 		cells = append(cells, cell{"no lock", st.Muted})
 	}
 	var flags []string
-	if h.paused {
+	switch h.stands {
+	case standsPaused:
 		flags = append(flags, "⏸ paused")
+	case standsHeld:
+		flags = append(flags, "⚠ held")
 	}
 	if h.asking {
 		flags = append(flags, "⚠ asks")

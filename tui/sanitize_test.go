@@ -63,6 +63,8 @@ func hostile() session.Snapshot {
 	s.Steps = map[string]session.StepStatus{st.Key(): {State: session.StepFailed, Err: "create: " + evil + "\nmore"}}
 	s.Events = append(s.Events, docker.Event{Time: t0, Action: "die" + evil, Name: name, Attributes: map[string]string{"exitCode": evil, "signal" + evil: "9"}})
 	s.Notes = append(s.Notes, session.Note{At: t0, Text: "note " + evil})
+	s.Facts = append(s.Facts, session.Fact{Seq: 1, Kind: session.FactDesiredError, EngineAt: t0, Source: "rollcall.yaml" + evil, Err: errors.New("bad" + evil)},
+		session.Fact{Seq: 2, Kind: session.FactStepFailed, EngineAt: t0, Step: st, Err: errors.New("create: " + evil)})
 	s.SourceErr = errors.New("rollcall.yaml:3:5: bad" + evil + "\nline two")
 	s.EngineErr = "gone" + evil
 	s.Lock = session.LockInfo{Holder: &session.LockHolder{User: "mallory" + evil, PID: 1, Since: t0}, Err: "locked" + evil}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -46,6 +47,13 @@ type bench struct {
 	seq      int      // numbers every trial, so no two share a name
 	names    []string // every trial's name, so the cleanup finds rollcall's lock files
 	log      func(format string, args ...any)
+
+	// beforeTree is -before's tree, and before the rollcall built from it
+	// (the tool before), when there is one.
+	beforeTree, before string
+	// cpu is the CPU time (user and system) of the last timed rollcall
+	// process (timedApply).
+	cpu, lastCPU time.Duration // lastCPU: of the last apply, timed or not
 }
 
 func newBench(ctx context.Context, interval time.Duration, logf func(string, ...any)) (*bench, error) {
@@ -75,11 +83,17 @@ func newBench(ctx context.Context, interval time.Duration, logf func(string, ...
 func (b *bench) build(ctx context.Context) error {
 	b.rollcall = filepath.Join(b.dir, "rollcall")
 	b.demoapp = filepath.Join(b.dir, "demoapp")
-	for _, c := range []struct{ out, pkg string }{{b.rollcall, "./cmd/rollcall"}, {b.demoapp, "./cmd/demoapp"}} {
+	builds := []struct{ out, pkg, dir string }{{b.rollcall, "./cmd/rollcall", ""}, {b.demoapp, "./cmd/demoapp", ""}}
+	if b.beforeTree != "" {
+		b.before = filepath.Join(b.dir, "rollcall-before")
+		builds = append(builds, struct{ out, pkg, dir string }{b.before, "./cmd/rollcall", b.beforeTree})
+	}
+	for _, c := range builds {
 		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", c.out, c.pkg)
+		cmd.Dir = c.dir
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("go build %s (run rollbench from the module root): %w: %s", c.pkg, err, bytes.TrimSpace(out))
+			return fmt.Errorf("go build %s in %s (run rollbench from the module root): %w: %s", c.pkg, cmp.Or(c.dir, "."), err, bytes.TrimSpace(out))
 		}
 	}
 	for _, v := range []string{"v1", "v2"} {

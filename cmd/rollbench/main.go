@@ -3,8 +3,8 @@
 // (issue 12). It is a tool for people, not a test: CI builds and vets it but
 // never runs it.
 //
-//	go run ./cmd/rollbench [-rounds 5] [-parts roll,reaction,idle] [-configs 3x1,10x1,10x10,fleet3x3,cohorts,pull]
-//	                       [-tools rollcall,swarm,limit] [-health-interval 100ms] [-idle-window 60s] [-out FILE]
+//	go run ./cmd/rollbench [-rounds 5] [-parts roll,reaction,idle] [-configs 3x1,10x1,10x10,fleet3x3,cohorts,pull,pullfleet3]
+//	                       [-tools rollcall,swarm,limit,before] [-before DIR] [-health-interval 100ms] [-idle-window 60s] [-out FILE]
 //	                       [-cohort-requests 2000] [-cohort-clients 1] [-cohort-share 0.1]
 //
 // Run it from the module root: it builds rollcall and a static demoapp with
@@ -52,8 +52,15 @@
 //
 // The configuration pull (pull.go) rolls 3 replicas to a 20 MB image that
 // only a registry on loopback has: rollcall apply, its pull step included,
-// against `docker pull` then the limit's roll, in alternating rounds. It
-// runs whenever -configs names it, whatever -parts says.
+// against `docker pull` then the limit's roll, in alternating rounds. A
+// configuration pullfleetHOSTS (pullfleet.go) pulls that image on one and
+// on HOSTS engines of the run's own at once, with rollcall apply of a
+// hosts: file and with docker pull. Both run whenever -configs names them,
+// whatever -parts says.
+//
+// -before DIR builds rollcall from another tree too (an older commit's
+// worktree), rolled as the tool before in the same rounds as this tree's:
+// the side-by-side measure of a change.
 //
 // The bench may import moby directly, unlike the rest of rollcall: the
 // limit is bare API calls by definition, and rollcall's adapter has no
@@ -62,10 +69,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"runtime"
 	"slices"
@@ -91,7 +100,9 @@ type options struct {
 	reproduceAs string
 	cohorts     bool // -configs cohorts (cohorts.go)
 	pull        bool // -configs pull (pull.go)
+	pullFleet   int  // -configs pullfleetN: N, or 0 (pullfleet.go)
 	cohort      cohortOptions
+	before      string // -before: the tree the tool before builds rollcall from
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -116,6 +127,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	b.trace = o.trace
+	b.beforeTree = o.before
 	defer b.cleanup() // before the exit: on an error, a signal or a panic too
 	r, err := measure(ctx, b, o)
 	report := r.markdown(o)
@@ -139,8 +151,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	parts := fs.String("parts", "roll,reaction,idle", "what to measure: roll, reaction, idle (comma-separated); on the engine only with a REPLICASxPARALLELISM config, on engines of the run's own with a fleet one")
 	configs := fs.String("configs", "3x1,10x1,10x10", "rolls to time, as REPLICASxPARALLELISM on the engine, or fleetHOSTSxREPLICAS[xPARALLELISM] on engines of the run's own, "+
 		"cohorts: the latency through Caddy with rollcall_cohorts against dynamic rollcall alone, "+
-		"and pull: 3 replicas rolled to a 20 MB image only in a registry on loopback, rollcall against docker pull and the limit (comma-separated)")
-	tools := fs.String("tools", "rollcall,swarm,limit", "what rolls: rollcall, swarm, limit (comma-separated)")
+		"pull: 3 replicas rolled to a 20 MB image only in a registry on loopback, rollcall against docker pull and the limit, "+
+		"and pullfleetHOSTS: that image pulled on 1 and on HOSTS engines of the run's own at once, by rollcall apply and by docker pull (comma-separated)")
+	tools := fs.String("tools", "rollcall,swarm,limit", "what rolls: rollcall, swarm, limit, before (comma-separated; before needs -before)")
+	fs.StringVar(&o.before, "before", "", "a tree of rollcall (an older commit's worktree) to build rollcall from as well, rolled as the tool before beside this tree's rollcall in the same rounds")
 	fs.IntVar(&o.rounds, "rounds", 5, "interleaved rounds of each roll and reaction")
 	fs.DurationVar(&o.interval, "health-interval", 100*time.Millisecond, "healthcheck interval of every container")
 	fs.DurationVar(&o.idleWindow, "idle-window", time.Minute, "how long each idle process is measured")
@@ -180,8 +194,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	o.tools = strings.Split(*tools, ",")
 	for _, t := range o.tools {
 		if rollers[t] == nil {
-			return o, fmt.Errorf("-tools: unknown %q (rollcall, swarm, limit)", t)
+			return o, fmt.Errorf("-tools: unknown %q (rollcall, swarm, limit, before)", t)
 		}
+	}
+	if slices.Contains(o.tools, "before") != (o.before != "") {
+		return o, errors.New("-tools before and -before DIR go together: the tool before is rollcall built from DIR")
 	}
 	for _, c := range strings.Split(*configs, ",") {
 		if c == "cohorts" {
@@ -190,6 +207,14 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		}
 		if c == "pull" {
 			o.pull = true
+			continue
+		}
+		if strings.HasPrefix(c, "pullfleet") {
+			n, ok := parsePullFleet(c)
+			if !ok {
+				return o, fmt.Errorf("-configs: %q is not pullfleetHOSTS (2 ≤ hosts ≤ 10)", c)
+			}
+			o.pullFleet = n
 			continue
 		}
 		if strings.HasPrefix(c, "fleet") {
@@ -241,19 +266,32 @@ type results struct {
 
 	cohorts *cohortResult // the proxy's part (cohorts.go)
 	pull    *pullResult   // the roll to an image only in a registry (pull.go)
+
+	pullFleet *pullFleetResult // the pull of several hosts (pullfleet.go)
+
+	beforeTree string // -before's tree and its commit, when there is one
+	// rollCPU is the CPU time (user and system) of each timed rollcall
+	// process of the roll part, by configuration and tool.
+	rollCPU map[rollConfig]map[string][]time.Duration
 }
 
 func measure(ctx context.Context, b *bench, o options) (*results, error) {
-	r := &results{rolls: map[rollConfig]map[string][]time.Duration{}, rollRound: map[rollConfig][]map[string]time.Duration{},
+	r := &results{rolls: map[rollConfig]map[string][]time.Duration{}, rollCPU: map[rollConfig]map[string][]time.Duration{}, rollRound: map[rollConfig][]map[string]time.Duration{},
 		rollFails: map[rollConfig]map[string]int{}, reactions: map[string][]reaction{}, reactFail: map[string]int{},
 		idle: map[string]idleResult{}, idleErr: map[string]string{}, busy: map[string]float64{},
 		fleetIdle: map[string]idleResult{}, fleetIdleErr: map[string]string{}}
 	r.machine = machine(ctx, b.cli)
+	if o.before != "" {
+		r.beforeTree = o.before
+		if c, err := exec.CommandContext(ctx, "git", "-C", o.before, "log", "-1", "--format=%h").Output(); err == nil {
+			r.beforeTree += " (commit " + strings.TrimSpace(string(c)) + ")"
+		}
+	}
 	r.loadStart = loadavg()
 	r.others = otherContainers(ctx, b)
 	b.log("%s; %d other containers running; load %s", r.machine, r.others, r.loadStart)
 	defer func() { r.loadEnd = loadavg() }()
-	if len(o.configs) > 0 || len(o.fleets) > 0 || o.pull { // the cohorts part builds what it needs itself
+	if len(o.configs) > 0 || len(o.fleets) > 0 || o.pull || o.pullFleet > 0 { // the cohorts part builds what it needs itself
 		b.log("building rollcall, demoapp and its images")
 		if err := b.build(ctx); err != nil {
 			return r, err
@@ -277,6 +315,7 @@ func measure(ctx context.Context, b *bench, o options) (*results, error) {
 					if ctx.Err() != nil {
 						return r, ctx.Err()
 					}
+					b.cpu = 0
 					d, err := rollers[tool](ctx, b, c)
 					if err != nil {
 						r.rollFails[c][tool]++
@@ -285,7 +324,15 @@ func measure(ctx context.Context, b *bench, o options) (*results, error) {
 					}
 					got[tool] = d
 					r.rolls[c][tool] = append(r.rolls[c][tool], d)
-					b.log("round %d · %s · %s: %s", round+1, c, tool, seconds(d))
+					if b.cpu > 0 {
+						if r.rollCPU[c] == nil {
+							r.rollCPU[c] = map[string][]time.Duration{}
+						}
+						r.rollCPU[c][tool] = append(r.rollCPU[c][tool], b.cpu)
+						b.log("round %d · %s · %s: %s (CPU %s)", round+1, c, tool, seconds(d), millis(b.cpu))
+					} else {
+						b.log("round %d · %s · %s: %s", round+1, c, tool, seconds(d))
+					}
 				}
 				r.rollRound[c] = append(r.rollRound[c], got)
 			}
@@ -365,6 +412,15 @@ func measure(ctx context.Context, b *bench, o options) (*results, error) {
 		}
 	}
 
+	if o.pullFleet > 0 {
+		done := r.measureBusy("pull of several hosts")
+		err := r.measurePullFleet(ctx, b, o)
+		done()
+		if err != nil {
+			return r, err
+		}
+	}
+
 	if o.cohorts {
 		done := r.measureBusy("cohorts")
 		err := r.measureCohorts(ctx, b, o)
@@ -411,7 +467,7 @@ func cpuStat() (busy, total int64) {
 }
 
 // rotate is s turned left by n, so each round starts with another tool.
-func rotate(s []string, n int) []string {
+func rotate[T any](s []T, n int) []T {
 	n %= len(s)
 	return append(slices.Clone(s[n:]), s[:n]...)
 }

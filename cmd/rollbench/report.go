@@ -8,7 +8,12 @@ import (
 	"time"
 )
 
-var toolHeads = map[string]string{"rollcall": "rollcall `apply`", "swarm": "Swarm (engine time)", "limit": "limit (bare API)"}
+var toolHeads = map[string]string{"rollcall": "rollcall `apply`", "swarm": "Swarm (engine time)", "limit": "limit (bare API)", "before": "rollcall `apply`, -before's tree"}
+
+// ratioPairs are the ratios of the roll table, each of its two tools.
+var ratioPairs = [][2]string{{"rollcall", "limit"}, {"before", "limit"}, {"rollcall", "before"}, {"rollcall", "swarm"}}
+
+var ratioHeads = map[string]string{"rollcall": "rollcall", "limit": "limit", "swarm": "Swarm", "before": "before"}
 
 // markdown renders what r holds: the machine, the tables of the parts that
 // ran, and the command that reproduces them.
@@ -37,10 +42,10 @@ func (r *results) markdown(o options) string {
 			s.WriteString(" " + toolHeads[t] + " |")
 		}
 		ratios := [][2]string{}
-		for _, pair := range [][2]string{{"rollcall", "limit"}, {"rollcall", "swarm"}} {
+		for _, pair := range ratioPairs {
 			if slices.Contains(o.tools, pair[0]) && slices.Contains(o.tools, pair[1]) {
 				ratios = append(ratios, pair)
-				fmt.Fprintf(&s, " %s / %s |", pair[0], map[string]string{"limit": "limit", "swarm": "Swarm"}[pair[1]])
+				fmt.Fprintf(&s, " %s / %s |", ratioHeads[pair[0]], ratioHeads[pair[1]])
 			}
 		}
 		s.WriteString("\n|---|" + strings.Repeat("---|", len(o.tools)+len(ratios)) + "\n")
@@ -61,6 +66,22 @@ func (r *results) markdown(o options) string {
 				fmt.Fprintf(&s, " %s |", floats(q))
 			}
 			s.WriteString("\n")
+		}
+		s.WriteString("\nPer round, in order:\n\n")
+		for _, c := range o.configs {
+			for _, pair := range ratios {
+				fmt.Fprintf(&s, "- %s, %s / %s: %s\n", c, ratioHeads[pair[0]], ratioHeads[pair[1]], perRound(r.rollRound[c], pair))
+			}
+		}
+		for _, c := range o.configs {
+			for _, t := range []string{"rollcall", "before"} {
+				if cpu := r.rollCPU[c][t]; len(cpu) > 0 {
+					fmt.Fprintf(&s, "- %s, CPU of %s's timed `apply` process (user+system): %s\n", c, ratioHeads[t], durations(cpu, millis))
+				}
+			}
+		}
+		if r.beforeTree != "" {
+			fmt.Fprintf(&s, "\nbefore: rollcall built from %s, rolled exactly as rollcall is, in the same rounds.\n", r.beforeTree)
 		}
 		s.WriteString("\nrollcall: `rollcall apply --yes --allow-mass-stop`, start of the process to its exit. " +
 			"Swarm: `docker service update --detach --image` (start-first, `--update-delay 0s`), the call to the last old task's die event. " +
@@ -116,10 +137,26 @@ func (r *results) markdown(o options) string {
 
 	r.fleetIdleMarkdown(&s, o)
 	r.pullMarkdown(&s)
+	r.pullFleetMarkdown(&s)
 	r.cohortsMarkdown(&s)
 
 	fmt.Fprintf(&s, "Reproduce, from the repository root, as root on the Docker host:\n\n    %s\n", o.reproduceAs)
 	return s.String()
+}
+
+// perRound is each round's ratio of pair's two tools, "—" for a round
+// where either failed.
+func perRound(rounds []map[string]time.Duration, pair [2]string) string {
+	q := make([]string, len(rounds))
+	for i, round := range rounds {
+		a, okA := round[pair[0]]
+		b, okB := round[pair[1]]
+		q[i] = "—"
+		if okA && okB && b > 0 {
+			q[i] = fmt.Sprintf("%.2f", a.Seconds()/b.Seconds())
+		}
+	}
+	return strings.Join(q, ", ")
 }
 
 func failed(n int) string {

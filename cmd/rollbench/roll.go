@@ -28,7 +28,20 @@ func (c rollConfig) String() string {
 // removed.
 type roller func(ctx context.Context, b *bench, c rollConfig) (time.Duration, error)
 
-var rollers = map[string]roller{"rollcall": rollRollcall, "swarm": rollSwarm, "limit": rollLimit}
+var rollers = map[string]roller{"rollcall": rollRollcall, "swarm": rollSwarm, "limit": rollLimit, "before": rollBefore}
+
+// rollBefore is rollRollcall with the rollcall built from -before's tree:
+// the same file, the same timing, the same checks. Trials run one at a
+// time, so the bench's binary is swapped for the trial's length.
+func rollBefore(ctx context.Context, b *bench, c rollConfig) (time.Duration, error) {
+	if b.before == "" {
+		return 0, errors.New("no -before tree")
+	}
+	this := b.rollcall
+	b.rollcall = b.before
+	defer func() { b.rollcall = this }()
+	return rollRollcall(ctx, b, c)
+}
 
 // rollcallFile is the desired file of a roll: the demoapp image of version,
 // probed every interval, start-first at the parallelism.
@@ -95,6 +108,7 @@ func (b *bench) timedApply(ctx context.Context, dir, prefix, journal, file, what
 	}
 	t0 := time.Now()
 	d, err := b.apply(ctx, journal, file, extra...)
+	b.cpu = b.lastCPU
 	if px != nil {
 		time.Sleep(200 * time.Millisecond) // the last events
 		t.add(t0, "apply v2 starts")
@@ -117,6 +131,9 @@ func (b *bench) apply(ctx context.Context, journal, file string, extra ...string
 	t0 := time.Now()
 	err := cmd.Run()
 	d := time.Since(t0)
+	if cmd.ProcessState != nil {
+		b.lastCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
 	if err != nil {
 		return 0, fmt.Errorf("rollcall apply: %w: %s", err, lastLines(stderr.String(), 5))
 	}

@@ -47,7 +47,7 @@ func (t *trace) watchEvents(ctx context.Context, b *bench, label string) {
 				if strings.HasPrefix(string(m.Action), "exec_") {
 					continue
 				}
-				t.add(time.Unix(0, m.TimeNano), "event %s %s", m.Action, short(m.Actor.ID))
+				t.add(time.Unix(0, m.TimeNano), "event %s %s %s", m.Action, short(m.Actor.ID), m.Actor.Attributes["name"])
 			case <-ev.Err:
 				return
 			case <-ctx.Done():

@@ -184,17 +184,9 @@ func runApply(ctx context.Context, e env, g *globals, o applyOpts) error {
 // applyFinal is the last line: "converged: 2 start · 1 roll", or
 // "failed: ..." saying why and what was left.
 func applyFinal(res session.Outcome, timeout time.Duration) string {
-	ran := reconcile.Plan{Workloads: []reconcile.WorkloadPlan{{}}}
-	failed := 0
-	for _, r := range res.Steps {
-		if r.Err == "" {
-			ran.Workloads[0].Steps = append(ran.Workloads[0].Steps, r.Step)
-		} else {
-			failed++
-		}
-	}
+	ran, failed := ranSteps(res.Steps)
 	if res.Converged {
-		s := "converged: " + ran.Summary()
+		s := "converged: " + reconcile.SummaryOf(ran)
 		if failed > 0 {
 			s += fmt.Sprintf(" (%d failed step(s) retried)", failed)
 		}
@@ -207,6 +199,19 @@ func applyFinal(res session.Outcome, timeout time.Duration) string {
 		return fmt.Sprintf("failed: timed out after %s; left: %s", timeout, res.Left.Summary())
 	}
 	return "failed: " + res.Reason
+}
+
+// ranSteps splits the steps that ran into those that ended well and a
+// count of those that failed.
+func ranSteps(results []session.StepResult) (ok []reconcile.Step, failed int) {
+	for _, r := range results {
+		if r.Err == "" {
+			ok = append(ok, r.Step)
+		} else {
+			failed++
+		}
+	}
+	return ok, failed
 }
 
 // confirmApply shows the plan and asks. It refuses when nobody can answer.
@@ -383,9 +388,11 @@ func (p *progress) sessionFact(e session.Fact) string {
 	msg := termSafe(e.Text())
 	switch e.Kind {
 	case session.FactRefused, session.FactRolledBack, session.FactHalted, session.FactEngineDown,
-		session.FactDesiredError, session.FactLockRefused, session.FactHealthFailed:
+		session.FactDesiredError, session.FactLockRefused, session.FactHealthFailed, session.FactUnsplit,
+		session.FactStateError:
 		return p.out.render(st.Bad, st.Glyphs.Warning+" "+msg)
-	case session.FactPaused, session.FactHoldSet:
+	case session.FactPaused, session.FactHoldSet, session.FactStepNotRun, session.FactSplitLost, session.FactProxyDown,
+		session.FactWriteSlow, session.FactNoticeFailed, session.FactRegistryMiss:
 		return p.out.render(st.Warn, st.Glyphs.Warning+" "+msg)
 	}
 	return p.out.render(st.Muted, st.Glyphs.Waiting+" "+msg)

@@ -267,18 +267,10 @@ func unstartedPlans(ctx context.Context, e env, g *globals, d *spec.Desired, las
 // A host the rollout never started on says why (the hosts that did not
 // answer) and what it had left (u's plan of it).
 func hostFinal(hv fleet.HostView, ran []session.StepResult, u unstarted) string {
-	done := reconcile.Plan{Workloads: []reconcile.WorkloadPlan{{}}}
-	failed := 0
-	for _, r := range ran {
-		if r.Err == "" {
-			done.Workloads[0].Steps = append(done.Workloads[0].Steps, r.Step)
-		} else {
-			failed++
-		}
-	}
+	done, failed := ranSteps(ran)
 	line := hostStatusWord(hv) + ": nothing ran"
-	if n := len(ran) - failed; n > 0 {
-		line = hostStatusWord(hv) + ": ran " + done.Summary()
+	if len(done) > 0 {
+		line = hostStatusWord(hv) + ": ran " + reconcile.SummaryOf(done)
 	}
 	if failed > 0 {
 		line += fmt.Sprintf(" (%d failed %s)", failed, plural(failed, "step", "steps"))

@@ -63,7 +63,7 @@ const Path = "/metrics"
 var engineActions = []reconcile.Action{reconcile.ActStart, reconcile.ActStop, reconcile.ActRoll, reconcile.ActRestart, reconcile.ActUpdate}
 
 // rolloutOutcomes are how a rollout ends.
-var rolloutOutcomes = []notify.Outcome{notify.OutcomeConverged, notify.OutcomeHeld, notify.OutcomeSuperseded, notify.OutcomeStopped}
+var rolloutOutcomes = []notify.Outcome{notify.OutcomeConverged, notify.OutcomeHeld, notify.OutcomeFailed, notify.OutcomeSuperseded, notify.OutcomeStopped}
 
 // Options configure a Metrics.
 type Options struct {
@@ -127,7 +127,7 @@ func New(o Options) *Metrics {
 	c.reg.MustRegister(c.stepSeconds)
 	c.restarts = counter("rollcall_restarts_total", "Crash restarts rollcall did, by workload.", "workload")
 	c.started = counter("rollcall_rollouts_started_total", "Rollouts begun: the first step towards a desired state not yet reached.")
-	c.rollouts = counter("rollcall_rollouts_total", "Rollouts that ended, by outcome (converged, held, superseded, stopped).", "outcome")
+	c.rollouts = counter("rollcall_rollouts_total", "Rollouts that ended, by outcome (converged, held, failed, superseded, stopped).", "outcome")
 	c.holds = counter("rollcall_holds_total", "Specs put on hold while the agent ran (by failure_action rollback, an operator's rollback or pin, another process), by workload.", "workload")
 	c.rollbacks = counter("rollcall_rollbacks_total", "Rollbacks: failure_action rollback's stop done, or an operator's rollback begun, by workload.", "workload")
 	c.disconnects = counter("rollcall_engine_disconnects_total", "Times the engine stopped answering after it had answered.")

@@ -183,9 +183,10 @@ func TestNoticesCounted(t *testing.T) {
 	compare(t, m, `# HELP rollcall_rollouts_started_total Rollouts begun: the first step towards a desired state not yet reached.
 # TYPE rollcall_rollouts_started_total counter
 rollcall_rollouts_started_total 3
-# HELP rollcall_rollouts_total Rollouts that ended, by outcome (converged, held, superseded, stopped).
+# HELP rollcall_rollouts_total Rollouts that ended, by outcome (converged, held, failed, superseded, stopped).
 # TYPE rollcall_rollouts_total counter
 rollcall_rollouts_total{outcome="converged"} 1
+rollcall_rollouts_total{outcome="failed"} 0
 rollcall_rollouts_total{outcome="held"} 1
 rollcall_rollouts_total{outcome="stopped"} 0
 rollcall_rollouts_total{outcome="superseded"} 1

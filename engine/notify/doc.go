@@ -49,7 +49,7 @@
 //	to_image        the desired image
 //	spec            hold, rollback, pin: the spec hash put on hold
 //	operator        the operator's own act (an asked-for rollback)
-//	outcome         rollout_ended: converged | held | superseded | stopped
+//	outcome         rollout_ended: converged | held | failed | superseded | stopped
 //	reason          why, as the plan or the session says it
 //	error           the engine's error, or the failure
 //	duration_ms     rollout_ended: how long the rollout took; step_failed: the step

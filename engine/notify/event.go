@@ -48,7 +48,8 @@ type Outcome string
 
 const (
 	OutcomeConverged  Outcome = "converged"  // every slot runs the desired spec, healthy
-	OutcomeHeld       Outcome = "held"       // nothing is left to do, but a spec on hold keeps slots off the desired state
+	OutcomeHeld       Outcome = "held"       // nothing more runs by itself: a spec on hold keeps slots off the desired state, or a canary holds on too little traffic
+	OutcomeFailed     Outcome = "failed"     // something failed and nothing more runs by itself (failure_action pause, a refused desired state, a workload that cannot converge, the journal)
 	OutcomeSuperseded Outcome = "superseded" // a newer desired state came before the end; its own rollout follows
 	OutcomeStopped    Outcome = "stopped"    // the session ended first (apply timed out, the agent was stopped)
 )

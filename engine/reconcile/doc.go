@@ -21,6 +21,10 @@
 // Why.String() in one place, explain; no site writes words of its own. A
 // view that must tell reasons apart reads Why, never the words.
 //
+// DiffSwarm (swarm.go, whose comment lists its rules) is Diff's twin for a
+// Swarm: it plans writes of a workload's service, never of a task, into the
+// same Plan, slot states and typed reasons, and RunSwarm executes them.
+//
 // It imports only engine/spec and the plain data types of engine/docker; never
 // session, journal, tui or theme.
 //

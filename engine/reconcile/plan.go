@@ -328,6 +328,17 @@ func (p Plan) Summary() string {
 	return summarize(n)
 }
 
+// SummaryOf is the one-line summary of steps in the plan's words, "2
+// start · 1 roll", or "nothing to do" for none: what ran, as apply and
+// the fleet's apply end on it.
+func SummaryOf(steps []Step) string {
+	n := map[Action]int{}
+	for _, s := range steps {
+		n[s.Action]++
+	}
+	return summarize(n)
+}
+
 func summarize(n map[Action]int) string {
 	var parts []string
 	for _, a := range summaryOrder {

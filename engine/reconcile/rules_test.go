@@ -587,3 +587,22 @@ web
 		t.Fatal("empty summary")
 	}
 }
+
+// What ran is summed up in the plan's words, in the plan's order of
+// actions whatever order the steps ran in: apply's and the fleet's last
+// lines say it (SummaryOf), with no plan made up to hold the steps.
+func TestSummaryOfStepsThatRan(t *testing.T) {
+	for _, c := range []struct {
+		steps []Step
+		want  string
+	}{
+		{nil, "nothing to do"},
+		{[]Step{{Action: ActRoll}}, "1 roll"},
+		{[]Step{{Action: ActStop}, {Action: ActRoll}, {Action: ActStart}, {Action: ActStart}, {Action: ActPull}},
+			"1 pull · 2 start · 1 roll · 1 stop"},
+	} {
+		if got := SummaryOf(c.steps); got != c.want {
+			t.Errorf("SummaryOf(%v) = %q, want %q", c.steps, got, c.want)
+		}
+	}
+}

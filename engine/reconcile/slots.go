@@ -44,7 +44,7 @@ type ContainerState struct {
 	// from its desired spec.
 	Drift []Drift
 	// EngineReplaced: on a Swarm, this task is Swarm's own replacement of
-	// one of the same spec that failed or lost its node (DiffSwarm): the
+	// its slot's last task, which failed or lost its node (DiffSwarm): the
 	// engine's step, never an approval.
 	EngineReplaced bool
 }

@@ -76,7 +76,10 @@ import (
 // Swarm's supervisor acts on. rollcall never uses Swarm's PreviousSpec or
 // its rollback: Swarm's failure action is pause for the file's pause and
 // for its rollback (rollcall rolls back to its own revisions, as a roll
-// forward), and continue for continue.
+// forward), and continue for continue. Swarm's own rollback, when someone
+// runs `docker service rollback`, leaves a template that is not the
+// desired one, and S4 rolls forward again, as Diff puts back a container
+// changed by hand.
 //
 // Slots are Swarm's task slots, numbered from 1 as Swarm numbers them, so
 // that `docker service ps` and rollcall name a slot alike (a host's slots
@@ -88,8 +91,10 @@ import (
 // that is up (unverified without a healthcheck), booting before, crashed
 // when it ended while Swarm wants it running or its node is down, and
 // drained when Swarm is shutting it down. A task Swarm put in its slot by
-// itself, after a task of the same spec failed or lost its node, is marked
-// EngineReplaced: Swarm's step, never an approval.
+// itself, after the slot's last task failed or lost its node, is marked
+// EngineReplaced: Swarm's step, never an approval. Swarm replaces on the
+// service's current spec, so an old task that crashes mid-roll comes back
+// on the new one: in step mode, a slot advanced unasked.
 //
 // Emergency mode (SkipHealth) has no counterpart: Swarm gates health on
 // each node's agent, and nothing rollcall counts can make its updater go

@@ -358,6 +358,13 @@ func TestSwarmConverged(t *testing.T) {
 			t.Errorf("progress %d/%d", ready, total)
 		}
 	}
+	// The manager pins images to a digest: still the desired image.
+	pinned := svc
+	pinned.Spec.Task.Image += "@sha256:0123"
+	pts := tasks(pinned, 3, docker.TaskRunning)
+	if p := DiffSwarm(d2, swarmObserved([]docker.Service{pinned}, pts)); !p.Empty() {
+		t.Errorf("pinned to a digest: want empty, got\n%s", p)
+	}
 	svc.UpdateState = docker.UpdateUpdating
 	p := DiffSwarm(d2, swarmObserved([]docker.Service{svc}, ts))
 	if w := only1(t, p); w.Wait != WaitSwarm || w.Why.Kind != ReasonSwarmMonitor {
@@ -436,6 +443,25 @@ func TestSwarmSlotStates(t *testing.T) {
 	}
 	if s2, _ := p.Slot("web", 2); s2.Containers[0].EngineReplaced {
 		t.Error("slot 2: a roll's new task is marked EngineReplaced")
+	}
+
+	// The updater retiring an old task (stop-first) is no failure; an old
+	// task that crashed comes back on the current spec: Swarm's step.
+	retired := task(old, 1, docker.TaskShutdown, desiredState(docker.TaskShutdown), created(t0.Add(-time.Hour)))
+	crashedOld := task(old, 2, docker.TaskFailed, desiredState(docker.TaskShutdown), failedWith("exit 137"), created(t0.Add(-time.Hour)))
+	p2 := DiffSwarm(d2, swarmObserved([]docker.Service{svc}, []docker.Task{retired, task(svc, 1, docker.TaskStarting),
+		crashedOld, task(svc, 2, docker.TaskStarting)}))
+	held := []docker.Task{task(old, 1, docker.TaskRunning, desiredState(docker.TaskShutdown)),
+		task(svc, 1, docker.TaskAssigned, desiredState(docker.TaskReady), created(t0))} // stop-first: held until the old one stopped
+	if st, _ := DiffSwarm(d2, swarmObserved([]docker.Service{svc}, held)).Slot("web", 1); len(st.Containers) != 2 ||
+		st.Containers[0].Condition != ConditionBooting || st.Containers[1].Condition != ConditionDrained {
+		t.Errorf("stop-first slot %+v: want the new task booting (Swarm wants it, desired ready), the old one leaving", st)
+	}
+	if st, _ := p2.Slot("web", 1); st.Containers[0].EngineReplaced {
+		t.Error("slot 1: the updater's stop-first step is marked EngineReplaced")
+	}
+	if st, _ := p2.Slot("web", 2); !st.Containers[0].EngineReplaced {
+		t.Error("slot 2: Swarm's restart of a crashed old task on the new spec is not marked EngineReplaced")
 	}
 	var restarted, crashed Step
 	for _, s := range p.Steps() {

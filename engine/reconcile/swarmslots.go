@@ -31,7 +31,8 @@ type slotInfo struct {
 	primary *docker.Task
 	cond    Condition
 	// prev is the task primary replaced, when Swarm replaced it by itself
-	// (EngineReplaced), and prevDown whether that one's node is down.
+	// (EngineReplaced: taskState), and prevDown whether that one's node is
+	// down.
 	prev     *docker.Task
 	prevDown bool
 	// node and prevNode are the hostnames of their nodes.
@@ -219,7 +220,7 @@ func (sw *swarmWorkload) slots(rel Relation) swarmSlots {
 			}
 			if len(fresh) > 0 && wanted(fresh[0]) {
 				info.primary, info.cond, info.node = fresh[0], j.of(fresh[0]), sw.nodeName(fresh[0].NodeID)
-				if p := predecessor(fresh[0], all[n]); p != nil && p.Spec == fresh[0].Spec && j.engineFailed(p) {
+				if p := predecessor(fresh[0], all[n]); p != nil && j.engineFailed(p) {
 					info.prev, info.prevDown, info.prevNode = p, !j.nodeUp(p.NodeID), sw.nodeName(p.NodeID)
 				}
 			}
@@ -234,7 +235,16 @@ func (sw *swarmWorkload) slots(rel Relation) swarmSlots {
 			}
 			for _, t := range ts {
 				st.Containers = append(st.Containers, sw.taskState(j, t, all[n], r))
-				if wanted(t) {
+				switch {
+				case !wanted(t):
+				case j.upToDate(t):
+					// A surplus slot's task of the desired spec: Swarm is to
+					// retire it, and a paced roll waits for it all the same.
+					info.fresh = append(info.fresh, t)
+					if info.primary == nil {
+						info.primary, info.cond, info.node = t, j.of(t), sw.nodeName(t.NodeID)
+					}
+				default:
 					info.stale = append(info.stale, t)
 				}
 			}
@@ -246,10 +256,15 @@ func (sw *swarmWorkload) slots(rel Relation) swarmSlots {
 }
 
 // taskState is a task as a container of its slot; slot are all the
-// slot's tasks, to tell whether Swarm replaced its predecessor.
+// slot's tasks, to tell whether Swarm replaced its predecessor: the task
+// created last before it failed or lost its node, whatever its spec (the
+// updater retires an old task by shutting it down; Swarm's restart
+// supervisor replaces a failed one on the service's current spec, so an
+// old task that crashes mid-roll comes back on the new one, a step no one
+// approved).
 func (sw *swarmWorkload) taskState(j taskJudge, t *docker.Task, slot []*docker.Task, rel Relation) ContainerState {
 	cs := ContainerState{ID: t.ID, Name: taskName(sw.svc, t), Relation: rel, Condition: j.of(t)}
-	if p := predecessor(t, slot); p != nil && p.Spec == t.Spec && j.engineFailed(p) {
+	if p := predecessor(t, slot); p != nil && j.engineFailed(p) {
 		cs.EngineReplaced = true
 	}
 	return cs
@@ -322,7 +337,7 @@ func (s swarmSlots) retiring() int {
 	for _, in := range s.info {
 		switch {
 		case !in.desired:
-			n += len(in.stale)
+			n += len(in.stale) + len(in.fresh)
 		case in.primary != nil && in.cond.Healthy():
 			n += len(in.stale)
 		}
@@ -358,14 +373,14 @@ func (s swarmSlots) placedSince(state docker.UpdateState, started time.Time) boo
 	return false
 }
 
-// bootWaits are the waits of the desired slots whose task of the desired
-// spec is not RUNNING: starting (or restarted by Swarm), or crashed and
+// bootWaits are the waits of the slots (a surplus one's too) whose task
+// of the desired spec is not RUNNING: starting (or restarted by Swarm), or crashed and
 // being replaced by Swarm.
 func (s swarmSlots) bootWaits(w *spec.Resolved, paced bool) []Step {
 	var out []Step
 	for i, in := range s.info {
 		p := in.primary
-		if !in.desired || p == nil || in.cond.Healthy() {
+		if p == nil || in.cond.Healthy() {
 			continue
 		}
 		st := Step{Action: ActWait, Workload: w.Name, Slot: s.states[i].Slot, Container: taskName(in.svc, p)}

@@ -350,10 +350,8 @@ func (l *loop) canarySplitFor() func(context.Context, reconcile.Step) error {
 func (l *loop) onCanary(v CanaryView) {
 	prev, had := l.canary.live[v.Workload]
 	if n := len(v.Losses); n > 0 && (!had || prev.Step.Index != v.Step.Index || len(prev.Losses) < n) {
-		loss := v.Losses[n-1]
-		l.note("canary %s step %d/%d: split lost at the proxy (%s), set again, window restarted", v.Workload, v.Step.Index+1, v.Step.Of, loss)
-		l.log(levelWarn, "canary split lost at the proxy: set again, window restarted", "workload", v.Workload, "step", v.Step.Index+1,
-			"spec", short(loss.Want.Spec), "share", loss.Want.Share, "found", splitText(loss.Saw), "window_lost", loss.Lost.String(), "losses", n)
+		lost := v
+		l.fact(Fact{Kind: FactSplitLost, Step: l.canaryStepOf(v), Canary: &lost})
 	}
 	l.canary.live[v.Workload] = v
 	l.fact(Fact{Kind: FactCanary, Step: l.canaryStepOf(v), Canary: &v})
@@ -385,46 +383,23 @@ func (l *loop) canaryEnded(s reconcile.Step, err error, judged *reconcile.Judgem
 		v.Workload, v.Step, v.Container, v.Judgement, v.Ended, v.Err = s.Workload, *cs, s.Container, *judged, true, nil
 		l.canary.live[s.Workload] = v
 	}
+	// The step's end fact says how it ended, in words (Fact.Text) and in
+	// the agent's log: passed, held or failed; a share that could not be
+	// set to 0 is a fact of its own, said before it (onStepDone).
 	var ce *reconcile.CanaryError
-	var ue *reconcile.UnsplitError
-	if errors.As(err, &ue) {
-		// Said first, whatever follows: never "share 0" for a PUT that failed.
-		if ue.Stopped {
-			l.note("canary %s: its share could not be set to 0 at the proxy (%v); %s stopped through the engine", s.Workload, ue.Err, s.Container)
-			l.log(levelError, "canary share could not be set to 0: stopped through the engine", "workload", s.Workload, "container", s.Container, "error", ue.Err.Error())
-		} else {
-			l.note("canary %s: its share could not be set to 0 at the proxy (%v), and stopping %s through the engine failed: %v", s.Workload, ue.Err, s.Container, ue.StopErr)
-			l.log(levelError, "canary share could not be set to 0, and its stop through the engine failed", "workload", s.Workload, "container", s.Container,
-				"error", ue.Err.Error(), "stop_error", ue.StopErr.Error())
-		}
-	}
 	switch {
 	case err == nil:
 		l.canary.progress[s.Workload] = reconcile.CanaryProgress{Spec: cs.Spec, Passed: cs.Index + 1}
 		v := l.canary.live[s.Workload]
-		if cs.Last() {
-			l.note("canary %s passed all %d steps: the roll goes on", s.Workload, cs.Of)
-		} else {
-			l.note("canary %s step %d/%d passed: %s", s.Workload, cs.Index+1, cs.Of, v.Judgement)
-		}
 		l.sendCanary(notify.KindCanaryStep, s, v.Judgement, "passed")
 	case errors.As(err, &ce) && ce.Hold:
 		j := ce.Judgement
 		l.canary.progress[s.Workload] = reconcile.CanaryProgress{Spec: cs.Spec, Passed: cs.Index, Held: &j}
-		l.note("canary %s holds at step %d/%d: %s; t retries the step, r rolls it back", s.Workload, cs.Index+1, cs.Of, j)
-		l.log(levelWarn, "canary holds: too little traffic", "workload", s.Workload, "step", cs.Index+1, "requests", j.Canary.Requests, "min_requests", cs.Analysis.MinRequests)
 		l.sendCanary(notify.KindCanaryStep, s, j, "held")
 	case errors.As(err, &ce):
 		j := ce.Judgement
 		delete(l.canary.progress, s.Workload)
-		l.beginRollback("canary-abort", s.Workload, cs.Spec, "spec "+short(cs.Spec)+" on hold: "+j.String(), holdWhy{state.HoldByCanaryAbort, j.String()})
-		share := "its share is 0"
-		if ue != nil {
-			share = "its share could not be set to 0, it was stopped through the engine"
-		}
-		l.note("canary %s failed at step %d/%d: %s; %s, spec %s on hold, the canary drains and goes", s.Workload, cs.Index+1, cs.Of, j, share, short(cs.Spec))
-		l.log(levelError, "canary failed: rolled back", "workload", s.Workload, "step", cs.Index+1, "check", string(j.Check),
-			"measured", j.Measured, "limit", j.Limit, "canary_requests", j.Canary.Requests, "stable_requests", j.Stable.Requests)
+		l.beginRollback(s.Workload, cs.Spec, holdWhy{state.HoldByCanaryAbort, j.String()})
 		l.sendCanary(notify.KindAbort, s, j, "failed")
 	}
 }
@@ -494,8 +469,7 @@ func (l *loop) liftCanaryHold(workload string) bool {
 	}
 	p.Held = nil
 	l.canary.progress[workload] = p
-	l.decision("retry", workload, fmt.Sprintf("canary step %d runs again", p.Passed+1))
-	l.note("canary hold on %s lifted by %s: step %d runs again", workload, l.opts.User, p.Passed+1)
+	l.fact(Fact{Kind: FactDecided, Decision: &Decision{Kind: DecisionRetryCanary, By: l.opts.User, Workload: workload, Canary: p.Passed + 1}})
 	return true
 }
 

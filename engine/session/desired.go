@@ -124,7 +124,7 @@ func (l *loop) onLoaded(r loadResult) {
 	}
 	l.spend()
 	if l.rollout != nil && l.rollout.fp != fp {
-		l.endRollout("the desired state changed")
+		l.endRollout(ApprovalEnd{Cause: ApprovalDesiredChange})
 	}
 	l.blastCheck = true
 	l.refusal = nil // weighed again against the new plan
@@ -134,7 +134,7 @@ func (l *loop) onLoaded(r loadResult) {
 	if p := l.pause; p != nil && !p.ByOperator {
 		// A failure pause is about the spec that failed; a new desired
 		// state is the fix, or is weighed on its own.
-		l.note("desired state changed: the pause (%s) is lifted", p.Reason)
+		l.fact(Fact{Kind: FactResumed, Pause: p, ByChange: true})
 		l.pause = nil
 	}
 	if l.resync != nil { // after start: the first relist is started by subscribe

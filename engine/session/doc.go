@@ -49,7 +49,8 @@
 //     after the last intent, desired change, mode change, failed step or
 //     hold. Steps of one plan run together, one per slot; a slot's step that
 //     ends well leaves the other slots' steps of the plan in hand good. An
-//     approved step whose key is not in such a plan is dropped, with a note.
+//     approved step whose key is not in such a plan is dropped
+//     (FactApprovalDropped).
 //   - Confirmations: a stop-first step (Step.Downtime) needs Confirm(yes) in
 //     every mode; Confirm(no) skips it until approved again. After a desired
 //     change (the first desired state counts as one) whose plan would stop or
@@ -88,9 +89,19 @@
 //     run, as through a pause); the step in flight finishes. It is not the
 //     pause: opening it never lifts a pause. With Options.Gated it starts
 //     closed and every new desired state closes it again as it loads.
-//   - Journal: every executed step is appended, with the wall-clock time,
-//     and in a fleet with its host and the rollout's ID (Options.Host,
-//     Options.Rollout).
+//   - Journal (journal.go): its lines are made from the facts, in one
+//     place (lineOf): every executed step, with the wall-clock time, and
+//     in a fleet with its host and the rollout's ID (Options.Host,
+//     Options.Rollout), and the operator's decisions. A fact an action
+//     hangs on (a step's start and end, a retry's lifted hold) is written
+//     before it is recorded, and the action waits for it: no audit, no
+//     action; the others as they are recorded. The pins file's changes
+//     (a pin, its end) are journaled as decisions before the file is
+//     written: their facts are what the file is later read to hold.
+//   - Words: what happened is a fact, put into words at the edge
+//     (Fact.Text for apply and the console, the agent's log lines); the
+//     snapshot's Notes are only the replies to intents the session did
+//     not act on.
 //   - Disk: the loop goroutine never waits on the disk. Journal lines,
 //     holds writes and the lock (take, release, the holder's record) run
 //     on workers beside it and report back as messages. A step's engine
@@ -103,7 +114,7 @@
 //     start and end, failed steps, health failures, rollbacks, holds and
 //     the engine going and coming back to the webhooks of notify:,
 //     through engine/notify, which never blocks the loop; a post that
-//     failed or was dropped is noted and journaled.
+//     failed or was dropped is a fact (shown, logged, journaled).
 //
 // It imports engine/docker, spec, reconcile, journal, state and notify;
 // never tui or theme.

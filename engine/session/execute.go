@@ -123,7 +123,7 @@ func (l *loop) dropVanished() {
 	for key := range l.approved {
 		if !inPlan(l.plan, key) {
 			delete(l.approved, key)
-			l.note("approved step %s is no longer in the plan: dropped", key)
+			l.fact(Fact{Kind: FactApprovalDropped, Key: key})
 		}
 	}
 	if c := l.confirm; c != nil && c.Kind == ConfirmDowntime && !inPlan(l.plan, c.Key) {
@@ -189,14 +189,14 @@ func (l *loop) checkBlast() {
 			return
 		}
 		l.refusal = &Refusal{Stops: hit, Running: total, Reason: prompt}
-		l.note("refused: %s; waiting for the next desired change (or run with --allow-mass-stop)", prompt)
 		r := *l.refusal
 		l.fact(Fact{Kind: FactRefused, Refusal: &r})
 		return
 	}
 	l.confirm = &Confirmation{Kind: ConfirmBlast, Prompt: prompt}
-	l.note("holding: %s; confirm to go on", prompt)
-	l.endRollout("the blast-radius guard asks")
+	c := *l.confirm
+	l.fact(Fact{Kind: FactAsked, Confirm: &c})
+	l.endRollout(ApprovalEnd{Cause: ApprovalBlast})
 }
 
 // blastRadius counts the running managed containers the plan stops or rolls,
@@ -234,75 +234,6 @@ type stepDone struct {
 	judged *reconcile.Judgement
 }
 
-// journalWait is a journal line handed to the journal worker: when it was
-// (wall clock), and what the loop does once it is written (err nil) or
-// could not be.
-type journalWait struct {
-	since time.Time
-	then  func(err error)
-}
-
-// errJournalGone is a line the session ended without: the disk never took
-// it.
-var errJournalGone = errors.New("not written: the session ended first")
-
-// writeJournal has the journal worker append e, handed over at now (wall
-// clock), and then runs then (if set) on the loop with the outcome
-// (onJournaled): no audit, no action, so what hangs on a line waits for
-// it. A line that cannot be written halts the session. Without a journal,
-// then runs at once.
-func (d *disk) writeJournal(e journal.Entry, now time.Time, then func(error)) {
-	switch {
-	case !d.journaled:
-		if then != nil {
-			then(nil)
-		}
-		return
-	case d.diskGone:
-		if then != nil {
-			then(errJournalGone)
-		}
-		return
-	}
-	d.jwait = append(d.jwait, journalWait{since: now, then: then})
-	d.journalW.Push(e)
-}
-
-// onJournaled takes in the lines the journal worker wrote, in order.
-func (l *loop) onJournaled(errs []error) {
-	for _, err := range errs {
-		if len(l.jwait) == 0 {
-			return // given up on as the session ended
-		}
-		w := l.jwait[0]
-		l.jwait = l.jwait[1:]
-		if err != nil {
-			l.halt("journal: " + err.Error())
-		}
-		if w.then != nil {
-			w.then(err)
-		}
-	}
-	if len(l.jwait) == 0 {
-		l.diskDone("journal")
-	}
-	l.act() // what waited for the journal may run
-}
-
-// decisionThen journals an operator's decision, and once its line is
-// written runs then (if set). It fails like a step would: a decision that
-// cannot be journaled halts the session, and then never runs.
-func (l *loop) decisionThen(action, workload, about string, then func()) {
-	e := l.entry(l.journalMode())
-	e.Time = l.wallNow() // the journal is on the wall clock, as the steps' lines
-	e.Action, e.Workload, e.Reason, e.Result = action, workload, about, journal.ResultDecision
-	l.writeJournal(e, e.Time, func(err error) {
-		if err == nil && then != nil {
-			then()
-		}
-	})
-}
-
 // runStep starts s: it is running from now on (its slot is busy), its
 // first journal line goes to the journal, and once that is written launch
 // hands it to the engine. A step whose first line cannot be written never
@@ -311,9 +242,8 @@ func (l *loop) runStep(s reconcile.Step, began time.Time) {
 	l.running[s.Key()] = &StepRun{Step: s, Since: l.engineNow(), Listed: l.observed.wall}
 	delete(l.approved, s.Key())
 	d := stepDone{step: s, mode: l.mode, listed: l.observed.wall, entry: l.entry(l.journalMode()), began: began}
-	e := stamped(journal.FromResult(reconcile.Result{Step: s}, began, d.entry.User, d.entry.Mode), d.entry)
-	e.Result = journal.ResultStarted
-	l.writeJournal(e, l.wallNow(), func(err error) {
+	d.entry.Time = began
+	l.writeFirst(Fact{Kind: FactStepStarted, Step: s}, d.entry, func(err error) {
 		switch why := l.launchRefused(s); {
 		case err != nil:
 			l.onStepDone(d) // never ran; the session halted
@@ -347,13 +277,13 @@ func (l *loop) launchRefused(s reconcile.Step) string {
 }
 
 // notRun ends a step whose first line is written but that never reached
-// the engine: its last line says so.
+// the engine: its last line says so, and then the step ends.
 func (l *loop) notRun(d stepDone, why string) {
-	s := d.step
-	l.note("%s %s not run: %s before it began", s.Action, s.Target(), why)
-	e := stamped(journal.FromResult(reconcile.Result{Step: s, Err: errors.New("not run: " + why)}, d.began, d.entry.User, d.entry.Mode), d.entry)
-	e.Result = journal.ResultInterrupted
-	l.writeJournal(e, l.wallNow(), func(error) { l.onStepDone(d) })
+	f := Fact{Kind: FactStepNotRun, Step: d.step, Why: why}
+	l.writeFirst(f, d.entry, func(error) {
+		l.fact(f)
+		l.onStepDone(d)
+	})
 }
 
 // launch runs a step beside the loop with the client the mode allows; its
@@ -371,7 +301,8 @@ func (l *loop) launch(d stepDone) {
 	if l.mode.Acting() && l.lockHeld() {
 		c = l.scoped(l.raw, l.prefix)
 	}
-	l.fact(Fact{Kind: FactStepStarted, Step: s})
+	l.fact(Fact{Kind: FactStepStarted, Step: s}) // its line is written (runStep)
+
 	var created string              // set by RunWith, on the step's goroutine, before it returns
 	var judged *reconcile.Judgement // set by the canary runner, on the step's goroutine, before it returns
 	run := reconcile.RunOptions{OnDrain: l.onDrain, Released: l.released(s), Created: func(id string) { created = id }}
@@ -418,16 +349,28 @@ func (l *loop) onStepped(d stepDone) {
 	// select may take the end first: they are taken now, while the step
 	// still runs, so its last report is never lost.
 	l.drainPullProgress()
-	e := stamped(journal.FromResult(reconcile.Result{Step: d.step, Err: d.err, Duration: d.duration}, d.began, d.entry.User, d.entry.Mode), d.entry)
-	if d.interrupted {
-		e.Result = journal.ResultInterrupted
-	}
-	if d.judged != nil {
-		e.Canary = journal.CanaryOf(d.step, *d.judged)
-	}
-	l.writeJournal(e, l.wallNow(), func(error) { l.onStepDone(d) })
+	l.writeFirst(d.end(), d.entry, func(error) { l.onStepDone(d) })
 }
 
+// end is the fact of a step's end as the step itself says it: done or
+// failed, with its result; the loop adds what it decides (a retry's
+// wait, the failures in a row) as it records it.
+func (d stepDone) end() Fact {
+	s := d.step
+	res := StepResult{Step: s, Mode: d.mode, Began: d.began, Duration: d.duration, Listed: d.listed, Created: d.created, Judgement: d.judged,
+		PullKind: pullKind(s, d.err)}
+	if d.err != nil {
+		res.Err, res.ProxyFault = d.err.Error(), reconcile.ProxyFaultOf(d.err)
+	}
+	f := Fact{Kind: FactStepDone, Step: s, Result: &res, Duration: d.duration}
+	if d.err != nil {
+		f.Kind, f.Err, f.Interrupted = FactStepFailed, d.err, d.interrupted
+	}
+	return f
+}
+
+// onStepDone ends a step once its last line is written (or its first
+// could not be: then it never ran).
 func (l *loop) onStepDone(d stepDone) {
 	s, key := d.step, d.step.Key()
 	operator := l.finish(key)
@@ -441,31 +384,36 @@ func (l *loop) onStepDone(d stepDone) {
 		l.requestFetch()
 		return
 	}
-	_, ends := l.stamp()
-	res := StepResult{Step: s, Mode: d.mode, Began: d.began, Duration: d.duration, Listed: d.listed, Created: d.created, Judgement: d.judged,
-		PullKind: pullKind(s, d.err), ends: ends}
-	if d.err != nil {
-		res.Err, res.ProxyFault = d.err.Error(), reconcile.ProxyFaultOf(d.err)
-	}
+	end := d.end()
+	res := *end.Result
+	_, res.ends = l.stamp()
+	end.Result = &res
 	l.record(res)
 	delete(l.confirmed, key)
+	var ue *reconcile.UnsplitError
+	if errors.As(d.err, &ue) {
+		// Said first, whatever follows: never "share 0" for a PUT that failed.
+		l.fact(Fact{Kind: FactUnsplit, Step: s, Unsplit: ue})
+	}
 	var canaryOutcome *reconcile.CanaryError // a judged canary step: canaryEnded says it, not the failure path
 	switch {
 	case unneeded && d.err != nil:
 		// A pull the desired state no longer needs: cancelled, not failed.
-		l.fact(Fact{Kind: FactStepFailed, Step: s, Result: &res, Duration: d.duration, Err: d.err, Failures: l.failures(key)})
+		end.Failures = l.failures(key)
+		l.fact(end)
 	case errors.As(d.err, &canaryOutcome):
-		l.endRollout(fmt.Sprintf("%s %s did not pass", s.Action, s.Target()))
-		l.fact(Fact{Kind: FactStepFailed, Step: s, Result: &res, Duration: d.duration, Err: d.err, Failures: l.failures(key)})
+		end.Failures = l.failures(key)
+		l.fact(end)
+		l.endRollout(ApprovalEnd{Cause: ApprovalCanaryFailed, Step: &s})
 	case d.err != nil:
-		wait := l.failed(key, l.wallNow())
-		l.note("%s %s failed: %v", s.Action, s.Target(), d.err)
-		l.endRollout(fmt.Sprintf("%s %s failed", s.Action, s.Target()))
-		l.fact(Fact{Kind: FactStepFailed, Step: s, Result: &res, Duration: d.duration, Err: d.err, RetryIn: wait, Failures: l.failures(key)})
+		end.RetryIn = l.failed(key, l.wallNow())
+		end.Failures = l.failures(key)
+		l.fact(end)
+		l.endRollout(ApprovalEnd{Cause: ApprovalStepFailed, Step: &s})
 	default:
 		l.succeeded(s)
 		l.resumed(s) // a swarm's resumed update (swarm.go)
-		l.fact(Fact{Kind: FactStepDone, Step: s, Result: &res, Duration: d.duration})
+		l.fact(end)
 		if s.Hold != "" && !operator {
 			// failure_action's rollback: its spec goes on hold now, and
 			// it is listed. The operator's put the spec on hold as it
@@ -474,7 +422,6 @@ func (l *loop) onStepDone(d stepDone) {
 			rb := RollbackInfo{Workload: s.Workload, Slot: s.Slot, Container: s.Container,
 				Hash: s.Hold, Reason: s.Reason, At: l.engineNow()}
 			l.rolledBackBy(rb)
-			l.note("rolled back %s: spec %s is on hold until the desired spec changes", s.Target(), short(s.Hold))
 			l.fact(Fact{Kind: FactRolledBack, Rollback: &rb})
 		}
 	}
@@ -574,7 +521,6 @@ func (l *loop) halt(why string) {
 		return
 	}
 	l.halted = why
-	l.note("halted: %s; nothing more runs (no audit, no action)", why)
 	l.fact(Fact{Kind: FactHalted, Why: why})
 }
 
@@ -620,22 +566,21 @@ func (l *loop) startRollback(workload string) {
 	}
 	w := l.resolvedWorkload(workload)
 	if w == nil {
-		l.note("roll back: no workload %q in the desired state", workload)
+		l.reply("roll back: no workload %q in the desired state", workload)
 		return
 	}
 	if w.Err != nil {
-		l.note("roll back %s: %v", workload, w.Err)
+		l.reply("roll back %s: %v", workload, w.Err)
 		return
 	}
-	l.beginRollback("rollback", workload, w.Hash, "spec "+short(w.Hash)+" on hold", holdWhy{cause: state.HoldByOperator})
-	l.note("rolling back %s: spec %s on hold; its new containers stop where an older one still serves", workload, short(w.Hash))
+	l.beginRollback(workload, w.Hash, holdWhy{cause: state.HoldByOperator})
 }
 
 // beginRollback rolls workload's spec hash back, as the operator's r does
-// and as a failed canary does: journaled as action, the spec on hold at
-// once, then Diff's stops of it (Observed.RollingBack), drained.
-func (l *loop) beginRollback(action, workload, hash, about string, why holdWhy) {
-	l.decision(action, workload, about)
+// and as a failed canary does: the spec on hold at once (its FactHoldSet
+// is the rollback's journal line, by its cause), then Diff's stops of it
+// (Observed.RollingBack), drained.
+func (l *loop) beginRollback(workload, hash string, why holdWhy) {
 	l.hold(workload, hash, why)
 	l.rollbacks[workload] = hash
 }
@@ -668,11 +613,7 @@ func (l *loop) rollbackStep() (reconcile.Step, bool) {
 			}
 		}
 		delete(l.rollbacks, name)
-		if kept > 0 {
-			l.note("rollback of %s done; %d slot(s) had finished rolling and keep the new spec", name, kept)
-		} else {
-			l.note("rollback of %s done", name)
-		}
+		l.fact(Fact{Kind: FactRollbackEnded, RollbackEnd: &RollbackEnd{Workload: name, Kept: kept}})
 	}
 	return reconcile.Step{}, false
 }

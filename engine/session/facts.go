@@ -1,16 +1,12 @@
 package session
 
 import (
-	"errors"
 	"fmt"
-	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
 	"github.com/rollcall/rollcall/engine/notify"
 	"github.com/rollcall/rollcall/engine/reconcile"
-	"github.com/rollcall/rollcall/engine/spec"
 	"github.com/rollcall/rollcall/engine/state"
 )
 
@@ -51,6 +47,23 @@ const (
 	FactDesired      // a desired state loaded (Workloads; Again: readable after a broken one)
 	FactDesiredError // the desired state could not be loaded; the last good one stays (Err)
 	FactHealthFailed // a new container missed its health deadline (Failure, with its failure_action); once while it stays failed
+
+	FactStepNotRun      // a step whose first journal line was written never reached the engine (Step, Why)
+	FactDecided         // an operator's decision that is no other fact (Decision): approve, skip, confirm, emergency, recreate, a retry
+	FactApprovalEnded   // an approved rollout (A) ended (ApprovalEnd)
+	FactApprovalDropped // an approved step left the plan: its approval is dropped (Key)
+	FactAsked           // the session asks the operator (Confirm): the blast radius
+	FactSplitLost       // a canary step found its split lost at the proxy, set it again and restarted its window (Canary, its last Losses)
+	FactUnsplit         // a canary's share could not be set to 0 at the proxy: stopped through the engine, or not (Step, Unsplit)
+	FactProxyDown       // the proxy in front stopped answering (Proxy)
+	FactProxyUp         // it answers again (Proxy)
+	FactWriteSlow       // a write the loop waits for is slow: nothing new runs until it ends (Write)
+	FactWriteDone       // a write said to be slow ended (Write)
+	FactStateError      // the holds, pins or revisions file could not be read or written (StateErr)
+	FactNoticeFailed    // a webhook post failed every try, or was dropped (Notice)
+	FactLockFree        // the host lock this session wanted came free (Lock: Holder, who let go)
+	FactRegistryMiss    // the registry could not say where a followed tag points; asked again later (Registry)
+	FactRollbackEnded   // an operator's rollback ended: Diff plans no stop of it any more (RollbackEnd)
 )
 
 var factKindNames = [...]string{
@@ -61,7 +74,12 @@ var factKindNames = [...]string{
 	FactPinSet: "pin-set", FactPinLifted: "pin-lifted", FactEngineDown: "engine-down",
 	FactEngineUp: "engine-up", FactLockTaken: "lock-taken", FactLockRefused: "lock-refused",
 	FactHalted: "halted", FactDesired: "desired-loaded", FactDesiredError: "desired-rejected",
-	FactHealthFailed: "health-failed",
+	FactHealthFailed: "health-failed", FactStepNotRun: "step-not-run", FactDecided: "decided",
+	FactApprovalEnded: "approval-ended", FactApprovalDropped: "approval-dropped", FactAsked: "asked",
+	FactSplitLost: "split-lost", FactUnsplit: "unsplit", FactProxyDown: "proxy-down", FactProxyUp: "proxy-up",
+	FactWriteSlow: "write-slow", FactWriteDone: "write-done", FactStateError: "state-error",
+	FactNoticeFailed: "notice-failed", FactLockFree: "lock-free", FactRegistryMiss: "registry-miss",
+	FactRollbackEnded: "rollback-ended",
 }
 
 // String is the kind as apply --json and the logs name it.
@@ -81,7 +99,9 @@ func (k *FactKind) UnmarshalText(b []byte) error {
 }
 
 // IsStep reports whether the kind is about a step of the plan (Step is set).
-func (k FactKind) IsStep() bool { return k >= FactStepStarted && k <= FactPulling }
+func (k FactKind) IsStep() bool {
+	return k >= FactStepStarted && k <= FactPulling || k == FactStepNotRun || k == FactUnsplit
+}
 
 // Fact is one thing that happened in a session.
 type Fact struct {
@@ -92,14 +112,17 @@ type Fact struct {
 
 	// A step's facts.
 	Step     reconcile.Step
-	Result   *StepResult              // done, failed: the step as it ran
-	Duration time.Duration            // done, failed
-	Err      error                    // step failed; desired rejected
-	RetryIn  time.Duration            // failed: auto tries it again after this
-	Failures int                      // failed: its failures in a row so far (auto's retries); 0: not counted (a cancelled pull, a canary's verdict)
-	Drain    *reconcile.DrainProgress // draining, drained
-	Canary   *CanaryView              // canary
-	Pull     *reconcile.PullProgress  // pulling
+	Result   *StepResult   // done, failed: the step as it ran
+	Duration time.Duration // done, failed
+	Err      error         // step failed; desired rejected
+	// Interrupted: failed, cut short by Session.Abandon (the journal says
+	// interrupted).
+	Interrupted bool
+	RetryIn     time.Duration            // failed: auto tries it again after this
+	Failures    int                      // failed: its failures in a row so far (auto's retries); 0: not counted (a cancelled pull, a canary's verdict)
+	Drain       *reconcile.DrainProgress // draining, drained
+	Canary      *CanaryView              // canary
+	Pull        *reconcile.PullProgress  // pulling
 
 	// The session's facts.
 	Pause     *PauseInfo    // paused, resumed
@@ -109,11 +132,139 @@ type Fact struct {
 	Hold      *HoldFact     // hold set, lifted
 	Pin       *PinFact      // pin set, lifted
 	Lock      *LockFact     // lock taken, refused
-	Why       string        // engine down: what the engine said; halted: why the journal cannot be written
+	Why       string        // engine down: what the engine said; halted: why the journal cannot be written; step not run: what stopped it
 	Source    string        // desired loaded, rejected: Source.Name()
 	Workloads int           // desired loaded: how many workloads it has
 	Again     bool          // desired loaded: readable after a load that failed
 	Changed   bool          // desired loaded: its workloads differ from the last good one
+	ByChange  bool          // resumed: a new desired state lifted a failure pause, not the operator
+
+	Decision    *Decision               // decided
+	ApprovalEnd *ApprovalEnd            // approval ended
+	Key         string                  // approval dropped: the step's key
+	Confirm     *Confirmation           // asked
+	Unsplit     *reconcile.UnsplitError // unsplit
+	Proxy       *ProxyFact              // proxy down, up
+	Write       *WriteFact              // write slow, done
+	StateErr    *StateError             // state error
+	Notice      *notify.Report          // notice failed
+	Registry    *RegistryMiss           // registry miss
+	RollbackEnd *RollbackEnd            // rollback ended
+}
+
+// Decision is an operator's decision that is no other fact: the
+// journal's decision lines (approve, skip, confirm ...) are made from it.
+// A pause, a resume, an operator's rollback (its hold) and a retry that
+// lifts a hold are facts of their own kinds.
+type Decision struct {
+	Kind     DecisionKind
+	By       string          // the operator
+	Key      string          // approve, skip, unskip: the step's key
+	Step     *reconcile.Step // approve, skip, unskip: the step, when the plan has it
+	Workload string          // recreate ("": every workload); a retry's
+	Names    []string        // recreate: the workloads that roll
+	Plan     string          // approve-rollout: the plan's summary as it was approved
+	Confirm  *Confirmation   // confirm, decline: the question answered
+	Canary   int             // retry of a canary: the step (1-based) that runs again
+	Image    string          // retry of a pull: its image
+}
+
+// DecisionKind is what the operator decided.
+type DecisionKind int
+
+const (
+	DecisionApprove        DecisionKind = iota + 1 // a step (step mode)
+	DecisionApproveRollout                         // every step to the desired state (A)
+	DecisionSkip                                   // a step is kept from running
+	DecisionUnskip                                 // and may run again
+	DecisionConfirm                                // yes to a question (the blast radius, a stop-first step)
+	DecisionDecline                                // no to it
+	DecisionEmergencyOn                            // skip-health on
+	DecisionEmergencyOff                           // and off
+	DecisionRecreate                               // a rolling restart of a workload, or of all
+	DecisionRetryCanary                            // a canary step that held runs again
+	DecisionRetryPull                              // a failed pull goes again at once
+	DecisionRetrySwarm                             // an update Swarm paused is sent again (swarm.go)
+)
+
+var decisionNames = [...]string{
+	DecisionApprove: "approve", DecisionApproveRollout: "approve-rollout", DecisionSkip: "skip", DecisionUnskip: "unskip",
+	DecisionConfirm: "confirm", DecisionDecline: "decline", DecisionEmergencyOn: "emergency-on", DecisionEmergencyOff: "emergency-off",
+	DecisionRecreate: "recreate", DecisionRetryCanary: "retry-canary", DecisionRetryPull: "retry-pull",
+	DecisionRetrySwarm: "retry-swarm",
+}
+
+// String is the kind as apply --json names it.
+func (k DecisionKind) String() string {
+	if k > 0 && int(k) < len(decisionNames) {
+		return decisionNames[k]
+	}
+	return fmt.Sprintf("decision(%d)", int(k))
+}
+
+// MarshalText names the kind in JSON.
+func (k DecisionKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// ApprovalEnd is why an approved rollout (A) ended.
+type ApprovalEnd struct {
+	Cause ApprovalEndCause
+	Step  *reconcile.Step // a step that failed, or a canary step that did not pass
+}
+
+// ApprovalEndCause is what ended an approved rollout.
+type ApprovalEndCause int
+
+const (
+	ApprovalReached       ApprovalEndCause = iota + 1 // the desired state is reached
+	ApprovalDesiredChange                             // the desired state changed
+	ApprovalBlast                                     // the blast-radius guard asks
+	ApprovalStepFailed                                // a step failed (Step)
+	ApprovalCanaryFailed                              // a canary step did not pass (Step)
+	ApprovalPaused                                    // the session paused
+)
+
+// ProxyFact is the proxy in front going or coming back.
+type ProxyFact struct {
+	Admin string // its admin API
+	Err   string // down: what asking it said
+}
+
+// WriteFact is a write the loop waits for turning slow, or ending so.
+type WriteFact struct {
+	Write string        // "journal" or "holds"
+	Took  time.Duration // slow: pending so far; done: how long it took
+}
+
+// StateFile is one of the session's files beside the journal.
+type StateFile int
+
+const (
+	StateHolds     StateFile = iota + 1 // the holds
+	StatePins                           // the pins
+	StateRevisions                      // the revisions kept
+)
+
+// StateError is a file of the session's state that could not be read or
+// written.
+type StateError struct {
+	File     StateFile
+	Write    bool   // a write failed (else a read)
+	Workload string // pins written, a revision: the workload's
+	Hash     string // a revision: its spec
+	Err      string
+}
+
+// RegistryMiss is the registry not saying where a followed tag points.
+type RegistryMiss struct {
+	Image   string
+	Kind    docker.PullKind
+	RetryIn time.Duration // when it is asked again
+}
+
+// RollbackEnd is an operator's rollback that ended.
+type RollbackEnd struct {
+	Workload string
+	Kept     int // slots that had finished rolling and keep the new spec
 }
 
 // Failure is a new container that missed its health deadline.
@@ -158,11 +309,12 @@ type PinFact struct {
 	Lifted   LiftCause // pin lifted: why
 }
 
-// LockFact is the host lock taken or held elsewhere.
+// LockFact is the host lock taken, held elsewhere, or come free.
 type LockFact struct {
 	Path   string
-	Holder *LockHolder // refused: who holds it, when known
+	Holder *LockHolder // refused: who holds it, when known; free: who let go, when known
 	Err    string      // refused: what taking it said
+	Wanted Mode        // refused: the mode that needed it
 }
 
 // maxFacts is how many of the last facts a snapshot carries.
@@ -250,10 +402,13 @@ type Observer interface {
 }
 
 // fact records f: numbered and timed into the log every snapshot carries,
-// then to Options.Observer, and to Options.Facts when set, else to the log.
+// its journal line to the journal if it is one journaled as it is
+// recorded (journal.go), then to Options.Observer, and to Options.Facts
+// when set, else to the log.
 func (l *loop) fact(f Fact) {
 	f.At, f.EngineAt = l.wallNow(), l.engineNow()
 	f = l.facts.add(f)
+	l.journalFact(f)
 	if l.opts.Observer != nil {
 		l.opts.Observer.Fact(f)
 	}
@@ -264,206 +419,4 @@ func (l *loop) fact(f Fact) {
 	for _, line := range f.logLines() {
 		l.log(line.level, line.msg, line.attrs...)
 	}
-}
-
-type logLine struct {
-	msg   string
-	level slog.Level
-	attrs []any
-}
-
-// logLines is f as structured log lines (the agent's): message, level and
-// attributes. Most facts are one line; a desired state readable again and
-// changed is two.
-func (f Fact) logLines() []logLine {
-	one := func(msg string, level slog.Level, attrs ...any) []logLine {
-		return []logLine{{msg, level, attrs}}
-	}
-	s := f.Step
-	attrs := []any{"action", string(s.Action), "target", s.Target(), "container", s.Container}
-	switch f.Kind {
-	case FactStepStarted:
-		return one("step started", levelInfo, append(attrs, "reason", s.Reason, "downtime", s.Downtime)...)
-	case FactStepDone:
-		return one("step done", levelInfo, append(attrs, "duration_ms", f.Duration.Milliseconds())...)
-	case FactStepFailed:
-		return one("step failed", levelError, append(attrs, "duration_ms", f.Duration.Milliseconds(), "error", f.Err.Error(), "retry_in", f.RetryIn.String())...)
-	case FactWaiting:
-		return one("waiting", levelInfo, append(attrs, "reason", s.Reason)...)
-	case FactCanary:
-		v := f.Canary
-		j := v.Judgement
-		attrs = append(attrs, "step", v.Step.Index+1, "of", v.Step.Of, "share", v.Step.Share, "verdict", string(j.Verdict),
-			"canary_requests", j.Canary.Requests, "canary_errors", j.Canary.Errors, "canary_p95_ms", j.Canary.P95.Milliseconds(),
-			"stable_requests", j.Stable.Requests, "stable_errors", j.Stable.Errors, "stable_p95_ms", j.Stable.P95.Milliseconds(),
-			"ends", v.Ends, "ended", v.Ended)
-		if v.Err != nil {
-			attrs = append(attrs, "error", v.Err.Error())
-		}
-		return one("canary", levelInfo, attrs...)
-	case FactPulling:
-		p := f.Pull
-		return one("pulling", levelInfo, append(attrs, "layers", p.Layers, "layers_done", p.LayersDone, "bytes", p.Bytes, "bytes_done", p.BytesDone)...)
-	case FactDraining, FactDrained:
-		p := f.Drain
-		attrs = append(attrs, "pre_stop_ran", p.PreStopRan)
-		if p.PreStopErr != nil {
-			attrs = append(attrs, "pre_stop_error", p.PreStopErr.Error())
-		}
-		if f.Kind == FactDrained {
-			return one("drained", levelInfo, append(attrs, "ended", p.Ended)...)
-		}
-		return one("draining", levelInfo, append(attrs, "until", p.Until.Format(time.RFC3339))...)
-	case FactHealthFailed:
-		x := f.Failure
-		return one("health deadline missed", levelError, "workload", x.Workload, "slot", x.Slot, "container", x.Container,
-			"reason", x.Reason, "failure_action", x.Action)
-	case FactPaused:
-		if x := f.Failure; x != nil {
-			return one("paused: a new container missed its health deadline (failure_action pause)", levelError,
-				"workload", x.Workload, "slot", x.Slot, "container", x.Container, "reason", x.Reason)
-		}
-		return one("paused by the operator", levelInfo, "reason", f.Pause.Reason)
-	case FactResumed:
-		return one("resumed", levelInfo, "reason", f.Pause.Reason)
-	case FactRefused:
-		r := f.Refusal
-		return one("refused: blast radius", levelError, "stops", r.Stops, "running", r.Running,
-			"hint", "waiting for the next desired change; --allow-mass-stop lets it through")
-	case FactRolledBack:
-		r := f.Rollback
-		return one("rolled back: the new spec is on hold until the desired spec changes", levelError,
-			"workload", r.Workload, "slot", r.Slot, "container", r.Container, "spec", short(r.Hash), "reason", r.Reason)
-	case FactHoldSet:
-		h := f.Hold
-		return one("spec on hold", levelInfo, "workload", h.Workload, "spec", shorts(h.Hashes), "cause", h.Cause.Key(), "elsewhere", h.Elsewhere)
-	case FactHoldLifted:
-		h := f.Hold
-		switch h.Lifted {
-		case LiftedByOperator:
-			return one("hold lifted by the operator", levelInfo, "workload", h.Workload, "spec", shorts(h.Hashes), "user", h.By)
-		case LiftedElsewhere:
-			return one("hold lifted outside this session", levelInfo, "workload", h.Workload, "spec", shorts(h.Hashes))
-		}
-		return one("hold lifted: the desired spec changed", levelInfo, "workload", h.Workload, "spec", shorts(h.Hashes))
-	case FactPinSet:
-		p := f.Pin
-		return one("pinned", levelInfo, "workload", p.Workload, "revision", p.Revision, "spec", short(p.Hash), "by", p.By)
-	case FactPinLifted:
-		p := f.Pin
-		return one("pin lifted", levelInfo, "workload", p.Workload, "revision", p.Revision, "why", p.liftWords())
-	case FactEngineDown:
-		return one("engine disconnected: nothing runs until it answers", levelError, "error", f.Why)
-	case FactEngineUp:
-		return one("engine reconnected", levelInfo)
-	case FactLockTaken:
-		return one("host lock taken", levelInfo, "lock", f.Lock.Path)
-	case FactLockRefused:
-		return one("host lock held elsewhere: watching instead", levelError, "lock", f.Lock.Path, "error", f.Lock.Err)
-	case FactHalted:
-		return one("halted: nothing more runs without the journal", levelError, "error", f.Why)
-	case FactDesired:
-		var out []logLine
-		if f.Again {
-			out = append(out, logLine{"desired state readable again", levelInfo, []any{"source", f.Source}})
-		}
-		if f.Changed {
-			out = append(out, logLine{"desired state loaded", levelInfo, []any{"source", f.Source, "workloads", f.Workloads}})
-		}
-		return out
-	case FactDesiredError:
-		var list spec.ErrorList
-		if errors.As(f.Err, &list) {
-			out := make([]logLine, 0, len(list))
-			for _, e := range list {
-				out = append(out, logLine{"desired state broken: keeping the last good one", levelError,
-					[]any{"file", e.File, "line", e.Line, "col", e.Col, "error", e.Msg, "hint", e.Hint}})
-			}
-			return out
-		}
-		return one("desired state broken: keeping the last good one", levelError, "source", f.Source, "error", f.Err.Error())
-	}
-	return nil
-}
-
-// Text is a fact of the session's own (not a step's) in words, for a
-// human reader: apply prints it, the console lists it. The one place
-// these facts get their words.
-func (f Fact) Text() string {
-	switch f.Kind {
-	case FactHealthFailed:
-		x := f.Failure
-		return fmt.Sprintf("%s/%d %s missed its health deadline: %s (failure_action %s)", x.Workload, x.Slot, x.Container, x.Reason, x.Action)
-	case FactPaused:
-		if f.Pause != nil {
-			return "paused: " + f.Pause.Reason
-		}
-	case FactResumed:
-		if f.Pause != nil {
-			return "resumed (" + f.Pause.Reason + ")"
-		}
-	case FactRefused:
-		return "refused: " + f.Refusal.Reason + "; waiting for the next desired change (or run with --allow-mass-stop)"
-	case FactRolledBack:
-		r := f.Rollback
-		return fmt.Sprintf("rolled back %s/%d %s: spec %s is on hold until the desired spec changes (%s)", r.Workload, r.Slot, r.Container, short(r.Hash), r.Reason)
-	case FactHoldSet:
-		h := f.Hold
-		return fmt.Sprintf("%s: spec %s on hold (%s)", h.Workload, shorts(h.Hashes), h.Cause.Said())
-	case FactHoldLifted:
-		h := f.Hold
-		return fmt.Sprintf("%s: hold on spec %s lifted %s", h.Workload, shorts(h.Hashes), h.Lifted.words(h.By))
-	case FactPinSet:
-		p := f.Pin
-		return fmt.Sprintf("%s pinned to revision %d (spec %s) by %s", p.Workload, p.Revision, short(p.Hash), p.By)
-	case FactPinLifted:
-		p := f.Pin
-		return fmt.Sprintf("%s: pin to revision %d lifted %s", p.Workload, p.Revision, p.liftWords())
-	case FactEngineDown:
-		return "engine disconnected: nothing runs until it answers (" + f.Why + ")"
-	case FactEngineUp:
-		return "engine reconnected"
-	case FactLockTaken:
-		return "host lock taken (" + f.Lock.Path + ")"
-	case FactLockRefused:
-		if f.Lock.Holder != nil {
-			return "host lock held by " + f.Lock.Holder.String() + ": watching instead"
-		}
-		return "host lock: " + f.Lock.Err + ": watching instead"
-	case FactHalted:
-		return "halted: " + f.Why + "; nothing more runs (no audit, no action)"
-	case FactDesired:
-		if f.Changed {
-			return fmt.Sprintf("desired state loaded from %s: %d workloads", f.Source, f.Workloads)
-		}
-		return "desired state readable again: " + f.Source
-	case FactDesiredError:
-		return "desired state broken, keeping the last good one: " + oneLine(f.Err.Error())
-	}
-	return f.Kind.String()
-}
-
-func (c LiftCause) words(by string) string {
-	switch c {
-	case LiftedByOperator:
-		return "by " + by
-	case LiftedElsewhere:
-		return "outside this session (rollcall retry)"
-	case LiftedSpecChanged:
-		return "as the desired spec changed"
-	}
-	return ""
-}
-
-// why is a hold set in words: its cause's, with its detail.
-func (h *HoldFact) why() string { return state.Hold{Cause: h.Cause, Reason: h.Detail}.Why() }
-
-func (p *PinFact) liftWords() string { return p.Lifted.words(p.By) }
-
-func shorts(hashes []string) string {
-	out := make([]string, len(hashes))
-	for i, h := range hashes {
-		out[i] = short(h)
-	}
-	return strings.Join(out, ",")
 }

@@ -142,3 +142,39 @@ func TestSessionFactsAreTyped(t *testing.T) {
 		t.Fatalf("last fact %+v, want the operator's pause ended", p)
 	}
 }
+
+// What the session says happened it says from its facts, in their words
+// (Fact.Text): its notes are only its replies to intents it did nothing
+// with. An operator's decision, a pause and its end, a rollback and a
+// retry are facts; "no such workload" and "nothing to confirm" are
+// replies.
+func TestTheSessionSaysWhatHappenedFromItsFacts(t *testing.T) {
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 2))
+	h := newHarness(t, f, clock, desiredYAML("web:v2", 2), ModeStep)
+	h.start()
+	snap := h.waitFor("the plan", func(s Snapshot) bool { return s.Fresh && s.Lock.Held && s.Next != "" })
+	for _, i := range []Intent{Emergency{On: true}, Emergency{On: false}, Pause{}, Resume{}, ApproveRollout{},
+		Rollback{Workload: "nope"}, Confirm{Yes: true}, Recreate{Workload: "web"}} {
+		h.s.Do(i)
+	}
+	snap = h.drive("web on v2", func(s Snapshot) bool { return s.Steady && running(s, "web:v2") == 2 && running(s, "web:v1") == 0 })
+	said := func(text string) bool {
+		return slices.ContainsFunc(snap.Facts, func(f Fact) bool { return strings.Contains(f.Text(), text) })
+	}
+	for _, want := range []string{"emergency: health is not waited for", "emergency off: health is waited for again",
+		"rollout approved by tester", "paused: paused by tester", "resumed (paused by tester)",
+		"recreate requested for [web]", "host lock taken", "rollout approval ended: the desired state is reached"} {
+		if !said(want) {
+			t.Errorf("no fact says %q:\n%s", want, describe(snap))
+		}
+	}
+	var replies []string
+	for _, n := range snap.Notes {
+		replies = append(replies, n.Text)
+	}
+	want := []string{`roll back: no workload "nope" in the desired state`, "nothing to confirm"}
+	if !slices.Equal(replies, want) {
+		t.Errorf("notes %q, want the replies alone: %q", replies, want)
+	}
+}

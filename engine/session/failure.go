@@ -50,10 +50,9 @@ func (l *loop) checkFailures() {
 			Container: f.Container,
 			Since:     l.engineNow(),
 		}
-		l.note("paused: %s", l.pause.Reason)
 		p := *l.pause
 		l.fact(Fact{Kind: FactPaused, Pause: &p, Failure: &Failure{Workload: f.Workload, Slot: f.Slot, Container: f.Container, Reason: f.Reason, Action: f.Action}})
-		l.endRollout("paused")
+		l.endRollout(ApprovalEnd{Cause: ApprovalPaused})
 		l.fetchDetail(f.Container)
 	}
 	for id := range l.acked {

@@ -226,12 +226,22 @@ func describe(s Snapshot) string {
 		fmt.Fprintf(&b, "  container %s %s %s %s %s\n", c.Name, c.State, c.Health, c.Image, c.Node)
 	}
 	for _, n := range s.Notes {
-		fmt.Fprintf(&b, "  note: %s\n", n.Text)
+		fmt.Fprintf(&b, "  reply: %s\n", n.Text)
+	}
+	for _, f := range s.Facts {
+		fmt.Fprintf(&b, "  fact %d %s: %s\n", f.Seq, f.Kind, f.Text())
 	}
 	return b.String()
 }
 
+// hasNote reports whether s says substr to the operator: in a fact's
+// words (Fact.Text), or in a reply to an intent (Notes).
 func hasNote(s Snapshot, substr string) bool {
+	for _, f := range s.Facts {
+		if strings.Contains(f.Text(), substr) {
+			return true
+		}
+	}
 	for _, n := range s.Notes {
 		if strings.Contains(n.Text, substr) {
 			return true

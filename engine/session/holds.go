@@ -2,7 +2,6 @@ package session
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
@@ -148,8 +147,7 @@ func (l *loop) onHoldsRead(r *holdsRead) {
 	if r.err != nil {
 		if msg := r.err.Error(); msg != l.hs.readErr {
 			l.hs.readErr = msg
-			l.note("holds: %v", r.err)
-			l.log(levelError, "holds could not be read", "error", msg)
+			l.fact(Fact{Kind: FactStateError, StateErr: &StateError{File: StateHolds, Err: msg}})
 		}
 		if !l.holdsLoaded {
 			l.holdsLoaded, l.holdsPath, l.hs.disk = true, r.path, state.Holds{}
@@ -192,7 +190,6 @@ func (l *loop) takeDiskHolds(recs, base state.Holds, say bool) {
 			if !recs.Has(w, h) && l.holds[w][h] {
 				l.unhold(w, h)
 				if say {
-					l.note("hold on %s spec %s lifted outside this session (rollcall retry)", w, short(h))
 					l.fact(Fact{Kind: FactHoldLifted, Hold: &HoldFact{Workload: w, Hashes: []string{h}, Lifted: LiftedElsewhere}})
 				}
 			}
@@ -295,8 +292,7 @@ func (l *loop) onHoldsWritten(w holdsWritten) {
 	l.requestFetch()
 	l.diskDone("holds")
 	if w.err != nil {
-		l.note("holds: %v", w.err)
-		l.log(levelError, "holds could not be written", "error", w.err.Error())
+		l.fact(Fact{Kind: FactStateError, StateErr: &StateError{File: StateHolds, Write: true, Err: w.err.Error()}})
 	} else {
 		l.takeDiskHolds(w.recs, job.expected(), true)
 	}
@@ -324,7 +320,6 @@ func (l *loop) dropStaleHolds() {
 			if (rw == nil || rw.Hash != h) && !l.rev.pins.pinnedHash(w, h) { // a pinned revision's hold stands
 				l.unhold(w, h)
 				changed = true
-				l.note("hold on %s spec %s lifted: the desired spec changed", w, short(h))
 				l.fact(Fact{Kind: FactHoldLifted, Hold: &HoldFact{Workload: w, Hashes: []string{h}, Lifted: LiftedSpecChanged}})
 			}
 		}
@@ -344,7 +339,7 @@ func (l *loop) retry(workload string) {
 	canary := l.liftCanaryHold(workload)
 	pulled := l.retryPullNow(workload) // a failed pull goes again at once (pull.go)
 	if l.resumeSwarm(workload) {       // an update Swarm paused is sent again (swarm.go)
-		l.decision("retry", workload, "the update Swarm paused is sent again")
+		l.decided(Decision{Kind: DecisionRetrySwarm, Workload: workload})
 		l.unpause() // the same failure paused the session: the retry is its way on
 		l.spend()
 		l.requestFetch()
@@ -357,21 +352,20 @@ func (l *loop) retry(workload string) {
 	hashes := sortedKeys(l.holds[workload])
 	if len(hashes) == 0 {
 		if !pinned && !canary && !pulled {
-			l.note("retry %s: no spec of it is on hold", workload)
+			l.reply("retry %s: no spec of it is on hold", workload)
 		}
 		return
 	}
-	shorts := make([]string, len(hashes))
-	for i, h := range hashes {
-		shorts[i] = short(h)
-	}
-	l.decisionThen("retry", workload, "hold lifted on spec "+strings.Join(shorts, ", "), func() {
+	lift := Fact{Kind: FactHoldLifted, Hold: &HoldFact{Workload: workload, Hashes: hashes, By: l.opts.User, Lifted: LiftedByOperator}}
+	l.writeFirst(lift, l.lineNow(), func(err error) {
+		if err != nil {
+			return // not journaled: the hold stays (no audit, no action)
+		}
 		for _, h := range hashes {
 			l.unhold(workload, h)
 		}
 		l.saveHolds()
-		l.note("hold on %s spec %s lifted by %s: it starts again under the usual rules", workload, strings.Join(shorts, ", "), l.opts.User)
-		l.fact(Fact{Kind: FactHoldLifted, Hold: &HoldFact{Workload: workload, Hashes: hashes, By: l.opts.User, Lifted: LiftedByOperator}})
+		l.fact(lift)
 		l.spend() // the plan in hand has the hold
 		l.requestFetch()
 	})

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"fmt"
 	"github.com/rollcall/rollcall/engine/reconcile"
 	"slices"
 )
@@ -80,25 +79,24 @@ func (l *loop) handle(i Intent) {
 		if l.mode == ModeStep {
 			l.approved[i.Key] = true
 		}
-		l.decision("approve", "", i.Key)
+		l.decided(Decision{Kind: DecisionApprove, Key: i.Key, Step: stepIn(l.plan, i.Key)})
 	case ApproveRollout:
 		if !l.acting("approve the rollout") {
 			return
 		}
 		if l.desired == nil {
-			l.note("approve the rollout: no desired state loaded")
+			l.reply("approve the rollout: no desired state loaded")
 			return
 		}
 		l.rollout = &rolloutApproval{fp: l.desiredFP, since: l.engineNow()}
-		l.decision("approve-rollout", "", l.plan.Summary())
-		l.note("rollout approved by %s: every step to the desired state runs, unless something fails, pauses or asks", l.opts.User)
+		l.decided(Decision{Kind: DecisionApproveRollout, Plan: l.plan.Summary()})
 	case Unskip:
 		if l.skipped[i.Key] {
 			delete(l.skipped, i.Key)
-			l.decision("unskip", "", i.Key)
+			l.decided(Decision{Kind: DecisionUnskip, Key: i.Key, Step: stepIn(l.plan, i.Key)})
 		}
 	case Skip:
-		l.decision("skip", "", i.Key)
+		l.decided(Decision{Kind: DecisionSkip, Key: i.Key, Step: stepIn(l.plan, i.Key)})
 		l.skip(i.Key)
 		if l.confirm != nil && l.confirm.Key == i.Key {
 			l.confirm = nil
@@ -108,10 +106,9 @@ func (l *loop) handle(i Intent) {
 	case Pause:
 		if l.pause == nil {
 			l.pause = &PauseInfo{Reason: "paused by " + l.opts.User, ByOperator: true, Since: l.engineNow()}
-			l.decision("pause", "", "")
 			p := *l.pause
 			l.fact(Fact{Kind: FactPaused, Pause: &p})
-			l.endRollout("paused")
+			l.endRollout(ApprovalEnd{Cause: ApprovalPaused})
 		}
 	case Resume:
 		l.unpause()
@@ -126,16 +123,11 @@ func (l *loop) handle(i Intent) {
 	case Emergency:
 		if l.skipHealth != i.On {
 			l.skipHealth = i.On
+			kind := DecisionEmergencyOff
 			if i.On {
-				l.decision("emergency-on", "", "skip-health: up-to-date running containers count as healthy")
-			} else {
-				l.decision("emergency-off", "", "health is waited for again")
+				kind = DecisionEmergencyOn
 			}
-			if i.On {
-				l.note("emergency: health is not waited for (skip-health on)")
-			} else {
-				l.note("emergency off: health is waited for again")
-			}
+			l.decided(Decision{Kind: kind})
 		}
 	case Confirm:
 		l.answer(i.Yes)
@@ -151,13 +143,13 @@ func (l *loop) acting(what string) bool {
 	if l.mode.Acting() {
 		return true
 	}
-	l.note("watch mode is read-only: cannot %s (switch to step or auto)", what)
+	l.reply("watch mode is read-only: cannot %s (switch to step or auto)", what)
 	return false
 }
 
 func (l *loop) setMode(m Mode) {
 	if _, err := ParseMode(string(m)); err != nil {
-		l.note("%v", err)
+		l.reply("%v", err)
 		return
 	}
 	if m == l.mode {
@@ -183,7 +175,7 @@ func (l *loop) startRecreate(workload string) {
 		return
 	}
 	if l.desired == nil {
-		l.note("recreate: no desired state loaded")
+		l.reply("recreate: no desired state loaded")
 		return
 	}
 	at := l.engineNow()
@@ -193,45 +185,59 @@ func (l *loop) startRecreate(workload string) {
 	} else if _, ok := l.desired.Workloads[workload]; ok {
 		names = []string{workload}
 	} else {
-		l.note("recreate: no workload %q in the desired state", workload)
+		l.reply("recreate: no workload %q in the desired state", workload)
 		return
 	}
 	for _, n := range names {
 		l.recreate[n] = at
 	}
-	l.decision("recreate", workload, fmt.Sprintf("rolling restart of %v", names))
-	l.note("recreate requested for %v: every older container rolls, slot by slot", names)
+	l.decided(Decision{Kind: DecisionRecreate, Workload: workload, Names: names})
 }
 
 // answer takes the operator's yes or no to the pending confirmation.
 func (l *loop) answer(yes bool) {
 	c := l.confirm
 	if c == nil {
-		l.note("nothing to confirm")
+		l.reply("nothing to confirm")
 		return
 	}
 	switch c.Kind {
 	case ConfirmBlast:
 		if yes {
-			l.decision("confirm", "", c.Prompt)
 			l.confirm = nil
-			l.note("confirmed: %s", c.Prompt)
 		} else {
-			l.decision("decline", "", c.Prompt)
 			c.Declined = true // the guard holds; it asks nothing new
 		}
 	case ConfirmDowntime:
 		l.confirm = nil
 		if yes {
-			l.decision("confirm", c.Step.Workload, "downtime: "+c.Key)
 			l.confirmed[c.Key] = true
-			l.note("confirmed downtime: %s", c.Step.Target())
 		} else {
-			l.decision("decline", c.Step.Workload, "downtime: "+c.Key)
 			l.skip(c.Key)
-			l.note("declined downtime: %s skipped (approve it to be asked again)", c.Step.Target())
 		}
 	}
+	kind, answered := DecisionDecline, *c
+	if yes {
+		kind = DecisionConfirm
+	}
+	l.decided(Decision{Kind: kind, Confirm: &answered})
+}
+
+// decided records an operator's decision d (FactDecided), by the
+// session's user: the journal's decision line is made from it.
+func (l *loop) decided(d Decision) {
+	d.By = l.opts.User
+	l.fact(Fact{Kind: FactDecided, Decision: &d})
+}
+
+// stepIn is the executable step of p with key, nil when p has none.
+func stepIn(p reconcile.Plan, key string) *reconcile.Step {
+	for _, s := range p.Executable() {
+		if s.Key() == key {
+			return &s
+		}
+	}
+	return nil
 }
 
 // skip keeps the step with key from running, in step and auto mode,

@@ -251,32 +251,19 @@ func (l *loop) onLockTaken(d lockDone) {
 		was := l.mode
 		l.mode = ModeWatch
 		clear(l.approved)
-		if d.holder != nil {
-			l.note("%s needs the host lock, held by %s: watching instead", was, d.holder)
-		} else {
-			l.note("%s needs the host lock: %v: watching instead", was, d.err)
-		}
-		l.fact(Fact{Kind: FactLockRefused, Lock: &LockFact{Path: d.path, Holder: d.holder, Err: d.err.Error()}})
+		l.fact(Fact{Kind: FactLockRefused, Lock: &LockFact{Path: d.path, Holder: d.holder, Err: d.err.Error(), Wanted: was}})
 		return
-	}
-	if l.lockErr != "" {
-		l.note("took the host lock")
 	}
 	l.lock, l.holder, l.lockErr, l.lockFree = d.lock, nil, "", false
 	l.fact(Fact{Kind: FactLockTaken, Lock: &LockFact{Path: d.path}})
-	l.decision("lock-taken", "", d.path)
 	l.act() // a plan in hand may run now
 }
 
 // onHolderRead takes in who holds the lock, and says when the lock this
 // session wanted came free: SetMode then takes it.
 func (l *loop) onHolderRead(h *state.LockHolder) {
-	switch freed, was := l.holderRead(h); {
-	case !freed:
-	case was != nil:
-		l.note("the host lock is free (%s let go): switch to step or auto to take it", was.User)
-	default:
-		l.note("the host lock is free: switch to step or auto to take it")
+	if freed, was := l.holderRead(h); freed {
+		l.fact(Fact{Kind: FactLockFree, Lock: &LockFact{Path: l.lockPath, Holder: was}})
 	}
 }
 

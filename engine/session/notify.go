@@ -4,13 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/loopkit"
 	"github.com/rollcall/rollcall/engine/notify"
 	"github.com/rollcall/rollcall/engine/reconcile"
@@ -28,12 +26,12 @@ import (
 //   - rollout_started: the first step begins (FactStepStarted) towards a
 //     desired state (by fingerprint) not yet reached, with the workloads
 //     it changes (from the images their older containers run, to the
-//     desired one) and the steps planned; rollout_ended: the session turns
-//     steady, its outcome the standing's kind (converged; held when a hold
-//     keeps slots off the desired state), a newer desired state comes
-//     first (superseded), or the session ends first (stopped), with the
-//     steps run and failed (FactStepDone, FactStepFailed), the slots
-//     ready, and how long it took. A desired state reached without a step,
+//     desired one) and the steps planned; rollout_ended: the standing ends
+//     it (rolloutEnd: converged, failed, or held by a hold or a canary
+//     that holds, never an operator's pause nor a wait for approval), a
+//     newer desired state comes first (superseded), or the session ends
+//     first (stopped), with the steps run and failed (FactStepDone,
+//     FactStepFailed), the slots ready, and how long it took. A desired state reached without a step,
 //     and a crash restart after it was reached, are no rollout.
 //   - step_failed: FactStepFailed, once per run of failures (auto's
 //     retries that fail again are not posted: Fact.Failures);
@@ -53,9 +51,10 @@ import (
 //     it stopped acting since. The holds and pins kept from before the
 //     session, read from the state directory, are no facts: they are not
 //     posted again.
-//   - A post that failed (every try) or was dropped is noted, logged and
-//     journaled as a decision line (action notify-failed or
-//     notify-dropped, the URL named by scheme and host only, the error);
+//   - A post that failed (every try) or was dropped is a fact
+//     (FactNoticeFailed): shown, logged and journaled as a decision line
+//     (action notify-failed or notify-dropped, the URL named by scheme
+//     and host only, the error);
 //     an ending session waits up to one post's bound for what is queued.
 
 // notifyState is what the loop keeps of the webhooks; only the loop
@@ -138,16 +137,38 @@ func (l *loop) notifyTurn(s *Snapshot) {
 	for _, f := range facts {
 		l.notifyFact(s, f, acting, post)
 	}
+	if outcome, ends := rolloutEnd(s.Standing); ends && ns.open != nil {
+		l.endRolloutNotice(s, outcome)
+	}
 	if s.Steady {
-		if ns.open != nil {
-			outcome := notify.OutcomeHeld // a hold (or what stops the session) keeps slots off the desired state
-			if s.Standing.Kind == StandingConverged {
-				outcome = notify.OutcomeConverged
-			}
-			l.endRolloutNotice(s, outcome)
-		}
 		ns.reached = reachedOf(l.desiredFP, s)
 	}
+}
+
+// rolloutEnd is whether the standing st ends the rollout under way, and
+// how: converged, failed, or held (a spec on hold, a canary that holds
+// on too little traffic). An operator's pause does not end it, nor does a
+// question or a step waiting for approval, a roll under way, a blocked
+// session, or a standing not decided afresh (Pending): each of them
+// goes on to one of the ends, or to a newer desired state.
+func rolloutEnd(st Standing) (notify.Outcome, bool) {
+	if st.Pending {
+		return "", false
+	}
+	switch st.Kind {
+	case StandingConverged:
+		return notify.OutcomeConverged, true
+	case StandingFailed:
+		return notify.OutcomeFailed, true
+	case StandingHeld:
+		for _, c := range st.Causes {
+			if c.Kind == CauseOperatorPause {
+				return "", false
+			}
+		}
+		return notify.OutcomeHeld, true
+	}
+	return "", false
 }
 
 // observeStanding tells Options.Observer of st when its kind is not the
@@ -329,30 +350,19 @@ func (ns *notifyState) take() []notify.Report {
 	return out
 }
 
-// onNotified notes, logs and journals each post that failed or was
-// dropped.
+// onNotified records each post that failed or was dropped
+// (FactNoticeFailed), which the console shows, the agent logs and the
+// journal keeps.
 func (l *loop) onNotified() {
 	for _, r := range l.notify.take() {
 		l.notifyFailed(r)
 	}
 }
 
+// notifyFailed records a post that failed or was dropped: its words, its
+// log line and its journal line are made from the fact.
 func (l *loop) notifyFailed(r notify.Report) {
-	why := "unknown"
-	if r.Err != nil {
-		why = r.Err.Error()
-	}
-	what := fmt.Sprintf("%s to %s", r.Event.Kind, r.Target)
-	if r.Tries > 0 {
-		what += fmt.Sprintf(" (%d tries)", r.Tries)
-	}
-	l.note("notification %s %s: %s", what, r.Result, why)
-	l.log(levelWarn, "notification not delivered", "kind", string(r.Event.Kind), "url", r.Target,
-		"result", string(r.Result), "tries", r.Tries, "error", why)
-	e := l.entry(l.journalMode())
-	e.Time = l.wallNow()
-	e.Action, e.Workload, e.Reason, e.Error, e.Result = "notify-"+string(r.Result), r.Event.Workload, what, why, journal.ResultDecision
-	l.writeJournal(e, e.Time, nil)
+	l.fact(Fact{Kind: FactNoticeFailed, Notice: &r})
 }
 
 // closeNotify, as the session ends, ends the rollout under way (stopped),

@@ -19,6 +19,7 @@ import (
 	"github.com/rollcall/rollcall/engine/docker/fake"
 	"github.com/rollcall/rollcall/engine/journal"
 	"github.com/rollcall/rollcall/engine/notify"
+	"github.com/rollcall/rollcall/engine/reconcile"
 	"github.com/rollcall/rollcall/engine/spec"
 	"github.com/rollcall/rollcall/engine/state"
 )
@@ -596,15 +597,7 @@ func TestStepFailedIsPostedOncePerRunOfFailures(t *testing.T) {
 // (failure_action pause: it stays, the session pauses).
 func TestHealthFailedOnceWhileItStaysFailed(t *testing.T) {
 	hook := newWebhook(t, 0, false)
-	f, clock := newEngine()
-	f.AddImage("web:bad", "sha256:bad0", fake.Behaviour{ReadyAfter: time.Second, Unhealthy: true})
-	yaml := func(image string) string {
-		return strings.Replace(desiredYAML(image, 1, "failure_action: pause"), "health_deadline: 10s", "health_deadline: 3250ms", 1)
-	}
-	seed(t, f, clock, yaml("web:v1"))
-	h := newHarness(t, f, clock, yaml("web:bad")+hook.notifyLine(), ModeAuto)
-	h.start()
-	h.drive("the pause", func(s Snapshot) bool { return s.Pause != nil })
+	h := failurePaused(t, hook)
 	for range 3 { // more plans that list the failure
 		h.s.Do(Refresh{})
 		h.settle()
@@ -628,4 +621,84 @@ func TestHealthFailedOnceWhileItStaysFailed(t *testing.T) {
 	if len(h.last.Plan.Failures()) != 1 {
 		t.Errorf("the plan lists %d failures, want the one still failed", len(h.last.Plan.Failures()))
 	}
+}
+
+// The rollout's end is read off the standing: converged, failed and held
+// end it; an operator's pause, a wait for approval or a question, a roll
+// under way, a blocked session and a standing not decided afresh do not.
+func TestRolloutEndsOnTheStandingNotOnAPause(t *testing.T) {
+	cause := func(k CauseKind) []Cause { return []Cause{{Kind: k, Pause: &PauseInfo{}}} }
+	for _, c := range []struct {
+		name string
+		st   Standing
+		want notify.Outcome // "": the rollout goes on
+	}{
+		{"converged", Standing{Kind: StandingConverged}, notify.OutcomeConverged},
+		{"failure pause", Standing{Kind: StandingFailed, Causes: cause(CauseFailurePause)}, notify.OutcomeFailed},
+		{"cannot converge", Standing{Kind: StandingFailed, Causes: cause(CauseCannotConverge)}, notify.OutcomeFailed},
+		{"a spec on hold", Standing{Kind: StandingHeld, Causes: cause(CauseHold)}, notify.OutcomeHeld},
+		{"a canary that holds", Standing{Kind: StandingHeld, Causes: cause(CauseCanaryHeld)}, notify.OutcomeHeld},
+		{"the operator's pause", Standing{Kind: StandingHeld, Causes: cause(CauseOperatorPause)}, ""},
+		{"awaiting approval", Standing{Kind: StandingAwaitingApproval, Causes: cause(CauseApproval)}, ""},
+		{"a question", Standing{Kind: StandingAwaitingApproval, Causes: cause(CauseConfirm)}, ""},
+		{"rolling", Standing{Kind: StandingRolling}, ""},
+		{"blocked on the engine", Standing{Kind: StandingBlocked, Causes: cause(CauseEngine)}, ""},
+		{"converged, not decided afresh", Standing{Kind: StandingConverged, Pending: true}, ""},
+	} {
+		got, ends := rolloutEnd(c.st)
+		if ends != (c.want != "") || got != c.want {
+			t.Errorf("%s: ends %v with %q, want %q", c.name, ends, got, c.want)
+		}
+	}
+}
+
+// An operator who pauses while the roll's last step runs has not ended
+// the rollout, though nothing is left to do: it ends, converged, once
+// they resume. A failure pause ends it, failed.
+func TestRolloutEndPassesOverAnOperatorsPause(t *testing.T) {
+	hook := newWebhook(t, 0, false)
+	f, clock := newEngine()
+	seed(t, f, clock, desiredYAML("web:v1", 1))
+	h := newHarness(t, f, clock, desiredYAML("web:v2", 1)+hook.notifyLine(), ModeAuto)
+	var paused sync.Once
+	h.opts.OnStep = func(s reconcile.Step, _ time.Time) {
+		if s.Action == reconcile.ActStop || s.Action == reconcile.ActRoll { // the roll's last step: the old container goes
+			paused.Do(func() { h.s.Do(Pause{}) })
+		}
+	}
+	h.start()
+	h.drive("nothing left, paused", func(s Snapshot) bool {
+		return s.Pause != nil && s.Steady && running(s, "web:v2") == 1 && running(s, "web:v1") == 0
+	})
+	h.settle()
+	if k := hook.kinds(); slices.Contains(k, notify.KindRolloutEnded) {
+		t.Fatalf("posted %v while the operator's pause stands: the rollout ended on the pause", k)
+	}
+	h.s.Do(Resume{})
+	ended := hook.waitKind(t, notify.KindRolloutEnded)
+	if ended.Outcome != notify.OutcomeConverged {
+		t.Errorf("rollout ended %s after the resume, want converged", ended.Outcome)
+	}
+
+	hook2 := newWebhook(t, 0, false)
+	failurePaused(t, hook2)
+	if ended := hook2.waitKind(t, notify.KindRolloutEnded); ended.Outcome != notify.OutcomeFailed {
+		t.Errorf("rollout ended %s on failure_action pause, want failed", ended.Outcome)
+	}
+}
+
+// failurePaused is an auto session posting to hook whose roll to web:bad
+// (never healthy, failure_action pause) has paused on its failure.
+func failurePaused(t *testing.T, hook *webhook) *harness {
+	t.Helper()
+	f, clock := newEngine()
+	f.AddImage("web:bad", "sha256:bad0", fake.Behaviour{ReadyAfter: time.Second, Unhealthy: true})
+	yaml := func(image string) string {
+		return strings.Replace(desiredYAML(image, 1, "failure_action: pause"), "health_deadline: 10s", "health_deadline: 3250ms", 1)
+	}
+	seed(t, f, clock, yaml("web:v1"))
+	h := newHarness(t, f, clock, yaml("web:bad")+hook.notifyLine(), ModeAuto)
+	h.start()
+	h.drive("the failure pause", func(s Snapshot) bool { return s.Pause != nil })
+	return h
 }

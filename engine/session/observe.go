@@ -278,7 +278,7 @@ func (l *loop) onFetched(r fetchResult) {
 	}
 	l.readHolder()
 	if l.rollout != nil && l.fresh() && l.plan.Empty() && l.rollout.fp == l.desiredFP {
-		l.endRollout("the desired state is reached")
+		l.endRollout(ApprovalEnd{Cause: ApprovalReached})
 	}
 	l.act()
 	l.armWake()

@@ -127,8 +127,8 @@ func (l *loop) pollProxy() {
 	})
 }
 
-// onProxied takes the proxy's answer for the view, notes a failure once
-// per outage, and sets the next question.
+// onProxied takes the proxy's answer for the view, records its going
+// once per outage and its coming back, and sets the next question.
 func (l *loop) onProxied(r proxyResult) {
 	p := &l.proxy
 	p.asked = false
@@ -141,13 +141,11 @@ func (l *loop) onProxied(r proxyResult) {
 		p.ups, p.err, p.cause = nil, r.err.Error(), proxyCause(r.err)
 		if !p.down && l.ctx.Err() == nil {
 			p.down = true
-			l.note("proxy: %s; until it answers, drains end on unhealthy or at their deadline", p.err)
-			l.log(levelWarn, "proxy not answering", "admin", p.admin, "error", p.err)
+			l.fact(Fact{Kind: FactProxyDown, Proxy: &ProxyFact{Admin: p.admin, Err: p.err}})
 		}
 	} else {
 		if p.down {
-			l.note("proxy %s answers again", p.admin)
-			l.log(levelInfo, "proxy answers again", "admin", p.admin)
+			l.fact(Fact{Kind: FactProxyUp, Proxy: &ProxyFact{Admin: p.admin}})
 		}
 		p.ups, p.err, p.down = r.ups, "", false
 	}

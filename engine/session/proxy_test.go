@@ -266,8 +266,15 @@ func TestReleasedAsksTheProxy(t *testing.T) {
 	}
 }
 
+// countNotes counts what s says containing substr: its facts' words and
+// its replies.
 func countNotes(s Snapshot, substr string) int {
 	n := 0
+	for _, f := range s.Facts {
+		if strings.Contains(f.Text(), substr) {
+			n++
+		}
+	}
 	for _, note := range s.Notes {
 		if strings.Contains(note.Text, substr) {
 			n++

@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -173,8 +172,7 @@ func (l *loop) cancelUnneededPulls() {
 			continue
 		}
 		l.pulls.cancelled[key] = true
-		cancel(errPullUnneeded)
-		l.note("pull of %s for %s: %v", r.Step.Container, r.Step.Workload, errPullUnneeded)
+		cancel(errPullUnneeded) // its step's end says so (FactStepFailed, errPullUnneeded)
 	}
 }
 
@@ -219,9 +217,10 @@ func (l *loop) armRegistryPoll() {
 			return // its resolve is still to come
 		}
 		p.awaiting = false
-		if why := registryMiss(l.resolved); why != "" {
+		if miss := registryMiss(l.resolved); miss != nil {
 			p.pollMiss++
-			l.note("registry: %s; asked again in %s", why, l.pollWait().Round(time.Second))
+			miss.RetryIn = l.pollWait()
+			l.fact(Fact{Kind: FactRegistryMiss, Registry: miss})
 		} else {
 			p.pollMiss = 0
 		}
@@ -253,15 +252,15 @@ func (l *loop) onRegistryPoll() {
 	l.requestFetch()
 }
 
-// registryMiss says why the registry could not tell where a followed tag
-// points, "" when it told for every one.
-func registryMiss(r *spec.ResolvedDesired) string {
+// registryMiss is the first followed tag the registry could not tell
+// where it points, nil when it told for every one.
+func registryMiss(r *spec.ResolvedDesired) *RegistryMiss {
 	for _, w := range r.Workloads {
 		if w.RegistryErr != nil {
-			return fmt.Sprintf("%s: %s", w.Image, docker.PullKindOf(w.RegistryErr).Text())
+			return &RegistryMiss{Image: w.Image, Kind: docker.PullKindOf(w.RegistryErr)}
 		}
 	}
-	return ""
+	return nil
 }
 
 // retryPullNow makes a failed pull of workload's, waiting out its
@@ -273,7 +272,7 @@ func (l *loop) retryPullNow(workload string) bool {
 			continue
 		}
 		delete(l.retries, s.Key())
-		l.note("retry %s: its pull of %s goes again now", workload, s.Container)
+		l.decided(Decision{Kind: DecisionRetryPull, Workload: workload, Image: s.Container})
 		return true
 	}
 	return false

@@ -130,7 +130,7 @@ func TestSessionPullFailureTouchesNothing(t *testing.T) {
 	if i < 0 || snap.Recent[i].PullKind != docker.PullUnauthorized || !strings.Contains(snap.Recent[i].Err, "no basic auth credentials") {
 		t.Fatalf("recent %+v: want the pull, unauthorized, with the registry's words", snap.Recent)
 	}
-	if !slices.ContainsFunc(snap.Notes, func(n Note) bool { return strings.Contains(n.Text, "pull web/- failed") }) {
+	if !hasNote(snap, "pull web/- failed") {
 		t.Errorf("no note of the failed pull:\n%s", describe(snap))
 	}
 	for _, c := range f.Mutations() {
@@ -170,7 +170,7 @@ func TestSessionCancelsAPullNoLongerNeeded(t *testing.T) {
 	if _, err := f.ImageInspect(t.Context(), "reg/web:v3"); err == nil {
 		t.Error("the cancelled pull left its image")
 	}
-	if !slices.ContainsFunc(snap.Notes, func(n Note) bool { return strings.Contains(n.Text, "no longer needs") }) {
+	if !hasNote(snap, "no longer needs") {
 		t.Errorf("no note of the cancelled pull:\n%s", describe(snap))
 	}
 	es, err := journal.Read(path, 0)
@@ -299,9 +299,7 @@ func TestRegistryPollFollowsAMovedTag(t *testing.T) {
 
 	f.FailPulls("reg/web:v3", &docker.PullError{Kind: docker.PullRateLimited, Status: 429, Detail: "toomanyrequests"})
 	snap := h.waitFor("the registry's refusal said", func(s Snapshot) bool {
-		return slices.ContainsFunc(s.Notes, func(n Note) bool {
-			return strings.Contains(n.Text, "registry: reg/web:v3: rate limited by the registry; asked again in")
-		})
+		return hasNote(s, "registry: reg/web:v3: rate limited by the registry; asked again in")
 	})
 	for _, c := range snap.Containers {
 		if c.ImageID != "sha256:4444" || c.State != docker.StateRunning {
@@ -380,6 +378,6 @@ func TestRetrySendsAFailedPullAgainNow(t *testing.T) {
 	// The facts reach Options.Facts before the snapshot that has the note
 	// is published: wait for it.
 	h.waitFor("the retry's note", func(s Snapshot) bool {
-		return slices.ContainsFunc(s.Notes, func(n Note) bool { return strings.Contains(n.Text, "its pull of reg/web:v3 goes again now") })
+		return hasNote(s, "its pull of reg/web:v3 goes again now")
 	})
 }

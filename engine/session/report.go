@@ -3,8 +3,6 @@ package session
 import (
 	"context"
 	"log/slog"
-
-	"github.com/rollcall/rollcall/engine/journal"
 )
 
 // Levels of the session's structured log lines.
@@ -34,32 +32,6 @@ func (o *observer) engineName() string {
 		return o.info.ID
 	}
 	return o.info.Endpoint
-}
-
-// entry is a journal entry with who, how and where filled in.
-func (l *loop) entry(mode string) journal.Entry {
-	e := journal.Entry{User: l.opts.User, Mode: mode, Prefix: l.prefix, Slot: -1, Host: l.opts.Host}
-	if l.infoOK {
-		e.Engine = l.engineName()
-	}
-	// The fleet's rollout, else the session's own (notify.go): the journal
-	// lines of a rollout and its webhook posts carry one ID.
-	e.Rollout = l.stepRollout()
-	return e
-}
-
-// stamped is a step's journal line e with where it ran and the rollout it
-// belongs to taken from the step's entry: both lines of a step carry the
-// rollout as the step began.
-func stamped(e, from journal.Entry) journal.Entry {
-	e.Engine, e.Prefix, e.Host, e.Rollout = from.Engine, from.Prefix, from.Host, from.Rollout
-	return e
-}
-
-// decision journals an operator's decision (approve, skip, confirm,
-// rollback ...), beside the loop (decisionThen).
-func (l *loop) decision(action, workload, about string) {
-	l.decisionThen(action, workload, about, nil)
 }
 
 // setConnected records whether the engine answers, and says so once per
@@ -95,12 +67,4 @@ func (o *observer) connect(ok bool, why string) (news bool) {
 		return true
 	}
 	return false
-}
-
-// journalMode is how the journal names the session's mode.
-func (l *loop) journalMode() string {
-	if l.opts.JournalMode != "" {
-		return l.opts.JournalMode
-	}
-	return string(l.mode)
 }

@@ -244,8 +244,7 @@ func (l *loop) onRev(d revDone) {
 	switch d.job.kind {
 	case revRecord:
 		if d.err != nil {
-			l.note("revision of %s not kept: %v", d.job.rev.Workload, d.err)
-			l.log(levelError, "a revision could not be kept", "workload", d.job.rev.Workload, "spec", short(d.job.rev.Hash), "error", d.err.Error())
+			l.fact(Fact{Kind: FactStateError, StateErr: &StateError{File: StateRevisions, Write: true, Workload: d.job.rev.Workload, Hash: d.job.rev.Hash, Err: d.err.Error()}})
 			return
 		}
 		l.log(levelInfo, "revision kept", "workload", d.rev.Workload, "revision", d.rev.Number, "spec", short(d.rev.Hash), "image", d.rev.Image)

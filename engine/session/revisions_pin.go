@@ -291,8 +291,7 @@ func (l *loop) onPinsRead(r *pinsRead) {
 	if r.err != nil {
 		if msg := r.err.Error(); msg != ps.readErr {
 			ps.readErr = msg
-			l.note("pins: %v", r.err)
-			l.log(levelError, "pins could not be read", "error", msg)
+			l.fact(Fact{Kind: FactStateError, StateErr: &StateError{File: StatePins, Err: msg}})
 		}
 		return // the pins as last read stand
 	}
@@ -314,8 +313,6 @@ func (l *loop) notePinChanges(was, now state.Pins) {
 		if old, ok := was[p.Workload]; ok && old.Same(p) {
 			continue
 		}
-		v := PinView{PinRecord: p, Standing: true}
-		l.note("%s %s", p.Workload, v.Line())
 		l.fact(Fact{Kind: FactPinSet, Pin: &PinFact{Workload: p.Workload, Revision: p.Revision.Number, Hash: p.Revision.Hash, By: p.By}})
 	}
 	for _, p := range was.List() {
@@ -331,7 +328,6 @@ func (l *loop) notePinChanges(was, now state.Pins) {
 		}
 		delete(ps.lifting, p.Workload)
 		delete(ps.ending, p.Workload)
-		l.note("pin of %s to revision %d lifted %s: the desired spec rolls in under the usual rules", p.Workload, p.Revision.Number, lift.liftWords())
 		l.fact(Fact{Kind: FactPinLifted, Pin: lift})
 	}
 }
@@ -403,19 +399,19 @@ func (l *loop) pin(i Pin) {
 	path := l.revisionsPath()
 	if path == "" {
 		if l.opts.StateDir == "" {
-			l.note("pin %s: no state directory, so no revisions are kept", i.Workload)
+			l.reply("pin %s: no state directory, so no revisions are kept", i.Workload)
 		} else {
-			l.note("pin %s: the engine is not known yet", i.Workload)
+			l.reply("pin %s: the engine is not known yet", i.Workload)
 		}
 		return
 	}
 	rw := l.resolvedWorkload(i.Workload)
 	switch {
 	case rw == nil:
-		l.note("pin: no workload %q in the desired state", i.Workload)
+		l.reply("pin: no workload %q in the desired state", i.Workload)
 		return
 	case rw.Err != nil:
-		l.note("pin %s: the desired spec is not resolved (%v): nothing to pin it against", i.Workload, rw.Err)
+		l.reply("pin %s: the desired spec is not resolved (%v): nothing to pin it against", i.Workload, rw.Err)
 		return
 	}
 	l.rev.w.Push(revJob{kind: revPick, path: path, workload: i.Workload, number: i.Revision, against: rw.Hash, by: l.opts.User})
@@ -426,7 +422,7 @@ func (l *loop) pin(i Pin) {
 func (l *loop) onPicked(d revDone) {
 	j := d.job
 	if d.err != nil {
-		l.note("pin %s: %v", j.workload, d.err)
+		l.reply("pin %s: %v", j.workload, d.err)
 		return
 	}
 	path := l.pinsPath()
@@ -434,7 +430,7 @@ func (l *loop) onPicked(d revDone) {
 		return
 	}
 	if cur, ok := l.rev.pins.disk[j.workload]; ok && cur.Revision.Same(d.rev) && cur.Against == j.against {
-		l.note("pin %s: already pinned to revision %d", j.workload, cur.Revision.Number)
+		l.reply("pin %s: already pinned to revision %d", j.workload, cur.Revision.Number)
 		return
 	}
 	p := state.Pin{Workload: j.workload, Revision: d.rev, Against: j.against, By: l.opts.User, Since: l.wallNow().UTC()}
@@ -488,9 +484,7 @@ func (l *loop) onPinWritten(d revDone) {
 	l.spend()
 	l.requestFetch()
 	if d.err != nil {
-		w := d.job.pin.Workload
-		l.note("pins: %v", d.err)
-		l.log(levelError, "pins could not be written", "workload", w, "error", d.err.Error())
+		l.fact(Fact{Kind: FactStateError, StateErr: &StateError{File: StatePins, Write: true, Workload: d.job.pin.Workload, Err: d.err.Error()}})
 	}
 }
 

@@ -316,13 +316,13 @@ type rolloutApproval struct {
 	since time.Time
 }
 
-// endRollout ends an approved rollout and says why.
-func (l *loop) endRollout(why string) {
+// endRollout ends an approved rollout, and records why.
+func (l *loop) endRollout(why ApprovalEnd) {
 	if l.rollout == nil {
 		return
 	}
 	l.rollout = nil
-	l.note("rollout approval ended: %s", why)
+	l.fact(Fact{Kind: FactApprovalEnded, ApprovalEnd: &why})
 }
 
 // loop is the state Run owns. Only the loop goroutine touches it.
@@ -584,8 +584,11 @@ func goReport[T any](l *loop, ch chan T, f func() T) {
 	}()
 }
 
-// note records something the operator should know, for the snapshot.
-func (l *loop) note(format string, args ...any) {
+// reply tells the operator why an intent of theirs did nothing (watch
+// mode, no such workload, nothing to confirm ...), for the snapshot's
+// Notes. A reply is no record: nothing happened. Whatever happens is a
+// fact (facts.go), in words where it is shown (Fact.Text).
+func (l *loop) reply(format string, args ...any) {
 	l.notes = append(l.notes, Note{At: l.engineNow(), Text: fmt.Sprintf(format, args...)})
 	if len(l.notes) > maxNotes {
 		l.notes = l.notes[len(l.notes)-maxNotes:]
@@ -593,7 +596,7 @@ func (l *loop) note(format string, args ...any) {
 }
 
 // diskSlowAfter is how long a write may be pending before the session
-// says so (a note and a log line); its snapshot says it from the start.
+// says so (FactWriteSlow); its snapshot says it from the start.
 const diskSlowAfter = time.Second
 
 // diskPending is the oldest write the loop waits for, if any: "journal" or
@@ -660,8 +663,7 @@ func (l *loop) onDiskAlarm() {
 		return
 	}
 	if kind, pending, ok := l.turnedSlow(l.wallNow()); ok {
-		l.note("%s write pending for %s: nothing new runs until it is written", kind, pending.Truncate(100*time.Millisecond))
-		l.log(levelWarn, "a write is slow: nothing new runs until it is written", "write", kind, "pending", pending.String())
+		l.fact(Fact{Kind: FactWriteSlow, Write: &WriteFact{Write: kind, Took: pending}})
 	}
 	l.act()
 }
@@ -681,9 +683,7 @@ func (d *disk) turnedSlow(now time.Time) (kind string, pending time.Duration, ok
 // diskDone says that a write said to be slow ended.
 func (l *loop) diskDone(kind string) {
 	if took, ok := l.slowEnded(kind, l.wallNow()); ok {
-		took = took.Truncate(100 * time.Millisecond)
-		l.note("%s write ended after %s", kind, took)
-		l.log(levelInfo, "the slow write ended", "write", kind, "took", took.String())
+		l.fact(Fact{Kind: FactWriteDone, Write: &WriteFact{Write: kind, Took: took.Truncate(100 * time.Millisecond)}})
 	}
 }
 

@@ -63,7 +63,11 @@ type Snapshot struct {
 	// Facts are the last facts of the session (facts.go), oldest first:
 	// what happened, typed and numbered. FactsSince reads them on.
 	Facts []Fact
-	Notes []Note // what the session wants the operator to know, oldest first
+	// Notes are the session's replies to the operator's intents that it
+	// did not act on (watch mode, no such workload, nothing to confirm),
+	// oldest first: words, not a record. Whatever happened is in Facts,
+	// with its words at the edge (Fact.Text).
+	Notes []Note
 
 	// Why nothing runs now, as the session decided ("" when a step runs or
 	// nothing is left to run).
@@ -228,8 +232,8 @@ type LockInfo struct {
 	Free   bool        // the lock this session wanted came free: SetMode takes it
 }
 
-// Note is one message from the session: a dropped step, a refusal, a
-// failure, a confirmation.
+// Note is one message in words: the session's reply to an intent it did
+// not act on (Snapshot.Notes), or a fleet's own (engine/fleet).
 type Note struct {
 	At   time.Time
 	Text string

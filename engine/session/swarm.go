@@ -186,8 +186,6 @@ func (l *loop) unpause() {
 	if l.pause == nil {
 		return
 	}
-	l.decision("resume", "", l.pause.Reason)
-	l.note("resumed (%s)", l.pause.Reason)
 	l.fact(Fact{Kind: FactResumed, Pause: l.pause})
 	l.pause = nil
 }

@@ -192,6 +192,9 @@ func TestSessionOnASwarmPausedUpdateFailsAndRetryResumes(t *testing.T) {
 		h.clock.Advance(2 * time.Second)
 		s = h.settle()
 	}
+	if tasksOn(s, "web:v1") < 1 {
+		t.Errorf("10s into the pause: %d tasks of v1 run, want the old serving", tasksOn(s, "web:v1"))
+	}
 	if got := len(writes(sw)); got != paused {
 		t.Errorf("while Swarm's update is paused: %d more writes, want none (it waits for the operator)", got-paused)
 	}

@@ -712,6 +712,44 @@ func (e *Dockerd) Dial(ctx context.Context, network, addr string) (net.Conn, err
 	return dialIn(ctx, e.netns, network, addr)
 }
 
+// Forward makes a server of this process on loopback answer at the same
+// address inside the engine's network namespace: it listens on addr
+// ("127.0.0.1:port", the engine's own loopback there, where 127.0.0.0/8 is
+// an insecure registry by default) and forwards each connection to addr in
+// this process's namespace, until stop, which closes the listener (the
+// connections in flight end by themselves). accepted, when not nil, is
+// called as each connection is accepted: when the engine first asked.
+func (e *Dockerd) Forward(addr string, accepted func()) (stop func(), err error) {
+	l, err := listenInNS(e.netns, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		for {
+			in, err := l.Accept()
+			if err != nil {
+				return
+			}
+			if accepted != nil {
+				accepted()
+			}
+			go func() {
+				defer in.Close()
+				out, err := net.Dial("tcp", addr)
+				if err != nil {
+					return
+				}
+				defer out.Close()
+				done := make(chan struct{}, 2)
+				go func() { _, _ = io.Copy(out, in); done <- struct{}{} }()
+				go func() { _, _ = io.Copy(in, out); done <- struct{}{} }()
+				<-done
+			}()
+		}
+	}()
+	return func() { l.Close() }, nil
+}
+
 // Get sends a GET to url from inside the engine's network namespace (see
 // Dial), on a connection of its own, and returns the status and the body.
 func (e *Dockerd) Get(url string) (status int, body string, err error) {

@@ -36,23 +36,30 @@ func TestEnginesOfTheirOwn(t *testing.T) {
 	// Their cleanup took everything: a's dockerd was killed last, with its
 	// container running.
 	for _, e := range engines {
-		if pids, err := leftovers(e.Dir, e.token); err != nil || len(pids) > 0 {
-			t.Errorf("engine %s left processes %v (%v)", e.Name, pids, err)
-		}
-		if mps, err := mountsUnder(e.Dir); err != nil || len(mps) > 0 {
-			t.Errorf("engine %s left mounts %v (%v)", e.Name, mps, err)
-		}
-		if dirs := cgroupDirs(e.token); len(dirs) > 0 {
-			t.Errorf("engine %s left cgroups %v", e.Name, dirs)
-		}
-		if _, err := os.Stat(filepath.Dir(e.Dir)); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("engine %s left its folder: %v", e.Name, err)
-		}
+		leftNothing(t, e)
 	}
 
 	// The main engine still has its bridge, and a container on it starts.
 	tag, _ := DemoappImage(t, "v1")
 	mainBridgeWorks(ctx, t, tag)
+}
+
+// leftNothing checks that engine e, removed, left no process, mount,
+// cgroup or folder (its own, and that of its StartEngines).
+func leftNothing(t *testing.T, e *Dockerd) {
+	t.Helper()
+	if pids, err := leftovers(e.Dir, e.token); err != nil || len(pids) > 0 {
+		t.Errorf("engine %s left processes %v (%v)", e.Name, pids, err)
+	}
+	if mps, err := mountsUnder(e.Dir); err != nil || len(mps) > 0 {
+		t.Errorf("engine %s left mounts %v (%v)", e.Name, mps, err)
+	}
+	if dirs := cgroupDirs(e.token); len(dirs) > 0 {
+		t.Errorf("engine %s left cgroups %v", e.Name, dirs)
+	}
+	if _, err := os.Stat(filepath.Dir(e.Dir)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("engine %s left its folder: %v", e.Name, err)
+	}
 }
 
 // hosts checks what TestEnginesOfTheirOwn says of engines.

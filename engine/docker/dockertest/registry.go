@@ -212,36 +212,14 @@ func BuildForRegistry(t testing.TB, tag, version string, size int) string {
 
 // ServeTo lets engine e (of StartEngines, in a network namespace of its
 // own) reach the registry at the same Host, so one image reference names
-// it on the main engine and on e: a listener on Host inside e's namespace
-// (its own loopback, an insecure registry by default) forwards each
-// connection to Host in the test process's namespace, until t ends. An
+// it on the main engine and on e (Dockerd.Forward), until t ends. An
 // engine not served so has nothing listening there: its pulls find the
 // registry unreachable.
 func (r *Registry) ServeTo(t testing.TB, e *Dockerd) {
 	t.Helper()
-	l, err := listenInNS(e.netns, "tcp", r.Host)
+	stop, err := e.Forward(r.Host, nil)
 	if err != nil {
 		t.Fatalf("registry on %s inside %s's namespace: %v", r.Host, e.Name, err)
 	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			in, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer in.Close()
-				out, err := net.Dial("tcp", r.Host)
-				if err != nil {
-					return
-				}
-				defer out.Close()
-				done := make(chan struct{}, 2)
-				go func() { _, _ = io.Copy(out, in); done <- struct{}{} }()
-				go func() { _, _ = io.Copy(in, out); done <- struct{}{} }()
-				<-done
-			}()
-		}
-	}()
+	t.Cleanup(stop)
 }

@@ -63,10 +63,10 @@ package dockertest
 //     hub namespace. No engine leaves the swarm or is stopped gracefully
 //     first: its swarm state goes with its data root, and a graceful stop
 //     of a node takes seconds (a worker's about 4s here, one after the
-//     other), a kill a few milliseconds. A test process that
-//     dies leaves its engines to the next run's sweep (see StartEngines);
-//     its hub namespace and veths go with it, as no process runs in the
-//     hub and a veth dies with either end's namespace.
+//     other), a kill a few milliseconds. A test process that dies leaves
+//     its engines to the next run's sweep (see StartEngines); its hub
+//     namespace and veths go with it, as no process runs in the hub and
+//     a veth dies with either end's namespace.
 //
 // Healthchecks cost: each probe is an exec, about 70 ms of CPU here.
 // Tests keep replicas few and intervals at 1s or more.

@@ -2,13 +2,11 @@ package dockertest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,9 +15,9 @@ import (
 
 // A swarm of one: node 0 is an active manager of a cluster of one node, a
 // dnsrr service of the demoapp image, healthchecked, reaches RUNNING from
-// the image loaded into the engine (no registry, no pull); on no network
-// of its own, its task is on the engine's default bridge, and its port
-// published in host mode answers on the node's address, from the hub.
+// the image loaded into the engine (no registry, no pull tried); on no
+// network of its own, its task is on the engine's default bridge, and its
+// port published in host mode answers on the node's address, from the hub.
 func TestSwarmOfOne(t *testing.T) {
 	Engine(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -47,6 +45,10 @@ func TestSwarmOfOne(t *testing.T) {
 	tasks := runningTasks(ctx, t, s, "web", 1)
 	if tasks[0].NodeID != m.NodeID {
 		t.Errorf("the task is on node %s, want %s", tasks[0].NodeID, m.NodeID)
+	}
+	// The task started from the loaded image, with no pull tried.
+	if log, err := os.ReadFile(m.logFile()); err != nil || strings.Contains(string(log), "pulling image") {
+		t.Errorf("node 0 tried a pull for its task (%v): DOCKER_SERVICE_PREFER_OFFLINE_IMAGE is not 1 in its dockerd's environment", err)
 	}
 	id := tasks[0].Status.ContainerStatus.ContainerID
 	if nets, err := m.CLI(ctx, "inspect", "--format", "{{range $k, $v := .NetworkSettings.Networks}}{{$k}} {{end}}", id); err != nil || nets != "bridge" {
@@ -205,8 +207,9 @@ func TestSwarmOfThreeManagers(t *testing.T) {
 	}
 }
 
-// The swarm's cleanup leaves nothing: no process, mount, cgroup or folder
-// of its engines, and no veth in the hub.
+// The swarm's cleanup leaves nothing: no process (a task's among them),
+// mount (an overlay network's namespace among them), cgroup or folder of
+// its engines, and no veth in the hub.
 func TestSwarmLeavesNothing(t *testing.T) {
 	Engine(t)
 	var s *Swarm
@@ -221,6 +224,21 @@ func TestSwarmLeavesNothing(t *testing.T) {
 		if want := []string{"br0", "e0", "e1", "lo"}; !slices.Equal(links, want) {
 			t.Errorf("the hub's links: %v, want %v", links, want)
 		}
+		// A task on each node, on an overlay network, for the cleanup to
+		// take (no healthcheck: nothing of it is under test).
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		tag, _ := DemoappImage(t, "v1")
+		s.Load(t, tag)
+		if _, err := s.Nodes[0].CLI(ctx, "network", "create", "--driver", "overlay", "ov"); err != nil {
+			t.Fatal(err)
+		}
+		spec := demoappService("web", tag, 2, "ov")
+		template := spec["TaskTemplate"].(map[string]any)
+		delete(template["ContainerSpec"].(map[string]any), "Healthcheck")
+		template["Placement"] = map[string]any{"MaxReplicas": 1}
+		createService(ctx, t, s.Nodes[0].Dockerd, spec)
+		runningTasks(ctx, t, s, "web", 2)
 	})
 	if hub == nil {
 		return
@@ -230,18 +248,7 @@ func TestSwarmLeavesNothing(t *testing.T) {
 		t.Errorf("the hub's links after the cleanup: %v, want br0 and lo alone", links)
 	}
 	for _, n := range s.Nodes {
-		if pids, err := leftovers(n.Dir, n.token); err != nil || len(pids) > 0 {
-			t.Errorf("engine %s left processes %v (%v)", n.Name, pids, err)
-		}
-		if mps, err := mountsUnder(n.Dir); err != nil || len(mps) > 0 {
-			t.Errorf("engine %s left mounts %v (%v)", n.Name, mps, err)
-		}
-		if dirs := cgroupDirs(n.token); len(dirs) > 0 {
-			t.Errorf("engine %s left cgroups %v", n.Name, dirs)
-		}
-		if _, err := os.Stat(filepath.Dir(n.Dir)); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("engine %s left its folder: %v", n.Name, err)
-		}
+		leftNothing(t, n.Dockerd)
 	}
 }
 

@@ -70,9 +70,13 @@ func TestAliasExpansionIsCapped(t *testing.T) {
 			took := time.Since(start)
 			var after runtime.MemStats
 			runtime.ReadMemStats(&after)
-			if alloc := after.TotalAlloc - before.TotalAlloc; took > 2*time.Second || alloc > 256<<20 {
+			// The bound is on memory, which the machine's load does not
+			// move; the time is logged, never asserted (a loaded machine
+			// took 2.1s for what takes 0.1s alone).
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 256<<20 {
 				t.Errorf("took %v and allocated %d MiB, want a bounded parse", took, alloc>>20)
 			}
+			t.Logf("parsed in %v", took)
 			if tt.pos == "" {
 				if err != nil {
 					t.Fatalf("error %v, want none", err)

@@ -89,12 +89,13 @@ func LoadCompose(path string, environ []string) (*spec.Desired, error) {
 // compose's: restart unless-stopped, order start-first. The project name
 // names only the volumes and a build-only service's image, as in compose.
 // The label prefix is rollcall's unless the
-// top-level extension sets it; the proxy and the engine of rollcall.yaml
-// go there too:
+// top-level extension sets it; the proxy, the engine and registry_poll of
+// rollcall.yaml go there too (ExtensionKeys):
 //
 //	x-rollcall:
 //	  prefix: shop
 //	  proxy: {caddy_admin: "unix:///run/rollcall-caddy/admin.sock"}
+//	  registry_poll: 1m
 //
 // A file that `docker stack deploy` deploys says `x-rollcall: {engine:
 // swarm}`, written out (no variable: it decides how the file is read):

@@ -127,6 +127,27 @@ var ComposeKeys = []ComposeKey{
 	{"models", KeyMapped, "nothing until a service uses one (and that is reported)", true},
 }
 
+// ExtensionKeys are the keys of the top-level x-rollcall extension: each is
+// rollcall.yaml's top-level key of the same name (the part after
+// "x-rollcall."), read and checked as that key is, its messages naming
+// x-rollcall.KEY. Any other key there is an error. The README's table of
+// compose keys lists them after ComposeKeys.
+var ExtensionKeys = []ComposeKey{
+	{"x-rollcall.prefix", KeyHonoured, "rollcall.yaml's `prefix`: the label prefix (the project name does not set it)", false},
+	{"x-rollcall.proxy", KeyHonoured, "rollcall.yaml's `proxy`: the Caddy whose admin API a drain and a canary ask", false},
+	{"x-rollcall.engine", KeyHonoured, "rollcall.yaml's `engine`: docker (plain engines, the default) or swarm (a file `docker stack deploy` deploys), written out", false},
+	{"x-rollcall.registry_poll", KeyHonoured, "rollcall.yaml's `registry_poll`: how often a session asks the registry where a tag of `pull: always` points (default `5m`, at least `10s`)", false},
+}
+
+// extensionNames are the keys x-rollcall takes: ExtensionKeys' names.
+var extensionNames = func() []string {
+	var out []string
+	for _, k := range ExtensionKeys {
+		out = append(out, strings.TrimPrefix(k.Path, "x-rollcall."))
+	}
+	return out
+}()
+
 // supportedAttributes are the compose attributes rollcall honours or maps
 // (see ParseCompose). compose-go reports every other attribute the file
 // sets, including ones the specification gains later, so nothing is
@@ -182,21 +203,21 @@ func ComposeKeyTable() string {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", path, k.Does, markdownCell(k.Why), markdownCell(swarmVerdicts(k.Path)))
 	}
-	// The keys a swarm's file has beyond ComposeKeys: x-rollcall's, and
-	// the parts of a key the table takes as one.
+	for _, k := range ExtensionKeys {
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", k.Path, k.Does, markdownCell(k.Why), markdownCell(swarmVerdicts(k.Path)))
+	}
+	// The keys a swarm's file has beyond these: the parts of a key the
+	// table takes as one.
 	var more []string
 	for _, r := range SwarmRules {
-		known := slices.ContainsFunc(ComposeKeys, func(k ComposeKey) bool { return k.Path == r.Compose })
+		known := slices.ContainsFunc(ComposeKeys, func(k ComposeKey) bool { return k.Path == r.Compose }) ||
+			slices.ContainsFunc(ExtensionKeys, func(k ComposeKey) bool { return k.Path == r.Compose })
 		if r.Compose != "" && !known && !slices.Contains(more, r.Compose) {
 			more = append(more, r.Compose)
 		}
 	}
 	for _, p := range more {
-		does, how := KeyIgnored, "read on a swarm only"
-		if strings.HasPrefix(p, "x-rollcall.") {
-			does, how = KeyHonoured, "rollcall's own extension, as rollcall.yaml's key"
-		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", p, does, how, markdownCell(swarmVerdicts(p)))
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", p, KeyIgnored, "read on a swarm only", markdownCell(swarmVerdicts(p)))
 	}
 	b.WriteString("| any other key | ignored | a warning at its line:col naming it; `x-*` extensions are left alone | the same |\n")
 	return b.String()

@@ -62,7 +62,7 @@ func checkREADMETable(t *testing.T, name, want, from string) {
 // ignored key says what to do instead.
 func TestComposeKeysAreConsistent(t *testing.T) {
 	seen := map[string]bool{}
-	for _, k := range ComposeKeys {
+	for _, k := range slices.Concat(ComposeKeys, ExtensionKeys) {
 		if seen[k.Path] {
 			t.Errorf("%s: twice in ComposeKeys", k.Path)
 		}

@@ -72,9 +72,9 @@ func (c *composeMap) document() *yaml.Node {
 	return root
 }
 
-// extension reads the x-rollcall extension: the label prefix and the
-// proxy, as key and value nodes of the rollcall document, checked by the
-// loader like rollcall.yaml's own.
+// extension reads the x-rollcall extension (ExtensionKeys: the label
+// prefix, the proxy, registry_poll), as key and value nodes of the rollcall
+// document, checked by the loader like rollcall.yaml's own.
 func (c *composeMap) extension() []*yaml.Node {
 	ext, ok := c.project.Extensions["x-rollcall"]
 	if !ok || ext == nil {
@@ -90,8 +90,8 @@ func (c *composeMap) extension() []*yaml.Node {
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		k, v := c.raw.find("x-rollcall", name)
 		switch {
-		case name != "prefix" && name != "proxy" && name != "engine":
-			c.l.fail(placeAt(&yaml.Node{}, k, xk), "valid keys: prefix, proxy, engine", "x-rollcall.%s: unknown key", name)
+		case !slices.Contains(extensionNames, name):
+			c.l.fail(placeAt(&yaml.Node{}, k, xk), "valid keys: "+strings.Join(extensionNames, ", "), "x-rollcall.%s: unknown key", name)
 		case name == "engine" && (fields[name] == string(spec.EngineSwarm)) != c.swarm:
 			c.l.fail(placeAt(&yaml.Node{}, v, k), "write the engine out in this file: it decides how the file is read, before any variable is",
 				"x-rollcall.engine: %q as written, %v once read", c.rawEngine(), fields[name])

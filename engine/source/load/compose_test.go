@@ -272,6 +272,32 @@ func TestComposeProxyIsTheExtensions(t *testing.T) {
 	}
 }
 
+// TestComposeRegistryPollIsTheExtensions: x-rollcall.registry_poll is
+// rollcall.yaml's registry_poll (issue 27), what a session follows a tag
+// of pull_policy: always by; without it, the default.
+func TestComposeRegistryPollIsTheExtensions(t *testing.T) {
+	const services = "services:\n  web: {image: \"127.0.0.1:5000/app:v2\", pull_policy: always}\n"
+	for _, tc := range []struct {
+		ext  string
+		want time.Duration
+	}{
+		{"x-rollcall:\n  registry_poll: 45s\n", 45 * time.Second},
+		{"x-rollcall: {prefix: shop, registry_poll: 2m}\n", 2 * time.Minute},
+		{"", spec.DefaultRegistryPoll},
+	} {
+		d, err := ParseCompose(filepath.Join(t.TempDir(), "compose.yaml"), []byte(tc.ext+services), nil)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.ext, err)
+		}
+		if d.RegistryPollEvery() != tc.want || !d.FollowsTags() {
+			t.Errorf("%q: every %s, follows tags %v; want %s and true", tc.ext, d.RegistryPollEvery(), d.FollowsTags(), tc.want)
+		}
+		if len(d.Warnings) != 0 {
+			t.Errorf("%q: warnings %v", tc.ext, d.Warnings)
+		}
+	}
+}
+
 // TestParseComposeErrors: what rollcall.yaml refuses, a compose file cannot
 // slip past, and compose's own errors come back located in the file too.
 func TestParseComposeErrors(t *testing.T) {
@@ -302,6 +328,12 @@ func TestParseComposeErrors(t *testing.T) {
 			line: 2, col: 11, msg: `x-rollcall.prefix: invalid label prefix "Bad Prefix"`},
 		{name: "x-rollcall unknown key", src: "x-rollcall:\n  prefx: shop\nservices: {}\n",
 			line: 2, col: 3, msg: "x-rollcall.prefx: unknown key", hint: "prefix"},
+		{name: "x-rollcall registry_poll too often", src: "x-rollcall:\n  registry_poll: 1s\nservices: {}\n",
+			line: 2, col: 18, msg: "x-rollcall.registry_poll: 1s is too often", hint: "10s"},
+		{name: "x-rollcall registry_poll a bare number", src: "x-rollcall:\n  registry_poll: 30\nservices: {}\n",
+			line: 2, col: 18, msg: "x-rollcall.registry_poll: 30 is a bare number, not a duration", hint: "add a unit"},
+		{name: "x-rollcall unknown key lists registry_poll", src: "x-rollcall:\n  registry_pol: 1m\nservices: {}\n",
+			line: 2, col: 3, msg: "x-rollcall.registry_pol: unknown key", hint: "registry_poll"},
 		{name: "x-rollcall proxy URL", src: "x-rollcall:\n  proxy: {caddy_admin: \"ftp://x\"}\nservices: {}\n",
 			line: 2, col: 24, msg: `x-rollcall.proxy.caddy_admin: "ftp://x" is not a unix socket or an http or https URL`},
 		{name: "x-rollcall proxy socket", src: "x-rollcall:\n  proxy: {caddy_admin: \"unix://admin.sock\"}\nservices: {}\n",
