@@ -115,6 +115,63 @@ type ServiceSpec struct {
 	// Ports are the service's published ports. A task template's own
 	// (Task.Ports) are refused: a service publishes through its endpoint.
 	Ports []ServicePort
+	// Placement is where Swarm may place the tasks; the zero Placement
+	// is anywhere.
+	Placement Placement
+	// Restart is the task restart policy. The zero SwarmRestart leaves
+	// Swarm's default (any, 5s, no limit) and reads back zero; a non-zero
+	// one names its Condition and is sent whole (a zero Delay is a
+	// restart at once). Task.Limits.Restart, a container's policy, is
+	// refused: a service's is this.
+	Restart SwarmRestart
+	// Reservations are what Swarm reserves on a node to place a task
+	// there (Task.Limits holds the limits).
+	Reservations Reservations
+	// ResolveImage: the manager resolves Task.Image's tag to a digest at
+	// each write (the CLI's default), so every node runs the same image
+	// and a tag pushed again is pulled; the spec then reads back with the
+	// digest. false sends the reference as written. Write-only: it reads
+	// back false.
+	ResolveImage bool
+}
+
+// Placement is a service's placement, as Swarm holds it.
+type Placement struct {
+	// Constraints are Swarm's expressions, "node.role == worker",
+	// "node.labels.zone != b", stored as written.
+	Constraints []string
+	// Preferences are spread descriptors, "node.labels.zone", in order.
+	Preferences []string
+	// MaxReplicas is the most tasks of the service on one node; 0: no
+	// limit.
+	MaxReplicas int
+}
+
+// IsZero reports whether p places anywhere.
+func (p Placement) IsZero() bool {
+	return len(p.Constraints) == 0 && len(p.Preferences) == 0 && p.MaxReplicas == 0
+}
+
+// SwarmRestart is a task restart policy, as Swarm holds it.
+type SwarmRestart struct {
+	Condition   string        // RestartNone, RestartOnFailure or RestartAny
+	Delay       time.Duration // between a task's end and its restart
+	MaxAttempts int           // restarts before Swarm gives up; 0: no limit
+	Window      time.Duration // the window MaxAttempts are counted in; 0: unbounded
+}
+
+// Conditions of a SwarmRestart, as Swarm names them.
+const (
+	RestartNone      = "none"
+	RestartOnFailure = "on-failure"
+	RestartAny       = "any"
+)
+
+// Reservations are the CPU (in billionths of a CPU) and memory (bytes)
+// Swarm reserves for a task.
+type Reservations struct {
+	NanoCPUs int64
+	Memory   int64
 }
 
 // ServicePort is one port a service publishes: on every node through

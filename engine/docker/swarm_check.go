@@ -82,6 +82,11 @@ func (s ServiceSpec) Check() error {
 			bad(opt, "mode %q: want ingress or host", p.Mode)
 		}
 	}
+	checkPlacement(bad, s.Placement)
+	checkRestart(bad, s.Restart)
+	if s.Reservations.NanoCPUs < 0 || s.Reservations.Memory < 0 {
+		bad("resources.reservations", "reservations are 0 or more")
+	}
 	checkTask(bad, s.Task)
 	if len(ps) > 0 {
 		return &SpecError{Service: s.Name, Problems: ps}
@@ -133,16 +138,8 @@ func checkTask(bad func(string, string, ...any), t CreateSpec) {
 	if t.Limits.NanoCPUs < 0 || t.Limits.Memory < 0 {
 		bad("resources", "limits are 0 or more")
 	}
-	switch name, count, hasCount := strings.Cut(t.Limits.Restart, ":"); {
-	case !hasCount && slices.Contains([]string{"", "no", "always", "on-failure"}, name):
-	case name == "unless-stopped":
-		bad("restart", "unless-stopped: a Swarm task restarts on any exit or on a failure; use always")
-	case name == "on-failure" && hasCount:
-		if n, err := strconv.Atoi(count); err != nil || n <= 0 {
-			bad("restart", "%q: the retry count is a whole number above 0 (on-failure alone retries forever)", t.Limits.Restart)
-		}
-	default:
-		bad("restart", "%q: want no, always, on-failure or on-failure:N", t.Limits.Restart)
+	if t.Limits.Restart != "" {
+		bad("restart", "%q: a service's restart policy is its restart_policy (ServiceSpec.Restart), not a container's", t.Limits.Restart)
 	}
 
 	o := t.Options
@@ -231,4 +228,47 @@ func ServiceImage(ref string) string {
 		return ref
 	}
 	return reference.FamiliarString(reference.TagNameOnly(named))
+}
+
+// checkPlacement refuses what swarmkit's constraint parser refuses (an
+// expression without == or !=, or with an empty side) and a spread
+// preference without a descriptor.
+func checkPlacement(bad func(string, string, ...any), p Placement) {
+	for _, c := range p.Constraints {
+		if !constraintOK(c) {
+			bad("placement.constraints", "%q: want <key> == <value> or <key> != <value>", c)
+		}
+	}
+	for _, d := range p.Preferences {
+		if strings.TrimSpace(d) == "" {
+			bad("placement.preferences", "a spread preference names a descriptor (node.labels.zone)")
+		}
+	}
+	if p.MaxReplicas < 0 {
+		bad("placement.max_replicas_per_node", "%d is below 0", p.MaxReplicas)
+	}
+}
+
+// constraintOK: "key == value" or "key != value", both sides non-empty.
+func constraintOK(c string) bool {
+	for _, op := range []string{"==", "!="} {
+		if k, v, ok := strings.Cut(c, op); ok {
+			return strings.TrimSpace(k) != "" && strings.TrimSpace(v) != "" && !strings.ContainsAny(v, "=!")
+		}
+	}
+	return false
+}
+
+// checkRestart: the zero policy is Swarm's default; any other names its
+// condition, and nothing is below 0.
+func checkRestart(bad func(string, string, ...any), r SwarmRestart) {
+	if r == (SwarmRestart{}) {
+		return
+	}
+	if !slices.Contains([]string{RestartNone, RestartOnFailure, RestartAny}, r.Condition) {
+		bad("restart_policy.condition", "%q: want none, on-failure or any", r.Condition)
+	}
+	if r.Delay < 0 || r.MaxAttempts < 0 || r.Window < 0 {
+		bad("restart_policy", "delay, max attempts and window are 0 or more")
+	}
 }

@@ -21,7 +21,7 @@ func fullSpec() docker.ServiceSpec {
 			Healthcheck: &docker.Healthcheck{Test: []string{"CMD", "/health"}, Interval: time.Second},
 			StopSignal:  "SIGINT",
 			StopTimeout: 5 * time.Second,
-			Limits:      docker.Limits{NanoCPUs: 5e8, Memory: 64 << 20, Restart: "on-failure:3"},
+			Limits:      docker.Limits{NanoCPUs: 5e8, Memory: 64 << 20},
 			Networks:    []string{"shop_default"},
 			Aliases:     map[string][]string{"shop_default": {"web"}},
 			Mounts: []docker.Mount{{Type: "volume", Source: "data", Target: "/data"}, {Type: "bind", Source: "/etc/app", Target: "/app", ReadOnly: true},
@@ -38,6 +38,9 @@ func fullSpec() docker.ServiceSpec {
 		Rollback:     docker.UpdateConfig{Parallelism: 0, FailureAction: docker.FailureContinue, Order: docker.OrderStopFirst, MaxFailureRatio: 0.5},
 		EndpointMode: "vip",
 		Ports:        []docker.ServicePort{{Target: 8080, Published: 80, Proto: "tcp", Mode: docker.PublishIngress}},
+		Placement:    docker.Placement{Constraints: []string{"node.role==worker", "node.labels.zone != b"}, Preferences: []string{"node.labels.zone"}, MaxReplicas: 2},
+		Restart:      docker.SwarmRestart{Condition: docker.RestartOnFailure, Delay: time.Second, MaxAttempts: 3},
+		Reservations: docker.Reservations{NanoCPUs: 1e8, Memory: 1 << 20},
 	}
 }
 
@@ -73,9 +76,16 @@ func TestCheckRefusesWhatSwarmCannotRun(t *testing.T) {
 		{"networks", func(s *docker.ServiceSpec) { s.Task.Aliases["elsewhere"] = []string{"web"} }},
 		{"dns", func(s *docker.ServiceSpec) { s.Task.Options.DNS = []string{"dns.example"} }},
 		{"extra_hosts", func(s *docker.ServiceSpec) { s.Task.Options.ExtraHosts = []string{"db"} }},
-		{"restart", func(s *docker.ServiceSpec) { s.Task.Limits.Restart = "unless-stopped" }},
-		{"restart", func(s *docker.ServiceSpec) { s.Task.Limits.Restart = "on-failure:0" }},
-		{"restart", func(s *docker.ServiceSpec) { s.Task.Limits.Restart = "sometimes" }},
+		{"restart", func(s *docker.ServiceSpec) { s.Task.Limits.Restart = "always" }}, // a container's, not the service's
+		{"restart_policy.condition", func(s *docker.ServiceSpec) { s.Restart.Condition = "always" }},
+		{"restart_policy.condition", func(s *docker.ServiceSpec) { s.Restart = docker.SwarmRestart{Delay: time.Second} }},
+		{"restart_policy", func(s *docker.ServiceSpec) { s.Restart.MaxAttempts = -1 }},
+		{"restart_policy", func(s *docker.ServiceSpec) { s.Restart.Window = -time.Second }},
+		{"resources.reservations", func(s *docker.ServiceSpec) { s.Reservations.Memory = -1 }},
+		{"placement.constraints", func(s *docker.ServiceSpec) { s.Placement.Constraints = []string{"node.role"} }},
+		{"placement.constraints", func(s *docker.ServiceSpec) { s.Placement.Constraints = []string{"== worker"} }},
+		{"placement.preferences", func(s *docker.ServiceSpec) { s.Placement.Preferences = []string{" "} }},
+		{"placement.max_replicas_per_node", func(s *docker.ServiceSpec) { s.Placement.MaxReplicas = -1 }},
 		{"healthcheck", func(s *docker.ServiceSpec) { s.Task.Healthcheck.Test = []string{"NONE"} }},
 		{"volume data", func(s *docker.ServiceSpec) { s.Task.Volumes[0].External = true }},
 		{"volume logs", func(s *docker.ServiceSpec) { s.Task.Volumes = append(s.Task.Volumes, docker.VolumeSpec{Name: "logs"}) }},

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rollcall/rollcall/engine/docker"
@@ -172,23 +173,55 @@ func ServiceSpecFor(prefix string, w *spec.Resolved) docker.ServiceSpec {
 	task := createSpecOf(prefix, w, swarmSlot)
 	delete(task.Labels, docker.SlotLabel(prefix))
 	delete(task.Labels, docker.ManagedLabel(prefix))
-	if sw := w.Swarm; sw != nil {
-		// The file's, as spec filled it in: Swarm's own defaults.
-		task.Limits.Restart = swarmRestart(sw.Restart)
-	}
-	return docker.ServiceSpec{
-		Name: docker.ServiceName(prefix, w.Name),
-		Labels: map[string]string{
-			docker.ManagedLabel(prefix):  "true",
-			docker.WorkloadLabel(prefix): w.Name,
-			docker.StackLabel:            prefix,
-			docker.StepLabel(prefix):     "0",
-		},
+	task.Limits.Restart = "" // a service's is its own (Restart)
+	out := docker.ServiceSpec{
+		Name:         docker.ServiceName(prefix, w.Name),
+		Labels:       serviceLabels(prefix, w),
 		Task:         *task,
 		Replicas:     w.Replicas,
 		Update:       UpdateConfigFor(w),
 		EndpointMode: endpointOf(w),
+		ResolveImage: w.Workload.Pull == spec.PullAlways,
 	}
+	if sw := w.Swarm; sw != nil {
+		// The file's, as spec filled them in (Swarm's own defaults).
+		out.Placement = placementOf(sw)
+		out.Restart = docker.SwarmRestart{Condition: string(sw.Restart.Condition), Delay: sw.Restart.Delay,
+			MaxAttempts: sw.Restart.MaxAttempts, Window: sw.Restart.Window}
+		out.Reservations = docker.Reservations{NanoCPUs: sw.Reservations.NanoCPUs, Memory: sw.Reservations.Memory}
+	}
+	return out
+}
+
+// serviceLabels are a service's own labels: the file's service_labels,
+// then rollcall's (managed, workload, stack namespace, step counter 0),
+// which no label of the file overrides.
+func serviceLabels(prefix string, w *spec.Resolved) map[string]string {
+	out := map[string]string{}
+	if w.Swarm != nil {
+		maps.Copy(out, w.Swarm.Labels)
+	}
+	maps.Copy(out, map[string]string{
+		docker.ManagedLabel(prefix):  "true",
+		docker.WorkloadLabel(prefix): w.Name,
+		docker.StackLabel:            prefix,
+		docker.StepLabel(prefix):     "0",
+	})
+	return out
+}
+
+// placementOf is the file's placement as Swarm holds it (nil lists for
+// none: the normal form a spec reads back in).
+func placementOf(sw *spec.SwarmService) docker.Placement {
+	p := sw.Placement
+	return docker.Placement{Constraints: nilIfEmpty(p.Constraints), Preferences: nilIfEmpty(p.Preferences), MaxReplicas: p.MaxReplicas}
+}
+
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return slices.Clone(s)
 }
 
 // endpointOf is the endpoint mode a workload's service has: the file's
@@ -198,22 +231,6 @@ func endpointOf(w *spec.Resolved) string {
 		return string(w.Swarm.EndpointMode)
 	}
 	return SwarmEndpointMode
-}
-
-// swarmRestart is a task restart policy in the task template's terms:
-// none is "no", any "always", on-failure with its attempts
-// "on-failure:N".
-func swarmRestart(r spec.SwarmRestart) string {
-	switch r.Condition {
-	case spec.RestartNone:
-		return "no"
-	case spec.RestartOnFailure:
-		if r.MaxAttempts > 0 {
-			return "on-failure:" + strconv.Itoa(r.MaxAttempts)
-		}
-		return "on-failure"
-	}
-	return "always"
 }
 
 // UpdateConfigFor is the file's update settings as Swarm runs them:
@@ -232,7 +249,7 @@ func UpdateConfigFor(w *spec.Resolved) docker.UpdateConfig {
 		action = spec.FailureContinue
 	}
 	return docker.UpdateConfig{Parallelism: par, Delay: w.Update.Delay, Monitor: w.Update.HealthDeadline,
-		FailureAction: action, Order: w.EffectiveOrder()}
+		FailureAction: action, Order: w.EffectiveOrder(), MaxFailureRatio: float32(w.Update.MaxFailureRatio)}
 }
 
 // PacedUpdateConfig is a paced roll's update settings: the file's, one
@@ -498,7 +515,14 @@ func (sw *swarmWorkload) plan() (WorkloadPlan, []SlotState) {
 			wp.Steps = append(wp.Steps, waits...)
 			break
 		}
-		write(ActSettings, file, Reason{Kind: ReasonSwarmSettings, Paced: svcPaced, Parallelism: file.Parallelism, Order: file.Order}, false)
+		write(ActSettings, file, Reason{Kind: ReasonSwarmSettings, Paced: svcPaced, Parallelism: file.Parallelism, Order: file.Order,
+			Drift: sw.serviceDrift()}, false)
+	case len(sw.serviceDrift()) > 0: // S9: placement, service labels
+		if waits := sw.overlapWaits(slots, w); len(waits) > 0 {
+			wp.Steps = append(wp.Steps, waits...)
+			break
+		}
+		write(ActSettings, file, Reason{Kind: ReasonSwarmService, Drift: sw.serviceDrift()}, false)
 	default: // S10
 		wp.Steps = append(wp.Steps, slots.bootWaits(w, false)...)
 		wp.Steps = append(wp.Steps, slots.queueWaits(w, false)...)
@@ -608,6 +632,63 @@ func (sw *swarmWorkload) templateDrift() []Drift {
 	return out
 }
 
+// serviceDrift is how the service differs from the desired one outside
+// its task template and update settings: its placement and its own
+// labels (the step counter aside). Neither is in the spec hash: a write of
+// them replaces no task, and Swarm moves only the tasks whose node no
+// longer satisfies the placement.
+func (sw *swarmWorkload) serviceDrift() []Drift {
+	want := ServiceSpecFor(sw.prefix, sw.w)
+	var out []Drift
+	if have := sw.svc.Spec.Placement; !slices.Equal(have.Constraints, want.Placement.Constraints) ||
+		!slices.Equal(have.Preferences, want.Placement.Preferences) || have.MaxReplicas != want.Placement.MaxReplicas {
+		out = append(out, Drift{DriftPlacement, PlacementText(have), PlacementText(want.Placement)})
+	}
+	step := docker.StepLabel(sw.prefix)
+	have := maps.Clone(sw.svc.Spec.Labels)
+	delete(have, step)
+	delete(want.Labels, step)
+	if !maps.Equal(have, want.Labels) {
+		out = append(out, Drift{DriftServiceLabels, labelsText(have), labelsText(want.Labels)})
+	}
+	return out
+}
+
+// PlacementText is a placement in the plan's words: "node.role==worker,
+// spread node.labels.zone, at most 2 per node", "anywhere" for none.
+func PlacementText(p docker.Placement) string {
+	parts := slices.Clone(p.Constraints)
+	for _, d := range p.Preferences {
+		parts = append(parts, "spread "+d)
+	}
+	if p.MaxReplicas > 0 {
+		parts = append(parts, fmt.Sprintf("at most %d per node", p.MaxReplicas))
+	}
+	if len(parts) == 0 {
+		return "anywhere"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// labelsText is labels as k=v, sorted; "none" for none.
+func labelsText(m map[string]string) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	parts := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+"="+m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// DriftPlacement and DriftServiceLabels: a service's placement or own
+// labels are not the desired ones; written in place, no task replaced.
+const (
+	DriftPlacement     DriftField = "placement"
+	DriftServiceLabels DriftField = "service labels"
+)
+
 // DriftEndpoint: a service's endpoint mode is not the desired one
 // (endpointOf); Swarm replaces every task to change it.
 const DriftEndpoint DriftField = "endpoint mode"
@@ -649,6 +730,9 @@ func (sw *swarmWorkload) changes(slots []SlotState) []string {
 	}
 	if have := sw.svc.Spec.Replicas; have != sw.w.Replicas {
 		note(fmt.Sprintf("~ replicas: %d → %d", have, sw.w.Replicas))
+	}
+	for _, d := range sw.serviceDrift() {
+		note(d.Line())
 	}
 	have, want := sw.svc.Spec.Update, UpdateConfigFor(sw.w)
 	if !updateEqual(have, want) && !(sw.o.Paced && isPaced(have) && staleLeft) {

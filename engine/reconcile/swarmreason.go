@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/rollcall/rollcall/engine/spec"
 )
@@ -15,7 +16,8 @@ const (
 	ReasonSwarmScale     ReasonKind = "swarm-scale"     // only the replicas differ: From, Replicas
 	ReasonSwarmRollout   ReasonKind = "swarm-rollout"   // a new task template, unpaced: Replicas, Parallelism, Order, Delay, Drift, Image
 	ReasonSwarmStep      ReasonKind = "swarm-step"      // paced: one slot per approval: Done, Replicas, Switch; the first: Drift, Image
-	ReasonSwarmSettings  ReasonKind = "swarm-settings"  // the file's update settings: Left, Paced, Parallelism, Order
+	ReasonSwarmSettings  ReasonKind = "swarm-settings"  // the file's update settings: Left, Paced, Parallelism, Order (Drift: placement, service labels beside)
+	ReasonSwarmService   ReasonKind = "swarm-service"   // placement or service labels differ: Drift
 	ReasonSwarmResume    ReasonKind = "swarm-resume"    // the operator's retry of an update Swarm paused: Left
 
 	// Waits.
@@ -80,6 +82,9 @@ func (r Reason) swarmWords() (string, bool) {
 			return "roll done: the file's update settings are written back, which ends Swarm's sleeping updater; no task is replaced", true
 		}
 		return "update settings differ from the file's: written in place, no task is replaced", true
+	case ReasonSwarmService:
+		return "service settings differ (" + driftFields(r.Drift) + "): written in place, no task is replaced; " +
+			"Swarm moves only the tasks whose node no longer satisfies the placement", true
 	case ReasonSwarmResume:
 		return fmt.Sprintf("retry: the update Swarm paused is sent again; Swarm goes on with the %d %s left", r.Left, plural(r.Left, "slot")), true
 	case ReasonSwarmStarting:
@@ -151,4 +156,13 @@ func errText(err string) string {
 		return ""
 	}
 	return ": " + err
+}
+
+// driftFields names the fields of drift: "placement, service labels".
+func driftFields(drift []Drift) string {
+	names := make([]string, 0, len(drift))
+	for _, d := range drift {
+		names = append(names, string(d.Field))
+	}
+	return strings.Join(names, ", ")
 }

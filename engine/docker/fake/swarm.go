@@ -150,6 +150,7 @@ type swarmTask struct {
 	seq       int
 	tmpl      docker.CreateSpec // the task template it was made from
 	endpoint  taskEndpoint
+	placement docker.Placement // where it may run: its service's, when it was made
 	behaviour Behaviour
 	known     bool      // its image was given (AddImage); else it is rejected
 	startAt   time.Time // a READY task told to run then (a restart's delay); zero: not timed
@@ -159,11 +160,20 @@ type swarmTask struct {
 	orphanAt  time.Time // on a down node: orphaned then
 }
 
-// taskEndpoint is what of the service's endpoint a task was made with: a
-// change of it makes the task dirty, as one of the template does.
+// taskEndpoint is what of the service's spec outside Task a task was made
+// with that makes it dirty when it changes, as the template does: the
+// endpoint, and what Swarm keeps in the task template beside the
+// container (restart policy, reservations).
 type taskEndpoint struct {
-	mode  string
-	ports []docker.ServicePort
+	mode    string
+	ports   []docker.ServicePort
+	restart docker.SwarmRestart
+	reserve docker.Reservations
+}
+
+// endpointOf is taskEndpoint of a service spec.
+func endpointOf(spec docker.ServiceSpec) taskEndpoint {
+	return taskEndpoint{mode: spec.EndpointMode, ports: slices.Clone(spec.Ports), restart: spec.Restart, reserve: spec.Reservations}
 }
 
 // NewSwarm returns a swarm of opts.Nodes ready nodes (at least one), no

@@ -125,7 +125,7 @@ func (s *Swarm) setState(t *swarmTask, state docker.TaskState, message string, a
 func (s *Swarm) newTask(v *swarmService, spec docker.ServiceSpec, slot int, at time.Time) *swarmTask {
 	s.seq++
 	t := &swarmTask{seq: s.seq, tmpl: cloneServiceSpec(docker.ServiceSpec{Task: spec.Task}).Task,
-		endpoint: taskEndpoint{mode: spec.EndpointMode, ports: slices.Clone(spec.Ports)}}
+		endpoint: endpointOf(spec), placement: cloneServiceSpec(docker.ServiceSpec{Placement: spec.Placement}).Placement}
 	t.Task = docker.Task{ID: s.newID(), ServiceID: v.id, Slot: slot, Desired: docker.TaskReady, CreatedAt: at}
 	t.behaviour, t.known = s.images[t.tmpl.Image]
 	s.setState(t, docker.TaskNew, "created", at)
@@ -141,7 +141,7 @@ func (s *Swarm) place(t *swarmTask, at time.Time) bool {
 	var best *swarmNode
 	bestN := 0
 	for _, n := range s.nodes {
-		if n.State != docker.NodeReady || n.Availability != docker.NodeActive {
+		if n.State != docker.NodeReady || n.Availability != docker.NodeActive || !s.nodeFits(n, t.placement) {
 			continue
 		}
 		c := 0
@@ -150,6 +150,9 @@ func (s *Swarm) place(t *swarmTask, at time.Time) bool {
 				(o.Desired == docker.TaskRunning || o.Desired == docker.TaskReady) {
 				c++
 			}
+		}
+		if max := t.placement.MaxReplicas; max > 0 && c >= max {
+			continue
 		}
 		if best == nil || c < bestN {
 			best, bestN = n, c
@@ -295,17 +298,55 @@ func (s *Swarm) restart(t *swarmTask, at time.Time) {
 	n.startAt = at.Add(s.opts.RestartDelay)
 }
 
-// restarts reports whether t's restart policy replaces it: any (always, or
-// none said) does, on-failure does unless it completed, no never does.
+// restarts reports whether t's restart policy replaces it: any (or none
+// said) does, on-failure does unless it completed, none never does.
+// MaxAttempts, Window and Delay are not modelled (the delay is
+// SwarmOptions.RestartDelay).
 func restarts(t *swarmTask) bool {
-	name, _, _ := strings.Cut(t.tmpl.Limits.Restart, ":")
-	switch name {
-	case "", "always":
+	switch t.endpoint.restart.Condition {
+	case "", docker.RestartAny:
 		return true
-	case "on-failure":
+	case docker.RestartOnFailure:
 		return t.State != docker.TaskComplete
 	}
 	return false
+}
+
+// nodeFits reports whether n satisfies p's constraints. The fake models
+// node.id, node.hostname and node.role with == and !=; any other key
+// (node.labels.*, engine.labels.*, node.platform.*) is taken as
+// satisfied, and preferences do not steer placement (the fewest tasks of
+// the service wins, as without them).
+func (s *Swarm) nodeFits(n *swarmNode, p docker.Placement) bool {
+	if n == nil {
+		return false
+	}
+	for _, c := range p.Constraints {
+		op := "=="
+		k, v, ok := strings.Cut(c, "==")
+		if !ok {
+			op = "!="
+			k, v, _ = strings.Cut(c, "!=")
+		}
+		var have string
+		switch strings.TrimSpace(k) {
+		case "node.id":
+			have = n.ID
+		case "node.hostname":
+			have = n.Hostname
+		case "node.role":
+			have = "worker"
+			if n.Manager {
+				have = "manager"
+			}
+		default:
+			continue
+		}
+		if eq := strings.EqualFold(have, strings.TrimSpace(v)); eq != (op == "==") {
+			return false
+		}
+	}
+	return true
 }
 
 // reap keeps a slot's history to TaskHistory tasks, dropping the oldest

@@ -626,7 +626,7 @@ func (h *swarmTest) task(id string) docker.Task {
 func TestSwarmRestartPolicyNo(t *testing.T) {
 	h := newSwarmTest(t, SwarmOptions{})
 	spec := webSpec("web:v1", 1, docker.UpdateConfig{})
-	spec.Task.Limits.Restart = "no"
+	spec.Restart = docker.SwarmRestart{Condition: docker.RestartNone}
 	h.create(spec)
 	task := h.tasks()[0]
 	if err := h.s.CrashTask(task.ID, 1); err != nil {

@@ -129,8 +129,10 @@ func (u *updater) run(slots [][]*swarmTask, at time.Time) {
 }
 
 func (u *updater) taskDirty(t *swarmTask) bool {
-	return !reflect.DeepEqual(u.spec.Task, t.tmpl) ||
-		!reflect.DeepEqual(taskEndpoint{mode: u.spec.EndpointMode, ports: slices.Clone(u.spec.Ports)}, t.endpoint)
+	// A placement change alone dirties only a task whose node no longer
+	// satisfies the constraints (swarmkit's IsTaskDirty).
+	return !reflect.DeepEqual(u.spec.Task, t.tmpl) || !reflect.DeepEqual(endpointOf(u.spec), t.endpoint) ||
+		(t.NodeID != "" && !u.s.nodeFits(u.s.node(t.NodeID), u.spec.Placement))
 }
 
 func (u *updater) slotDirty(slot []*swarmTask) bool {

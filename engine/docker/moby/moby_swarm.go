@@ -7,7 +7,6 @@ import (
 	"maps"
 	"net/netip"
 	"slices"
-	"strconv"
 	"strings"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -26,8 +25,9 @@ import (
 // the task template's command is the service's args and its entrypoint the
 // service's command (as `docker stack deploy` writes them), a task without
 // a healthcheck disables the image's, networks are sent by name and read
-// back by name (the engine stores their IDs). Writes never ask a registry
-// (a swarm of rollcall's may reach none: `--no-resolve-image`); they carry
+// back by name (the engine stores their IDs). A write asks the registry
+// for the image's digest only when the spec says so (ResolveImage, the
+// file's pull: always; else as `--no-resolve-image`); writes carry
 // the docker CLI's credentials for the image's registry, for the nodes'
 // pulls.
 
@@ -178,7 +178,7 @@ func (m *Moby) CreateService(ctx context.Context, spec docker.ServiceSpec) (stri
 	if err != nil {
 		return "", fmt.Errorf("create service %s: %w", spec.Name, err)
 	}
-	res, err := m.cli.ServiceCreate(ctx, client.ServiceCreateOptions{Spec: ss, EncodedRegistryAuth: auth, QueryRegistry: false})
+	res, err := m.cli.ServiceCreate(ctx, client.ServiceCreateOptions{Spec: ss, EncodedRegistryAuth: auth, QueryRegistry: spec.ResolveImage})
 	if cerrdefs.IsConflict(err) {
 		return "", fmt.Errorf("create service %s: %w", spec.Name, &engineError{kind: docker.ErrConflict, err: err})
 	}
@@ -196,7 +196,7 @@ func (m *Moby) UpdateService(ctx context.Context, id string, version uint64, spe
 		return fmt.Errorf("update service %s: %w", spec.Name, err)
 	}
 	_, err = m.cli.ServiceUpdate(ctx, id, client.ServiceUpdateOptions{Version: swarm.Version{Index: version}, Spec: ss,
-		EncodedRegistryAuth: auth, QueryRegistry: false})
+		EncodedRegistryAuth: auth, QueryRegistry: spec.ResolveImage})
 	if outOfSequence(err) {
 		return fmt.Errorf("update service %s at version %d: %w", spec.Name, version, &engineError{kind: docker.ErrOutOfSequence, err: err})
 	}
@@ -252,6 +252,24 @@ func serviceToSwarm(spec docker.ServiceSpec) (swarm.ServiceSpec, error) {
 		Mode:           swarm.ServiceMode{Replicated: &swarm.ReplicatedService{Replicas: &replicas}},
 		UpdateConfig:   updateToSwarm(spec.Update),
 		RollbackConfig: updateToSwarm(spec.Rollback),
+	}
+	if p := spec.Placement; !p.IsZero() {
+		ss.TaskTemplate.Placement = &swarm.Placement{Constraints: slices.Clone(p.Constraints), MaxReplicas: uint64(p.MaxReplicas)}
+		for _, d := range p.Preferences {
+			ss.TaskTemplate.Placement.Preferences = append(ss.TaskTemplate.Placement.Preferences,
+				swarm.PlacementPreference{Spread: &swarm.SpreadOver{SpreadDescriptor: d}})
+		}
+	}
+	if r := spec.Restart; r != (docker.SwarmRestart{}) {
+		delay, window, attempts := r.Delay, r.Window, uint64(r.MaxAttempts)
+		ss.TaskTemplate.RestartPolicy = &swarm.RestartPolicy{Condition: swarm.RestartPolicyCondition(r.Condition),
+			Delay: &delay, MaxAttempts: &attempts, Window: &window}
+	}
+	if rv := spec.Reservations; rv != (docker.Reservations{}) {
+		if ss.TaskTemplate.Resources == nil {
+			ss.TaskTemplate.Resources = &swarm.ResourceRequirements{}
+		}
+		ss.TaskTemplate.Resources.Reservations = &swarm.Resources{NanoCPUs: rv.NanoCPUs, MemoryBytes: rv.Memory}
 	}
 	if spec.EndpointMode != "" || len(spec.Ports) > 0 {
 		ep := &swarm.EndpointSpec{Mode: swarm.ResolutionMode(spec.EndpointMode)}
@@ -338,7 +356,7 @@ func taskToSwarm(t docker.CreateSpec) (swarm.TaskSpec, error) {
 		cs.Mounts = append(cs.Mounts, sm)
 	}
 
-	task := swarm.TaskSpec{ContainerSpec: cs, RestartPolicy: restartToSwarm(t.Limits.Restart)}
+	task := swarm.TaskSpec{ContainerSpec: cs}
 	if t.Limits.NanoCPUs != 0 || t.Limits.Memory != 0 {
 		task.Resources = &swarm.ResourceRequirements{Limits: &swarm.Limit{NanoCPUs: t.Limits.NanoCPUs, MemoryBytes: t.Limits.Memory}}
 	}
@@ -352,44 +370,6 @@ func taskToSwarm(t docker.CreateSpec) (swarm.TaskSpec, error) {
 		task.LogDriver = &swarm.Driver{Name: o.LogDriver, Options: maps.Clone(o.LogOptions)}
 	}
 	return task, nil
-}
-
-// restartToSwarm is a restart policy as a Swarm task's: "" is none (Swarm's
-// default, any), always is any, no is none, on-failure[:N] is on-failure
-// (with N attempts). Check refused the rest.
-func restartToSwarm(p string) *swarm.RestartPolicy {
-	name, count, hasCount := strings.Cut(p, ":")
-	switch name {
-	case "always":
-		return &swarm.RestartPolicy{Condition: swarm.RestartPolicyConditionAny}
-	case "no":
-		return &swarm.RestartPolicy{Condition: swarm.RestartPolicyConditionNone}
-	case "on-failure":
-		rp := &swarm.RestartPolicy{Condition: swarm.RestartPolicyConditionOnFailure}
-		if n, err := strconv.ParseUint(count, 10, 64); hasCount && err == nil {
-			rp.MaxAttempts = &n
-		}
-		return rp
-	}
-	return nil
-}
-
-func restartFromSwarm(rp *swarm.RestartPolicy) string {
-	if rp == nil {
-		return ""
-	}
-	switch rp.Condition {
-	case swarm.RestartPolicyConditionAny:
-		return "always"
-	case swarm.RestartPolicyConditionNone:
-		return "no"
-	case swarm.RestartPolicyConditionOnFailure:
-		if rp.MaxAttempts != nil && *rp.MaxAttempts > 0 {
-			return "on-failure:" + strconv.FormatUint(*rp.MaxAttempts, 10)
-		}
-		return "on-failure"
-	}
-	return string(rp.Condition)
 }
 
 // serviceFromSwarm is a service as rollcall reads it: its spec in the
@@ -417,6 +397,29 @@ func specFromSwarm(ss swarm.ServiceSpec, names map[string]string) docker.Service
 		Task:     taskFromSwarmSpec(ss.TaskTemplate, names),
 		Update:   updateFromSwarm(ss.UpdateConfig),
 		Rollback: updateFromSwarm(ss.RollbackConfig),
+	}
+	if p := ss.TaskTemplate.Placement; p != nil {
+		spec.Placement = docker.Placement{Constraints: nilIfEmpty(p.Constraints), MaxReplicas: int(p.MaxReplicas)}
+		for _, pref := range p.Preferences {
+			if pref.Spread != nil {
+				spec.Placement.Preferences = append(spec.Placement.Preferences, pref.Spread.SpreadDescriptor)
+			}
+		}
+	}
+	if rp := ss.TaskTemplate.RestartPolicy; rp != nil {
+		spec.Restart.Condition = string(rp.Condition)
+		if rp.Delay != nil {
+			spec.Restart.Delay = *rp.Delay
+		}
+		if rp.MaxAttempts != nil {
+			spec.Restart.MaxAttempts = int(*rp.MaxAttempts)
+		}
+		if rp.Window != nil {
+			spec.Restart.Window = *rp.Window
+		}
+	}
+	if r := ss.TaskTemplate.Resources; r != nil && r.Reservations != nil {
+		spec.Reservations = docker.Reservations{NanoCPUs: r.Reservations.NanoCPUs, Memory: r.Reservations.MemoryBytes}
 	}
 	if r := ss.Mode.Replicated; r != nil && r.Replicas != nil {
 		spec.Replicas = int(*r.Replicas)
@@ -499,7 +502,6 @@ func taskFromSwarmSpec(ts swarm.TaskSpec, names map[string]string) docker.Create
 	if r := ts.Resources; r != nil && r.Limits != nil {
 		t.Limits.NanoCPUs, t.Limits.Memory = r.Limits.NanoCPUs, r.Limits.MemoryBytes
 	}
-	t.Limits.Restart = restartFromSwarm(ts.RestartPolicy)
 	for _, n := range ts.Networks {
 		name := cmp.Or(names[n.Target], n.Target)
 		if name == docker.NetworkHost && len(ts.Networks) == 1 {

@@ -174,7 +174,12 @@ func checkSwarmSpecRoundTrip(t *testing.T, ctx context.Context, sw realSwarm, pr
 	spec.Task.Env = []string{"GREETING=hello", "MODE=swarm"}
 	spec.Task.StopSignal = "SIGINT"
 	spec.Task.StopTimeout = 7 * time.Second
-	spec.Task.Limits = docker.Limits{NanoCPUs: 5e8, Memory: 64 << 20, Restart: "on-failure:3"}
+	spec.Task.Limits = docker.Limits{NanoCPUs: 5e8, Memory: 64 << 20}
+	spec.Restart = docker.SwarmRestart{Condition: docker.RestartOnFailure, Delay: 2 * time.Second, MaxAttempts: 3, Window: time.Minute}
+	spec.Reservations = docker.Reservations{NanoCPUs: 1e8, Memory: 8 << 20}
+	spec.Placement = docker.Placement{Constraints: []string{"node.role == manager", "node.hostname != no-such-node"},
+		Preferences: []string{"node.labels.zone"}, MaxReplicas: 2}
+	spec.Labels[prefix+".test.owner"] = "roundtrip"
 	spec.Task.Networks = []string{net}
 	spec.Task.Aliases = map[string][]string{net: {"web", "www"}}
 	spec.Task.Mounts = []docker.Mount{
@@ -202,6 +207,7 @@ func checkSwarmSpecRoundTrip(t *testing.T, ctx context.Context, sw realSwarm, pr
 	}
 	// Runnable as written: the task turns healthy (RUNNING).
 	waitTask(t, ctx, sw, prefix, "RUNNING", func(task docker.Task) bool { return task.State == docker.TaskRunning })
+	got = mustService(t, ctx, sw, prefix, id) // the manager may have bumped its version since (allocation)
 
 	// A write keeps the spec before it as PreviousSpec.
 	next := spec

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -38,7 +39,7 @@ func everyOption() docker.ServiceSpec {
 			Healthcheck: &docker.Healthcheck{Test: []string{"CMD", "/health"}, Interval: time.Second, Timeout: 2 * time.Second, Retries: 3, StartPeriod: 5 * time.Second},
 			StopSignal:  "SIGINT",
 			StopTimeout: 1500 * time.Millisecond,
-			Limits:      docker.Limits{NanoCPUs: 5e8, Memory: 64 << 20, Restart: "on-failure:3"},
+			Limits:      docker.Limits{NanoCPUs: 5e8, Memory: 64 << 20},
 			Networks:    []string{"shop_default", "shop_back"},
 			Aliases:     map[string][]string{"shop_default": {"web", "www"}},
 			Mounts: []docker.Mount{{Type: "volume", Source: "data", Target: "/data"}, {Type: "volume", Source: "cache", Target: "/cache"},
@@ -56,6 +57,10 @@ func everyOption() docker.ServiceSpec {
 		Rollback:     docker.UpdateConfig{Parallelism: 0, FailureAction: docker.FailureContinue, Order: docker.OrderStopFirst, MaxFailureRatio: 0.5},
 		EndpointMode: "dnsrr",
 		Ports:        []docker.ServicePort{{Target: 8080, Published: 18080, Proto: "tcp", Mode: docker.PublishHost}},
+		Placement: docker.Placement{Constraints: []string{"node.role == worker", "node.labels.zone != b"},
+			Preferences: []string{"node.labels.zone", "node.labels.rack"}, MaxReplicas: 2},
+		Restart:      docker.SwarmRestart{Condition: docker.RestartOnFailure, Delay: 3 * time.Second, MaxAttempts: 3, Window: time.Minute},
+		Reservations: docker.Reservations{NanoCPUs: 25e7, Memory: 32 << 20},
 	}
 }
 
@@ -74,11 +79,19 @@ func TestServiceToSwarmWritesAsStackDeploy(t *testing.T) {
 	if !reflect.DeepEqual(cs.Hosts, []string{"10.0.0.5 db", "fd00::1 v6"}) {
 		t.Errorf("hosts %q", cs.Hosts)
 	}
-	if rp := ss.TaskTemplate.RestartPolicy; rp == nil || rp.Condition != swarm.RestartPolicyConditionOnFailure || rp.MaxAttempts == nil || *rp.MaxAttempts != 3 {
+	if rp := ss.TaskTemplate.RestartPolicy; rp == nil || rp.Condition != swarm.RestartPolicyConditionOnFailure || rp.MaxAttempts == nil || *rp.MaxAttempts != 3 ||
+		rp.Delay == nil || *rp.Delay != 3*time.Second || rp.Window == nil || *rp.Window != time.Minute {
 		t.Errorf("restart policy %+v", rp)
 	}
 	if l := ss.TaskTemplate.Resources.Limits; l.NanoCPUs != 5e8 || l.MemoryBytes != 64<<20 {
 		t.Errorf("limits %+v", l)
+	}
+	if r := ss.TaskTemplate.Resources.Reservations; r == nil || r.NanoCPUs != 25e7 || r.MemoryBytes != 32<<20 {
+		t.Errorf("reservations %+v", r)
+	}
+	if p := ss.TaskTemplate.Placement; p == nil || !reflect.DeepEqual(p.Constraints, []string{"node.role == worker", "node.labels.zone != b"}) ||
+		p.MaxReplicas != 2 || len(p.Preferences) != 2 || p.Preferences[1].Spread == nil || p.Preferences[1].Spread.SpreadDescriptor != "node.labels.rack" {
+		t.Errorf("placement %+v", p)
 	}
 	plain := everyOption()
 	plain.Task.Healthcheck = nil
@@ -93,14 +106,13 @@ func TestServiceToSwarmWritesAsStackDeploy(t *testing.T) {
 	if ss.UpdateConfig != nil || ss.RollbackConfig != nil {
 		t.Errorf("zero update settings written as %+v, %+v: want none (Swarm's defaults)", ss.UpdateConfig, ss.RollbackConfig)
 	}
-	for p, want := range map[string]*swarm.RestartPolicy{
-		"":       nil,
-		"always": {Condition: swarm.RestartPolicyConditionAny},
-		"no":     {Condition: swarm.RestartPolicyConditionNone},
-	} {
-		if got := restartToSwarm(p); !reflect.DeepEqual(got, want) {
-			t.Errorf("restart %q: %+v, want %+v", p, got, want)
-		}
+	plain.Restart, plain.Placement, plain.Reservations = docker.SwarmRestart{}, docker.Placement{}, docker.Reservations{}
+	plain.Task.Limits = docker.Limits{}
+	if ss, err = serviceToSwarm(plain); err != nil {
+		t.Fatal(err)
+	}
+	if tt := ss.TaskTemplate; tt.RestartPolicy != nil || tt.Placement != nil || tt.Resources != nil {
+		t.Errorf("zero restart, placement, resources written as %+v, %+v, %+v: want none (Swarm's defaults)", tt.RestartPolicy, tt.Placement, tt.Resources)
 	}
 }
 
@@ -229,6 +241,21 @@ func TestSwarmSpecRoundTrip(t *testing.T) {
 		if strings.Contains(p, "/distribution/") {
 			t.Errorf("a write asked the registry: %s", p)
 		}
+	}
+	// ResolveImage (pull: always) asks it at each write; the spec reads
+	// back as written all the same (the stub's registry knows no digest).
+	stub.paths = nil
+	resolved := next
+	resolved.ResolveImage = true
+	svcs, _ = m.Services(ctx, "shop")
+	if err := m.UpdateService(ctx, id, svcs[0].Version, resolved); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(stub.paths, func(p string) bool { return strings.Contains(p, "/distribution/") }) {
+		t.Errorf("a write with ResolveImage asked no registry: %v", stub.paths)
+	}
+	if svcs, _ = m.Services(ctx, "shop"); !reflect.DeepEqual(svcs[0].Spec, next) {
+		t.Errorf("after a resolving write: %+v", svcs[0].Spec)
 	}
 }
 
